@@ -1,0 +1,43 @@
+"""
+Partition mappers, rollup and fan-out windows and partitioned timetables for Apache Airflow 3.3+.
+
+Every public class is importable from here (``from airflow_partitions import PrefixStripMapper``).
+The classes are registered with Airflow by :mod:`airflow_partitions.plugin`, which Airflow finds
+through the ``airflow.plugins`` entry point: ``pip install airflow-partitions`` is all a
+deployment needs.
+
+Imports are lazy: importing this package does not import Airflow. Airflow loads our provider
+metadata (:mod:`airflow_partitions.provider_info`) while its own configuration is still
+initialising, and an eager ``import airflow`` here would make that a circular import.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("airflow-partitions")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0"
+
+# Public name -> defining module. The module path is part of the serialized Dag format
+# (Airflow stores each class by qualname): a class listed here never changes module.
+_EXPORTS: dict[str, str] = {
+    "BusinessDayWindow": "airflow_partitions.business",
+    "PrefixStripMapper": "airflow_partitions.namespace",
+    "ScheduledRuntimePartitionTimetable": "airflow_partitions.timetables",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'airflow_partitions' has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,24 @@
+"""
+The one Airflow plugin that registers every class this package ships.
+
+Airflow finds it through the ``airflow.plugins`` entry point declared in ``pyproject.toml``;
+nothing is copied into a plugins folder. It must be importable in every Airflow process
+(scheduler, dag-processor and api-server): Airflow resolves our classes by qualname in each.
+"""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.namespace import PrefixStripMapper
+from airflow_partitions.timetables import ScheduledRuntimePartitionTimetable
+
+
+class AirflowPartitionsPlugin(AirflowPlugin):
+    """Register airflow-partitions' partition mappers, windows and timetables with Airflow."""
+
+    name = "airflow_partitions"
+    partition_mappers = [PrefixStripMapper]
+    windows = [BusinessDayWindow]
+    timetables = [ScheduledRuntimePartitionTimetable]

@@ -1,0 +1,87 @@
+"""Producer timetables for partitioned assets."""
+
+from __future__ import annotations
+
+import datetime
+from typing import TYPE_CHECKING, Any
+
+from airflow.timetables.trigger import CronTriggerTimetable
+from croniter import croniter
+
+from airflow_partitions._common import dump, load, require_text
+
+if TYPE_CHECKING:
+    from dateutil.relativedelta import relativedelta
+    from pendulum.tz.timezone import FixedTimezone, Timezone
+
+    from airflow.timetables.base import Timetable
+
+
+class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
+    """
+    Run on a cron schedule and let the task decide the partition keys it produces.
+
+    Scheduling is exactly :class:`~airflow.timetables.trigger.CronTriggerTimetable`'s: one run
+    at each cron tick, in *timezone* (``"0 6 * * *"`` with ``timezone="America/New_York"`` runs
+    at 06:00 New York time, 11:00 or 10:00 UTC depending on DST). The run itself has no
+    partition key; the producing task adds the keys it actually produced::
+
+        outlet_events[asset].add_partitions(["jfk::2013-03-10", "lga::2013-03-10"])
+
+    Each key becomes one partitioned asset event (two keys, two events). A run that adds no
+    key produces no partitioned event: if the task succeeds it emits Airflow's ordinary,
+    unpartitioned event, which partitioned consumers ignore (the scheduler logs ``missing
+    partition key``); raise ``AirflowSkipException`` instead to emit nothing at all.
+
+    It differs from ``PartitionedAtRuntime`` (which never schedules) and from
+    ``CronPartitionTimetable`` (which decides the key from the tick before the run).
+
+    :param cron: A five-field cron expression or preset (``"@daily"``), read by ``croniter``
+        exactly as Airflow reads it.
+    :param timezone: An IANA time zone name (``"America/New_York"``) or a pendulum time zone.
+    :param interval: Data interval length before each tick, as in ``CronTriggerTimetable``.
+    :param run_immediately: As in ``CronTriggerTimetable``: whether the first run is the most
+        recent past tick.
+    :raises ValueError: at Dag parse, if *cron* is not a valid five-field expression or
+        *timezone* is not a known IANA time zone.
+    """
+
+    partitioned_at_runtime = True
+
+    def __init__(
+        self,
+        cron: str,
+        *,
+        timezone: str | Timezone | FixedTimezone,
+        interval: datetime.timedelta | relativedelta = datetime.timedelta(),
+        run_immediately: bool | datetime.timedelta = False,
+    ) -> None:
+        owner = "ScheduledRuntimePartitionTimetable"
+        require_text(cron, owner=owner, name="cron", example="0 6 * * *")
+        try:
+            super().__init__(cron, timezone=timezone, interval=interval, run_immediately=run_immediately)
+        except ValueError as err:  # pendulum's InvalidTimezone is a ValueError
+            raise ValueError(
+                f"{owner}: timezone {timezone!r} is not an IANA time zone name such as 'UTC' or "
+                "'America/New_York'."
+            ) from err
+        # Core accepts a bad expression here and fails later; we refuse it at Dag parse.
+        if len(self._expression.split()) != 5 or not croniter.is_valid(self._expression):
+            raise ValueError(
+                f"{owner}: cron {cron!r} is not a valid five-field cron expression "
+                "(minute hour day-of-month month day-of-week) or preset, e.g. '0 6 * * *' or '@daily'."
+            )
+
+    @property
+    def summary(self) -> str:
+        """Return the cron expression, as the Airflow UI shows it for cron schedules."""
+        return self._expression
+
+    def serialize(self) -> dict[str, Any]:
+        """Return ``CronTriggerTimetable``'s form (expression, timezone, interval, run_immediately), versioned."""
+        return dump(**super().serialize())
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> Timetable:
+        """Rebuild the timetable from :meth:`serialize`'s output."""
+        return super().deserialize(load(data, cls))
