@@ -1,0 +1,398 @@
+"""
+Start a real, throwaway Apache Airflow for integration tests and demos.
+
+:class:`AirflowInstance` runs Airflow's three processes (``api-server``, ``scheduler``,
+``dag-processor``) with the LocalExecutor on a metadata database of your choice, in a fresh
+``AIRFLOW_HOME``, bound to ``127.0.0.1`` on a free port. :class:`PostgresServer` starts a
+PostgreSQL cluster from Debian's ``postgresql`` package for it. Both stop everything they
+started on :meth:`~AirflowInstance.stop`, on leaving a ``with`` block, and on Ctrl-C.
+
+Only the Python standard library is used here (no Airflow import), so this module can run
+in a process that never loads Airflow itself. Not for production: the simple auth manager
+makes every user an admin.
+
+Example::
+
+    with AirflowInstance(dags_folder="example_dags") as airflow:
+        airflow.wait_for_dags(["weather_land_jfk"])
+        airflow.trigger("weather_land_jfk", partition_key="jfk::2013-03-11")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_PROCESSES = (
+    ("api-server", ["api-server", "--port", "{port}"]),
+    ("scheduler", ["scheduler", "--skip-serve-logs"]),
+    ("dag-processor", ["dag-processor"]),
+)
+
+
+class AirflowError(RuntimeError):
+    """Airflow did not start, did not answer, or did not reach an awaited state in time."""
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interval: float = 0.2) -> T:
+    """
+    Call *predicate* until it returns a truthy value, and return that value.
+
+    :param timeout: Seconds to keep trying.
+    :param what: What is awaited, for the error message.
+    :raises AirflowError: if *timeout* seconds pass first.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AirflowError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(interval)
+
+
+def _pg_binary(name: str) -> str:
+    """Find a PostgreSQL server binary on PATH or in Debian's /usr/lib/postgresql/<version>/bin."""
+    found = shutil.which(name)
+    if found:
+        return found
+    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True)
+    for folder in versions:
+        if (folder / name).exists():
+            return str(folder / name)
+    raise AirflowError(
+        f"PostgreSQL's {name!r} was not found; install Debian's package with "
+        "'apt-get install -y postgresql' (scripts/dev.sh test does this when run as root)."
+    )
+
+
+class PostgresServer:
+    """
+    A throwaway PostgreSQL cluster on 127.0.0.1 and a free port, with a database ``airflow``.
+
+    Made with ``initdb`` and ``pg_ctl`` from Debian's ``postgresql`` package in a temporary
+    folder, trusting local connections. Run as root, the server runs as the ``postgres`` user
+    (PostgreSQL refuses to run as root).
+    """
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = Path(root or tempfile.mkdtemp(prefix="airflow-partitions-pg-"))
+        self.port = free_port()
+        self.data = self.root / "data"
+        self._as_postgres = os.geteuid() == 0
+
+    @property
+    def url(self) -> str:
+        """The SQLAlchemy URL of the ``airflow`` database."""
+        return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/airflow"
+
+    def _run(self, *args: str) -> None:
+        command = list(args)
+        if self._as_postgres:
+            command = ["runuser", "-u", "postgres", "--", *command]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise AirflowError(f"{' '.join(command)} failed:\n{result.stdout}\n{result.stderr}")
+
+    def start(self) -> str:
+        """Create and start the cluster and the ``airflow`` database; return :attr:`url`."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self._as_postgres:
+            shutil.chown(self.root, "postgres", "postgres")
+        self._run(_pg_binary("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off"
+        self._run(_pg_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "pg.log"),
+                  "-w", "start")
+        self._run(_pg_binary("createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "airflow")
+        return self.url
+
+    def stop(self) -> None:
+        """Stop the server and delete its folder."""
+        with contextlib.suppress(AirflowError):
+            self._run(_pg_binary("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> PostgresServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class AirflowInstance:
+    """
+    A real Airflow: api-server, scheduler and dag-processor, LocalExecutor, one metadata database.
+
+    :param dags_folder: The Dag files to load.
+    :param home: ``AIRFLOW_HOME``; a new temporary folder (deleted on :meth:`stop`) if omitted.
+    :param sql_alchemy_conn: Metadata database URL; SQLite in *home* if omitted.
+    :param extra_env: More environment for all three processes (and so for the tasks).
+    :param port: The api-server's port on 127.0.0.1; a free one if omitted.
+    """
+
+    def __init__(
+        self,
+        dags_folder: str | os.PathLike[str],
+        *,
+        home: str | os.PathLike[str] | None = None,
+        sql_alchemy_conn: str | None = None,
+        extra_env: dict[str, str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        self._own_home = home is None
+        self.home = Path(home or tempfile.mkdtemp(prefix="airflow-partitions-home-"))
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(Path(dags_folder).resolve()),
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": "4",
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API__WORKERS": "1",
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
+            "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.1",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn or f"sqlite:///{self.home / 'airflow.db'}",
+            **(extra_env or {}),
+        }
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._token: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def _airflow(self, *args: str, **kwargs: Any) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-m", "airflow", *args], env=self.env, **kwargs)
+
+    def start(self, timeout: float = 180) -> AirflowInstance:
+        """
+        Migrate the database, start the three processes and wait until the API answers.
+
+        :raises AirflowError: if the migration fails, a process exits, or the API is not
+            healthy within *timeout* seconds; everything started is stopped first.
+        """
+        try:
+            self.home.mkdir(parents=True, exist_ok=True)
+            with open(self.home / "db-migrate.log", "wb") as log:
+                if self._airflow("db", "migrate", stdout=log, stderr=subprocess.STDOUT).wait() != 0:
+                    raise AirflowError(f"airflow db migrate failed:\n{self.log_tail('db-migrate')}")
+            for name, args in _PROCESSES:
+                log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+                self._processes[name] = self._airflow(
+                    *(a.format(port=self.port) for a in args),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            wait_until(self._healthy, timeout=timeout, what=f"the api-server at {self.url}")
+            # The execution API builds its routes on first use; pay for it before any task does.
+            self._get("/execution/health", auth=False)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _healthy(self) -> bool:
+        self.check_alive()
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v2/monitor/health", timeout=5) as response:
+                return response.status == 200
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            return False
+
+    def check_alive(self) -> None:
+        """:raises AirflowError: if any of the three processes has exited."""
+        for name, process in self._processes.items():
+            if process.poll() is not None:
+                raise AirflowError(f"airflow {name} exited with {process.returncode}:\n{self.log_tail(name)}")
+
+    def stop(self) -> None:
+        """Stop the processes (SIGTERM, then SIGKILL to each process group after 10 s)."""
+        for process in self._processes.values():
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for process in self._processes.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        self._processes.clear()
+        if self._own_home:
+            shutil.rmtree(self.home, ignore_errors=True)
+
+    def __enter__(self) -> AirflowInstance:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def log_tail(self, *names: str, lines: int = 60) -> str:
+        """Return the last *lines* lines of each named process log (all three if none named)."""
+        parts = []
+        for name in names or [name for name, _ in _PROCESSES]:
+            path = self.home / f"{name}.log"
+            text = path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else ["(no log)"]
+            parts.append(f"----- {name} ({path}) -----\n" + "\n".join(text))
+        return "\n".join(parts)
+
+    # -- REST API --------------------------------------------------------------------------
+
+    def _get(self, path: str, *, auth: bool = True, **params: Any) -> Any:
+        return self.request("GET", path, params=params, auth=auth)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: dict[str, Any] | None = None,
+        auth: bool = True,
+    ) -> Any:
+        """
+        Call the REST API and return the decoded JSON answer.
+
+        :raises AirflowError: on an HTTP error, with the status and Airflow's answer.
+        """
+        query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None}, doseq=True)
+        request = urllib.request.Request(
+            f"{self.url}{path}{'?' + query if query else ''}",
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        if auth:
+            request.add_header("Authorization", f"Bearer {self._bearer()}")
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                payload = response.read()
+        except urllib.error.HTTPError as err:
+            raise AirflowError(f"{method} {path} answered {err.code}: {err.read().decode(errors='replace')}") from err
+        return json.loads(payload) if payload else None
+
+    def _bearer(self) -> str:
+        if self._token is None:
+            self._token = self._get("/auth/token", auth=False)["access_token"]
+        return self._token
+
+    def wait_for_dags(self, dag_ids: Iterable[str], timeout: float = 120) -> None:
+        """
+        Wait until every Dag in *dag_ids* is parsed, serialized, active and unpaused.
+
+        :raises AirflowError: at once if any Dag file has an import error, or after *timeout*.
+        """
+        pending = set(dag_ids)
+
+        def ready() -> bool:
+            self.check_alive()
+            errors = self._get("/api/v2/importErrors")["import_errors"]
+            if errors:
+                raise AirflowError("Dag import errors:\n" + "\n".join(e["stack_trace"] for e in errors))
+            for dag_id in sorted(pending):
+                try:
+                    dag = self._get(f"/api/v2/dags/{dag_id}/details")
+                except AirflowError:
+                    continue  # not serialized yet
+                if dag["is_paused"]:
+                    self.request("PATCH", f"/api/v2/dags/{dag_id}", body={"is_paused": False})
+                elif not dag["is_stale"]:
+                    pending.discard(dag_id)
+            return not pending
+
+        wait_until(ready, timeout=timeout, what=f"Dags {sorted(pending)} to be parsed", interval=0.5)
+
+    def trigger(
+        self,
+        dag_id: str,
+        *,
+        partition_key: str | None = None,
+        logical_date: str | None = None,
+        conf: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Trigger a manual Dag run and return it as the REST API describes it."""
+        body: dict[str, Any] = {"logical_date": logical_date, "conf": conf or {}}
+        if partition_key is not None:
+            body["partition_key"] = partition_key
+        return self.request("POST", f"/api/v2/dags/{dag_id}/dagRuns", body=body)
+
+    def asset_id(self, name: str) -> int:
+        """Return the id of the asset called *name*."""
+        for asset in self._get("/api/v2/assets", name_pattern=name, limit=100)["assets"]:
+            if asset["name"] == name:
+                return asset["id"]
+        raise AirflowError(f"no asset named {name!r}")
+
+    def create_asset_event(self, asset_name: str, *, partition_key: str | None = None, **extra: Any) -> dict:
+        """Create an asset event through the REST API, as an external producer would."""
+        body = {"asset_id": self.asset_id(asset_name), "partition_key": partition_key, "extra": extra}
+        return self.request("POST", "/api/v2/assets/events", body=body)
+
+    def dag_runs(self, dag_id: str) -> list[dict[str, Any]]:
+        """Return every run of *dag_id*, oldest first."""
+        runs: list[dict[str, Any]] = []
+        while True:
+            page = self._get(f"/api/v2/dags/{dag_id}/dagRuns", limit=100, offset=len(runs), order_by="id")
+            runs.extend(page["dag_runs"])
+            if len(runs) >= page["total_entries"] or not page["dag_runs"]:
+                return runs
+
+    def wait_for_runs(
+        self, dag_id: str, count: int, *, timeout: float = 120, states: Iterable[str] = ("success",)
+    ) -> list[dict[str, Any]]:
+        """
+        Wait until *dag_id* has at least *count* runs, all finished, and return them.
+
+        :raises AirflowError: if a run ends in a state not in *states* (with the logs), or on timeout.
+        """
+        allowed = set(states)
+
+        def finished() -> list[dict[str, Any]] | None:
+            self.check_alive()
+            runs = self.dag_runs(dag_id)
+            if len(runs) < count or any(r["state"] in ("queued", "running") for r in runs):
+                return None
+            bad = [r for r in runs if r["state"] not in allowed]
+            if bad:
+                raise AirflowError(f"{dag_id} runs ended {[(r['dag_run_id'], r['state']) for r in bad]}")
+            return runs
+
+        return wait_until(finished, timeout=timeout, what=f"{count} finished runs of {dag_id}", interval=0.5)
+
+    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str = "return_value") -> Any:
+        """Return the XCom *key* a task pushed (its return value by default)."""
+        quoted = urllib.parse.quote(run_id, safe="")
+        path = f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/taskInstances/{task_id}/xcomEntries/{key}"
+        return self._get(path, deserialize=True)["value"]

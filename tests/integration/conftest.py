@@ -1,0 +1,45 @@
+"""
+One real Airflow per metadata database for the whole test session.
+
+The Airflow processes are started once per backend (SQLite, then PostgreSQL from Debian's
+``postgresql`` package on loopback) and shared by the tests of that backend. On a failure,
+the scheduler's, dag-processor's and api-server's logs are printed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from airflow_partitions.testing import AirflowInstance, PostgresServer
+
+DAGS = Path(__file__).parent / "dags"
+DAG_IDS = ["it_prefix_producer", "it_prefix_consumer", "it_business_month", "it_runtime_producer"]
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def airflow(request):
+    postgres = None
+    conn = None
+    if request.param == "postgresql":
+        postgres = PostgresServer()
+        conn = postgres.start()
+    instance = AirflowInstance(DAGS, sql_alchemy_conn=conn)
+    try:
+        instance.start()
+        instance.wait_for_dags(DAG_IDS)
+        yield instance
+    finally:
+        instance.stop()
+        if postgres:
+            postgres.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    instance = item.funcargs.get("airflow") if hasattr(item, "funcargs") else None
+    if report.failed and isinstance(instance, AirflowInstance):
+        report.sections.append(("Airflow logs", instance.log_tail(lines=120)))

@@ -1,0 +1,72 @@
+"""Dags for the integration tests: each proves one behaviour through the real scheduler."""
+
+from __future__ import annotations
+
+import pendulum
+from airflow.sdk import (
+    DAG,
+    Asset,
+    PartitionedAssetTimetable,
+    PartitionedAtRuntime,
+    RollupMapper,
+    StartOfMonthMapper,
+    task,
+)
+
+from airflow_partitions import BusinessDayWindow, PrefixStripMapper, ScheduledRuntimePartitionTimetable
+
+regional_sales = Asset("it_regional_sales")
+daily_sales = Asset("it_daily_sales")
+runtime_output = Asset("it_runtime_output")
+
+
+@task
+def record_partition(dag_run=None) -> dict:
+    """Return what the run was created for, so the test can read it back as XCom."""
+    return {"partition_key": dag_run.partition_key, "partition_date": str(dag_run.partition_date)}
+
+
+with DAG("it_prefix_producer", schedule=PartitionedAtRuntime(), catchup=False):
+
+    @task(outlets=[regional_sales])
+    def emit() -> None:
+        """Emit one event on regional_sales; it carries the run's partition key."""
+
+    emit()
+
+with DAG(
+    "it_prefix_consumer",
+    schedule=PartitionedAssetTimetable(assets=regional_sales, default_partition_mapper=PrefixStripMapper("eu")),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_business_month",
+    schedule=PartitionedAssetTimetable(
+        assets=daily_sales,
+        default_partition_mapper=RollupMapper(
+            upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
+            window=BusinessDayWindow(),
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_runtime_producer",
+    schedule=ScheduledRuntimePartitionTimetable("* * * * *", timezone="America/New_York", run_immediately=True),
+    start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
+    catchup=False,
+):
+
+    @task(outlets=[runtime_output])
+    def produce(outlet_events=None, logical_date=None) -> list[str]:
+        """Add two keys derived from the tick, as a task that found two regions' files would."""
+        minute = logical_date.in_timezone("America/New_York").strftime("%Y-%m-%dT%H:%M")
+        keys = [f"eu::{minute}", f"us::{minute}"]
+        outlet_events[runtime_output].add_partitions(keys)
+        return keys
+
+    produce()
