@@ -66,7 +66,9 @@ class PrefixStripMapper(PartitionMapper):
 
     def serialize(self) -> dict[str, Any]:
         """Return ``{"format_version", "prefix", "separator"[, "max_downstream_keys"]}``."""
-        return dump(prefix=self.prefix, separator=self.separator, max_downstream_keys=self.max_downstream_keys)
+        return dump(
+            prefix=self.prefix, separator=self.separator, max_downstream_keys=self.max_downstream_keys
+        )
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> PrefixStripMapper:

@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import secrets
@@ -81,7 +82,9 @@ def _pg_binary(name: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True)
+    versions = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True
+    )
     for folder in versions:
         if (folder / name).exists():
             return str(folder / name)
@@ -126,9 +129,20 @@ class PostgresServer:
             shutil.chown(self.root, "postgres", "postgres")
         self._run(_pg_binary("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8")
         options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off"
-        self._run(_pg_binary("pg_ctl"), "-D", str(self.data), "-o", options, "-l", str(self.root / "pg.log"),
-                  "-w", "start")
-        self._run(_pg_binary("createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "airflow")
+        self._run(
+            _pg_binary("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.root / "pg.log"),
+            "-w",
+            "start",
+        )
+        self._run(
+            _pg_binary("createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "airflow"
+        )
         return self.url
 
     def stop(self) -> None:
@@ -184,7 +198,8 @@ class AirflowInstance:
             "AIRFLOW__API__WORKERS": "1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.1",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn or f"sqlite:///{self.home / 'airflow.db'}",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn
+            or f"sqlite:///{self.home / 'airflow.db'}",
             **(extra_env or {}),
         }
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -232,7 +247,7 @@ class AirflowInstance:
             return False
 
     def check_alive(self) -> None:
-        """:raises AirflowError: if any of the three processes has exited."""
+        """Raise :class:`AirflowError`, with its log, if any of the three processes has exited."""
         for name, process in self._processes.items():
             if process.poll() is not None:
                 raise AirflowError(f"airflow {name} exited with {process.returncode}:\n{self.log_tail(name)}")
@@ -296,12 +311,18 @@ class AirflowInstance:
         )
         if auth:
             request.add_header("Authorization", f"Bearer {self._bearer()}")
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as err:
-            raise AirflowError(f"{method} {path} answered {err.code}: {err.read().decode(errors='replace')}") from err
-        return json.loads(payload) if payload else None
+        for attempt in itertools.count(1):
+            try:
+                with urllib.request.urlopen(request, timeout=60) as response:
+                    payload = response.read()
+                return json.loads(payload) if payload else None
+            except urllib.error.HTTPError as err:
+                answer = err.read().decode(errors="replace")
+                # SQLite allows one writer: a write racing the scheduler's can fail with a
+                # "Database error" (500) after its transaction was rolled back. Try again.
+                if err.code < 500 or attempt == 5:
+                    raise AirflowError(f"{method} {path} answered {err.code}: {answer}") from err
+                time.sleep(0.5 * attempt)
 
     def _bearer(self) -> str:
         if self._token is None:
@@ -386,7 +407,8 @@ class AirflowInstance:
                 return None
             bad = [r for r in runs if r["state"] not in allowed]
             if bad:
-                raise AirflowError(f"{dag_id} runs ended {[(r['dag_run_id'], r['state']) for r in bad]}")
+                details = "\n".join(self.failure_report(dag_id, r["dag_run_id"]) for r in bad)
+                raise AirflowError(f"{dag_id}: {len(bad)} runs ended outside {sorted(allowed)}:\n{details}")
             return runs
 
         return wait_until(finished, timeout=timeout, what=f"{count} finished runs of {dag_id}", interval=0.5)
@@ -396,3 +418,19 @@ class AirflowInstance:
         quoted = urllib.parse.quote(run_id, safe="")
         path = f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/taskInstances/{task_id}/xcomEntries/{key}"
         return self._get(path, deserialize=True)["value"]
+
+    def failure_report(self, dag_id: str, run_id: str, lines: int = 40) -> str:
+        """Return the state of each task of a run, with the log tail of each failed task."""
+        quoted = urllib.parse.quote(run_id, safe="")
+        report = [f"{dag_id} {run_id}:"]
+        for ti in self._get(f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/taskInstances")["task_instances"]:
+            report.append(f"  {ti['task_id']}: {ti['state']}")
+            if ti["state"] in ("failed", "upstream_failed", "up_for_retry"):
+                ti_path = f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/taskInstances/{ti['task_id']}"
+                content = self._get(f"{ti_path}/logs/{ti['try_number']}").get("content", [])
+                text = [
+                    entry.get("event", str(entry)) if isinstance(entry, dict) else str(entry)
+                    for entry in content
+                ]
+                report.extend(f"    {line}" for line in text[-lines:])
+        return "\n".join(report)

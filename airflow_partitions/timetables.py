@@ -11,10 +11,9 @@ from croniter import croniter
 from airflow_partitions._common import dump, load, require_text
 
 if TYPE_CHECKING:
+    from airflow.timetables.base import Timetable
     from dateutil.relativedelta import relativedelta
     from pendulum.tz.timezone import FixedTimezone, Timezone
-
-    from airflow.timetables.base import Timetable
 
 
 class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
@@ -78,7 +77,7 @@ class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
         return self._expression
 
     def serialize(self) -> dict[str, Any]:
-        """Return ``CronTriggerTimetable``'s form (expression, timezone, interval, run_immediately), versioned."""
+        """Return ``CronTriggerTimetable``'s form (expression, timezone, interval, …) with a version."""
         return dump(**super().serialize())
 
     @classmethod

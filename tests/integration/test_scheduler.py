@@ -30,7 +30,9 @@ def test_prefix_strip_consumer_runs_with_the_stripped_key(airflow):
         what="the consumer run for daily-sales",
     )
     done = wait_until(
-        lambda: (r := _run_with_key(airflow, "it_prefix_consumer", "daily-sales"))["state"] == "success" and r,
+        lambda: (
+            (r := _run_with_key(airflow, "it_prefix_consumer", "daily-sales"))["state"] == "success" and r
+        ),
         timeout=60,
         what="the consumer run to succeed",
     )
@@ -79,7 +81,9 @@ def test_business_day_rollup_fires_once_after_the_last_weekday(airflow):
     [run] = airflow.wait_for_runs("it_business_month", 1, timeout=60)
     assert run["partition_key"] == "2026-03"
     assert run["partition_date"] == "2026-03-01T00:00:00Z"
-    assert airflow.xcom("it_business_month", run["dag_run_id"], "record_partition")["partition_key"] == "2026-03"
+    assert (
+        airflow.xcom("it_business_month", run["dag_run_id"], "record_partition")["partition_key"] == "2026-03"
+    )
 
 
 def test_scheduled_runtime_partition_timetable_runs_and_emits_each_added_key(airflow):

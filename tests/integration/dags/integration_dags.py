@@ -36,7 +36,9 @@ with DAG("it_prefix_producer", schedule=PartitionedAtRuntime(), catchup=False):
 
 with DAG(
     "it_prefix_consumer",
-    schedule=PartitionedAssetTimetable(assets=regional_sales, default_partition_mapper=PrefixStripMapper("eu")),
+    schedule=PartitionedAssetTimetable(
+        assets=regional_sales, default_partition_mapper=PrefixStripMapper("eu")
+    ),
     catchup=False,
 ):
     record_partition()
@@ -56,7 +58,9 @@ with DAG(
 
 with DAG(
     "it_runtime_producer",
-    schedule=ScheduledRuntimePartitionTimetable("* * * * *", timezone="America/New_York", run_immediately=True),
+    schedule=ScheduledRuntimePartitionTimetable(
+        "* * * * *", timezone="America/New_York", run_immediately=True
+    ),
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
 ):

@@ -1,0 +1,169 @@
+"""
+The main job: run the example weather pipeline on a real, throwaway Airflow and show what happened.
+
+Starts Airflow's api-server, scheduler and dag-processor on 127.0.0.1 with an SQLite metadata
+database in a temporary AIRFLOW_HOME, loads ``example_dags/``, lands a slice of the 2013 NYC
+airport weather (a few airport-days around the DST changes, and all of March for JFK), waits
+for the consumers, runs the daily export twice, and prints one row per Dag run. Every process
+it started is stopped at the end, on Ctrl-C and on failure; ``--keep`` leaves Airflow running
+until Ctrl-C so you can explore the UI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+from airflow_partitions.testing import AirflowError, AirflowInstance
+
+REPO = Path(__file__).resolve().parent.parent
+AIRPORTS = ("ewr", "jfk", "lga")
+# Airport-days to land: the spring-forward day (23 local hours) and the day after at every
+# airport, the fall-back day (25 local hours) at two, and every day of March 2013 at JFK so its
+# business-day rollup for 2013-03 completes.
+LANDINGS = sorted(
+    {f"{a}::2013-03-10" for a in AIRPORTS}
+    | {f"{a}::2013-03-11" for a in AIRPORTS}
+    | {"jfk::2013-11-03", "ewr::2013-11-03"}
+    | {f"jfk::{date(2013, 3, 1) + timedelta(days=i)}" for i in range(31)}
+)
+# Daily export runs, by logical date (06:00 New York): each exports the previous local day.
+EXPORTS = ["2013-03-11T06:00:00-04:00", "2013-07-05T06:00:00-04:00"]
+COLUMNS = ("Dag", "run", "partition key", "partition date", "state", "output (under the data folder)")
+
+
+def _describe(airflow: AirflowInstance, data: Path, run: dict, output: str) -> str:
+    """Say what a run wrote: the file, and the fact in it worth seeing."""
+    if output.startswith("daily/"):
+        day = json.loads((data / output).read_text())
+        return f"{output} ({day['hours_observed']} of {day['hours_in_day']} local hours observed)"
+    if output.startswith("monthly/"):
+        month = json.loads((data / output).read_text())
+        return f"{output} ({month['business_days']} business days, mean {month['temp_mean_f']} °F)"
+    if output.startswith("exports/"):
+        events = airflow.request(
+            "GET", "/api/v2/assets/events", params={"source_run_id": run["dag_run_id"], "limit": 100}
+        )["asset_events"]
+        return f"{output} -> events {', '.join(sorted(e['partition_key'] for e in events))}"
+    return output
+
+
+def _run_rows(airflow: AirflowInstance, data: Path, dag_ids: list[str]) -> list[tuple[str, ...]]:
+    rows = []
+    for dag_id in dag_ids:
+        task_id = airflow.request("GET", f"/api/v2/dags/{dag_id}/tasks")["tasks"][0]["task_id"]
+        runs = sorted(
+            airflow.dag_runs(dag_id), key=lambda r: (r["partition_key"] or "", r["logical_date"] or "")
+        )
+        for run in runs:
+            output = "-"
+            if run["state"] == "success":
+                try:
+                    output = _describe(airflow, data, run, airflow.xcom(dag_id, run["dag_run_id"], task_id))
+                except AirflowError:
+                    output = "(skipped: no input for that day, no event emitted)"
+            rows.append(
+                (
+                    dag_id,
+                    run["dag_run_id"].split(".")[0].split("+")[0],
+                    run["partition_key"] or "-",
+                    (run["partition_date"] or "-").replace("T00:00:00Z", ""),
+                    run["state"],
+                    output,
+                )
+            )
+    return rows
+
+
+def _print_table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(COLUMNS, *rows, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)
+    print(line.format(*COLUMNS))
+    print(line.format(*("-" * w for w in widths)))
+    for row in rows:
+        print(line.format(*row).rstrip())
+
+
+def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -> None:
+    print(f"Airflow UI: {airflow.url}  (every user is admin; open it while the demo runs)")
+    # Pipeline order: producers, per-airport consumers, monthly rollups, then the export.
+    dag_ids = [f"weather_{kind}_{a}" for kind in ("land", "daily", "monthly") for a in AIRPORTS]
+    dag_ids.append("weather_daily_export")
+    airflow.wait_for_dags(dag_ids)
+    print(f"{len(dag_ids)} Dags parsed after {time.monotonic() - started:.0f} s.")
+
+    print(f"Landing {len(LANDINGS)} airport-days (partition keys like jfk::2013-03-10) …", flush=True)
+    for key in LANDINGS:
+        airflow.trigger(f"weather_land_{key.split('::')[0]}", partition_key=key)
+    for airport in AIRPORTS:
+        landed = sum(key.startswith(airport) for key in LANDINGS)
+        airflow.wait_for_runs(f"weather_land_{airport}", landed, timeout=300)
+        airflow.wait_for_runs(f"weather_daily_{airport}", landed, timeout=300)
+    airflow.wait_for_runs("weather_monthly_jfk", 1, timeout=120)
+
+    print("Running the daily export for 2013-03-10 (input exists) and 2013-07-04 (none) …", flush=True)
+    for logical_date in EXPORTS:
+        airflow.trigger("weather_daily_export", logical_date=logical_date)
+    airflow.wait_for_runs("weather_daily_export", len(EXPORTS), timeout=120)
+
+    print()
+    _print_table(_run_rows(airflow, data, dag_ids))
+    pending = airflow.request("GET", "/ui/partitioned_dag_runs", params={"has_created_dag_run_id": False})
+    print("\nRollups still waiting (the scheduler holds each until all its business days arrive):")
+    for apdr in pending["partitioned_dag_runs"]:
+        why = "" if apdr["total_received"] else " (opened by weekend days alone: not business days)"
+        print(
+            f"  {apdr['dag_id']} {apdr['partition_key']}: "
+            f"{apdr['total_received']} of {apdr['total_required']} business days received{why}"
+        )
+    print(f"\nData folder: {data}")
+    print(f"Done in {time.monotonic() - started:.0f} s.")
+
+    if keep:
+        print(f"\nAirflow keeps running at {airflow.url}; press Ctrl-C to stop it.")
+        try:
+            while True:
+                airflow.check_alive()
+                time.sleep(1)
+        except KeyboardInterrupt:
+            print("\nStopping Airflow …")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep Airflow running after the demo, until Ctrl-C"
+    )
+    args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop everything on `kill` too
+
+    started = time.monotonic()
+    data = Path(tempfile.mkdtemp(prefix="airflow-partitions-data-"))
+    airflow = AirflowInstance(REPO / "example_dags", extra_env={"AIRFLOW_PARTITIONS_DATA": str(data)})
+    print(f"Starting Airflow (api-server, scheduler, dag-processor; SQLite) in {airflow.home} …", flush=True)
+    with airflow:
+        try:
+            _demo(airflow, started, data, keep=args.keep)
+        except AirflowError:
+            print(airflow.log_tail(), file=sys.stderr)
+            raise
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\nInterrupted; every Airflow process was stopped.")
+        sys.exit(130)
+    except AirflowError as err:
+        print(f"\nThe demo failed: {err}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from airflow_partitions import PrefixStripMapper
+
+# Non-empty text: Airflow partition keys, prefixes and separators are never empty.
+texts = st.text(min_size=1, max_size=40)
+
+
+def outcome(mapper: PrefixStripMapper, key: str) -> tuple[str, str]:
+    """Return what mapping *key* does: ("ok", result) or ("error", message)."""
+    try:
+        return "ok", mapper.to_downstream(key)
+    except ValueError as err:
+        return "error", str(err)
+
+
+# -- examples ---------------------------------------------------------------------------------
+
+
+def test_strips_the_prefix_and_default_separator():
+    assert PrefixStripMapper("eu").to_downstream("eu::daily-sales") == "daily-sales"
+
+
+def test_strips_a_date_key():
+    assert PrefixStripMapper("eu").to_downstream("eu::2026-03-10") == "2026-03-10"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "daily-sales",  # already in the target namespace
+        "us::daily-sales",  # another namespace
+        "eu:daily",  # one colon is not the separator
+        "eudaily-sales",  # prefix without separator
+        "EU::daily-sales",  # prefixes are case-sensitive
+        "xeu::daily-sales",  # the prefix must start the key
+    ],
+)
+def test_key_without_prefix_and_separator_passes_through(key):
+    assert PrefixStripMapper("eu").to_downstream(key) == key
+
+
+def test_only_the_leading_qualifier_is_stripped():
+    assert PrefixStripMapper("eu").to_downstream("eu::eu::x") == "eu::x"
+
+
+def test_custom_separator():
+    mapper = PrefixStripMapper("eu", separator="/")
+    assert mapper.to_downstream("eu/daily-sales") == "daily-sales"
+    assert mapper.to_downstream("eu::daily-sales") == "eu::daily-sales"
+
+
+@pytest.mark.parametrize("bad", ["", None, 5, b"eu", ["eu"]])
+def test_bad_prefix_is_refused_at_construction_naming_the_argument(bad):
+    with pytest.raises(ValueError, match=r"\bprefix\b"):
+        PrefixStripMapper(bad)
+
+
+@pytest.mark.parametrize("bad", ["", None, 5, b"::"])
+def test_bad_separator_is_refused_at_construction_naming_the_argument(bad):
+    with pytest.raises(ValueError, match=r"\bseparator\b"):
+        PrefixStripMapper("eu", separator=bad)
+
+
+def test_key_that_is_only_the_qualifier_is_refused_naming_the_key():
+    with pytest.raises(ValueError, match=re.escape("'eu::'")):
+        PrefixStripMapper("eu").to_downstream("eu::")
+
+
+def test_key_that_is_only_a_custom_qualifier_is_refused_naming_the_key():
+    with pytest.raises(ValueError, match=re.escape("'region-7|'")):
+        PrefixStripMapper("region-7", separator="|").to_downstream("region-7|")
+
+
+@pytest.mark.parametrize(
+    "date",
+    [None, datetime(2026, 3, 10, tzinfo=timezone.utc), datetime(2026, 3, 10, 5, 30, tzinfo=timezone.utc)],
+)
+def test_carry_partition_date_passes_the_producers_date_through(date):
+    assert PrefixStripMapper("eu").carry_partition_date(date) is date
+
+
+def test_max_downstream_keys_is_passed_through_and_serialized():
+    mapper = PrefixStripMapper("eu", max_downstream_keys=7)
+    assert mapper.max_downstream_keys == 7
+    assert mapper.serialize()["max_downstream_keys"] == 7
+    assert PrefixStripMapper.deserialize(mapper.serialize()).max_downstream_keys == 7
+
+
+def test_max_downstream_keys_unset_is_not_serialized():
+    mapper = PrefixStripMapper("eu")
+    assert mapper.max_downstream_keys is None
+    assert "max_downstream_keys" not in mapper.serialize()
+    assert PrefixStripMapper.deserialize(mapper.serialize()).max_downstream_keys is None
+
+
+@pytest.mark.parametrize("bad", [0, -1, "10"])
+def test_invalid_max_downstream_keys_is_refused_like_core(bad):
+    with pytest.raises(ValueError, match="max_downstream_keys"):
+        PrefixStripMapper("eu", max_downstream_keys=bad)
+
+
+def test_serialize_lists_its_configuration():
+    assert PrefixStripMapper("eu", separator="/", max_downstream_keys=3).serialize() == {
+        "format_version": 1,
+        "max_downstream_keys": 3,
+        "prefix": "eu",
+        "separator": "/",
+    }
+
+
+# -- properties -------------------------------------------------------------------------------
+
+
+@given(prefix=texts, separator=texts, key=texts)
+def test_qualified_key_maps_to_the_bare_key(prefix, separator, key):
+    mapper = PrefixStripMapper(prefix, separator=separator)
+    assert mapper.to_downstream(prefix + separator + key) == key
+
+
+@given(prefix=texts, separator=texts, key=st.text(min_size=1, max_size=80))
+def test_key_not_starting_with_the_qualifier_is_unchanged(prefix, separator, key):
+    assume(not key.startswith(prefix + separator))
+    assert PrefixStripMapper(prefix, separator=separator).to_downstream(key) == key
+
+
+@st.composite
+def mapper_and_key(draw):
+    """A mapper and a key of at most 250 characters that may or may not carry its qualifier."""
+    prefix, separator = draw(texts), draw(texts)
+    rest = draw(st.text(min_size=1, max_size=250))
+    key = draw(st.sampled_from([rest, prefix + separator + rest]))[:250]
+    return PrefixStripMapper(prefix, separator=separator), key
+
+
+@given(mapper_and_key())
+def test_output_is_never_empty_nor_longer_than_the_input(case):
+    mapper, key = case
+    result = outcome(mapper, key)
+    if result[0] == "error":
+        # Only a key that is exactly the qualifier may be refused (truncation can produce one).
+        assert key == mapper.prefix + mapper.separator
+        return
+    assert 1 <= len(result[1]) <= len(key) <= 250
+
+
+@given(
+    prefix=texts,
+    separator=texts,
+    max_downstream_keys=st.none() | st.integers(min_value=1, max_value=1_000_000),
+    keys=st.lists(texts, max_size=5),
+)
+def test_deserialized_mapper_behaves_and_serializes_identically(prefix, separator, max_downstream_keys, keys):
+    mapper = PrefixStripMapper(prefix, separator=separator, max_downstream_keys=max_downstream_keys)
+    stored = json.loads(json.dumps(mapper.serialize()))  # as the metadata database keeps it
+    rebuilt = PrefixStripMapper.deserialize(stored)
+
+    assert json.dumps(rebuilt.serialize()) == json.dumps(mapper.serialize())
+    assert rebuilt.max_downstream_keys == max_downstream_keys
+    qualifier = prefix + separator
+    for key in [*keys, *(qualifier + k for k in keys), qualifier]:
+        assert outcome(rebuilt, key) == outcome(mapper, key)

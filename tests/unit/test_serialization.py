@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.unit.support import configured_instances, run_python
+
+INSTANCES = configured_instances()
+NAMES = sorted(INSTANCES)
+
+# Prints {class name: json.dumps(instance.serialize())}; key order is kept (sort_keys=False).
+SERIALIZE_IN_CHILD = """
+import json
+from tests.unit.support import configured_instances
+print(json.dumps({name: json.dumps(obj.serialize()) for name, obj in configured_instances().items()}))
+"""
+
+
+@pytest.fixture(scope="module")
+def child_outputs() -> list[dict[str, str]]:
+    """What two fresh interpreters with different hash seeds serialize."""
+    return [json.loads(run_python(SERIALIZE_IN_CHILD, hashseed=seed)) for seed in ("1", "987654")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_serialize_is_byte_identical_across_processes_and_hash_seeds(name, child_outputs):
+    in_process = json.dumps(INSTANCES[name].serialize())
+    assert [output[name] for output in child_outputs] == [in_process, in_process]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_serialize_is_stable_within_a_process(name):
+    instance = INSTANCES[name]
+    assert json.dumps(instance.serialize()) == json.dumps(instance.serialize())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_serialize_is_plain_json_with_format_version_1(name):
+    data = INSTANCES[name].serialize()
+    assert json.loads(json.dumps(data)) == data
+    assert data["format_version"] == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_deserialize_of_serialize_serializes_identically(name):
+    instance = INSTANCES[name]
+    rebuilt = type(instance).deserialize(json.loads(json.dumps(instance.serialize())))
+    assert type(rebuilt) is type(instance)
+    assert json.dumps(rebuilt.serialize()) == json.dumps(instance.serialize())
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("version", [2, 99])
+def test_unreadable_format_version_is_refused(name, version):
+    instance = INSTANCES[name]
+    data = {**instance.serialize(), "format_version": version}
+    with pytest.raises(ValueError, match="format_version"):
+        type(instance).deserialize(data)
