@@ -78,16 +78,16 @@ def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interva
 
 
 def _pg_binary(name: str) -> str:
-    """Find a PostgreSQL server binary on PATH or in Debian's /usr/lib/postgresql/<version>/bin."""
+    """Find a PostgreSQL server binary in Debian's /usr/lib/postgresql/<newest>/bin, else on PATH."""
+    folders = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True
+    )
+    for folder in folders:
+        if (folder / name).exists():
+            return str(folder / name)
     found = shutil.which(name)
     if found:
         return found
-    versions = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: int(p.parent.name), reverse=True
-    )
-    for folder in versions:
-        if (folder / name).exists():
-            return str(folder / name)
     raise AirflowError(
         f"PostgreSQL's {name!r} was not found; install Debian's package with "
         "'apt-get install -y postgresql' (scripts/dev.sh test does this when run as root)."
