@@ -8,7 +8,6 @@ added later; Dags serialized now will keep deserializing to the Monday-to-Friday
 from __future__ import annotations
 
 import calendar
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -56,8 +55,8 @@ class BusinessDayWindow(Window):
     def __init__(self) -> None:
         super().__init__()
 
-    def to_upstream(self, period_start: datetime) -> Iterator[datetime]:
-        """Yield the start of each Monday-to-Friday day of the month that starts at *period_start*."""
+    def to_upstream(self, period_start: datetime) -> list[datetime]:
+        """Return the start of each Monday-to-Friday day of the month that starts at *period_start*."""
         start = period_start
         if (start.day, start.hour, start.minute, start.second, start.microsecond) != (1, 0, 0, 0, 0):
             raise ValueError(
@@ -65,10 +64,8 @@ class BusinessDayWindow(Window):
                 "pair it with an upstream mapper that decodes to month starts, "
                 "e.g. StartOfMonthMapper(input_format='%Y-%m-%d')."
             )
-        first_weekday, days = calendar.monthrange(period_start.year, period_start.month)
-        for day in range(1, days + 1):
-            if (first_weekday + day - 1) % 7 < 5:
-                yield period_start.replace(day=day)
+        first_weekday, days = calendar.monthrange(start.year, start.month)
+        return [start.replace(day=day) for day in range(1, days + 1) if (first_weekday + day - 1) % 7 < 5]
 
     def serialize(self) -> dict[str, Any]:
         """Return ``{"format_version": 1}``: the window has no configuration yet."""

@@ -36,8 +36,8 @@ class PrefixStripMapper(PartitionMapper):
     :param separator: What stands between the prefix and the key. Non-empty; default ``"::"``.
     :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
     :raises ValueError: at Dag parse, if *prefix* or *separator* is empty or not a string.
-        At mapping time, if the key is exactly ``<prefix><separator>`` (nothing left after
-        the prefix: Airflow partition keys are never empty); the scheduler logs it as
+        At mapping time, if nothing but white space follows ``<prefix><separator>``
+        (``"eu::"``: Airflow refuses blank partition keys); the scheduler logs it as
         ``failed to map partition_key`` and other keys keep flowing.
     """
 
@@ -52,11 +52,11 @@ class PrefixStripMapper(PartitionMapper):
         if not key.startswith(self._qualifier):
             return key
         stripped = key[len(self._qualifier) :]
-        if not stripped:
+        if not stripped.strip():
             raise ValueError(
-                f"PrefixStripMapper(prefix={self.prefix!r}): partition key {key!r} has nothing after "
-                f"{self._qualifier!r}; expected '{self._qualifier}<key>' with a non-empty key, "
-                f"e.g. '{self._qualifier}daily-sales'."
+                f"PrefixStripMapper(prefix={self.prefix!r}): partition key {key!r} has nothing but "
+                f"white space after {self._qualifier!r}; expected '{self._qualifier}<key>' with a "
+                f"non-blank key, e.g. '{self._qualifier}daily-sales'."
             )
         return stripped
 

@@ -28,6 +28,7 @@ import secrets
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -198,8 +199,10 @@ class AirflowInstance:
             "AIRFLOW__API__WORKERS": "1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.1",
+            # SQLite: wait up to 60 s for a lock instead of the default 5 s, which a loaded
+            # 2-core machine exceeds (the scheduler then dies with "database is locked").
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn
-            or f"sqlite:///{self.home / 'airflow.db'}",
+            or f"sqlite:///{self.home / 'airflow.db'}?timeout=60",
             **(extra_env or {}),
         }
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -222,6 +225,7 @@ class AirflowInstance:
             with open(self.home / "db-migrate.log", "wb") as log:
                 if self._airflow("db", "migrate", stdout=log, stderr=subprocess.STDOUT).wait() != 0:
                     raise AirflowError(f"airflow db migrate failed:\n{self.log_tail('db-migrate')}")
+            self._use_sqlite_wal()
             for name, args in _PROCESSES:
                 log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
                 self._processes[name] = self._airflow(
@@ -237,6 +241,18 @@ class AirflowInstance:
             self.stop()
             raise
         return self
+
+    def _use_sqlite_wal(self) -> None:
+        """
+        Switch an SQLite metadata database to write-ahead logging (it stays so in the file).
+
+        With WAL, readers no longer block the one writer, which is what keeps the scheduler,
+        the api-server and four running tasks from locking each other out.
+        """
+        url = self.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+        if url.startswith("sqlite:///"):
+            with contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///").split("?")[0])) as db:
+                db.execute("PRAGMA journal_mode=WAL")
 
     def _healthy(self) -> bool:
         self.check_alive()

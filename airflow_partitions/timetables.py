@@ -6,14 +6,14 @@ import datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow.timetables.trigger import CronTriggerTimetable
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
+from pendulum.tz.timezone import FixedTimezone, Timezone
 
 from airflow_partitions._common import dump, load, require_text
 
 if TYPE_CHECKING:
     from airflow.timetables.base import Timetable
     from dateutil.relativedelta import relativedelta
-    from pendulum.tz.timezone import FixedTimezone, Timezone
 
 
 class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
@@ -57,6 +57,11 @@ class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
     ) -> None:
         owner = "ScheduledRuntimePartitionTimetable"
         require_text(cron, owner=owner, name="cron", example="0 6 * * *")
+        if not isinstance(timezone, str | Timezone | FixedTimezone):
+            raise ValueError(
+                f"{owner}: timezone must be an IANA time zone name such as 'America/New_York' "
+                f"(or a pendulum time zone); got {timezone!r}."
+            )
         try:
             super().__init__(cron, timezone=timezone, interval=interval, run_immediately=run_immediately)
         except ValueError as err:  # pendulum's InvalidTimezone is a ValueError
@@ -70,6 +75,10 @@ class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
                 f"{owner}: cron {cron!r} is not a valid five-field cron expression "
                 "(minute hour day-of-month month day-of-week) or preset, e.g. '0 6 * * *' or '@daily'."
             )
+        try:  # a valid expression can still name no real date, e.g. '0 6 31 2 *' (31 February)
+            croniter(self._expression, datetime.datetime(2000, 1, 1)).get_next(datetime.datetime)
+        except CroniterBadDateError as err:
+            raise ValueError(f"{owner}: cron {cron!r} never fires: it names no date that exists.") from err
 
     @property
     def summary(self) -> str:

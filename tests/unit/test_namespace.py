@@ -78,13 +78,6 @@ def test_key_that_is_only_the_qualifier_is_refused_naming_the_key():
         PrefixStripMapper("eu").to_downstream("eu::")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,  # "DID NOT RAISE"; any other error is a real failure
-    reason="package bug: 'eu::  ' maps to the whitespace-only key '  ', which Airflow refuses as a "
-    "partition key (SerializedDAG.validate_partition_key, the asset-event APIs: 'must not be empty or "
-    "whitespace-only'); to_downstream should raise ValueError naming the key, as it does for 'eu::'",
-)
 @pytest.mark.parametrize("key", ["eu:: ", "eu::   ", "eu::\t", "eu::\n"])
 def test_key_with_only_whitespace_after_the_qualifier_is_refused_naming_the_key(key):
     with pytest.raises(ValueError, match=re.escape(repr(key))):

@@ -37,6 +37,23 @@ def test_unknown_timezone_is_refused_at_construction():
         ScheduledRuntimePartitionTimetable("0 6 * * *", timezone="Mars/Olympus")
 
 
+@pytest.mark.parametrize("cron", ["0 6 31 2 *", "0 0 30 2 *", "0 0 31 4,6,9,11 *"])
+def test_cron_naming_no_real_date_is_refused_at_construction(cron):
+    # 31 and 30 February, 31 April/June/September/November do not exist in any year.
+    with pytest.raises(ValueError, match="never fires"):
+        ScheduledRuntimePartitionTimetable(cron, timezone="UTC")
+
+
+def test_leap_day_cron_is_accepted():
+    ScheduledRuntimePartitionTimetable("0 6 29 2 *", timezone="UTC")
+
+
+@pytest.mark.parametrize("timezone", [5, None, 3600.0])
+def test_timezone_of_the_wrong_type_is_refused_at_construction(timezone):
+    with pytest.raises(ValueError, match="timezone must be an IANA time zone name"):
+        ScheduledRuntimePartitionTimetable("0 6 * * *", timezone=timezone)
+
+
 def test_preset_is_accepted_and_means_midnight_daily():
     timetable = ScheduledRuntimePartitionTimetable("@daily", timezone="UTC")
     assert timetable.summary == "0 0 * * *"
