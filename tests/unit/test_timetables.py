@@ -44,8 +44,12 @@ def test_cron_naming_no_real_date_is_refused_at_construction(cron):
         ScheduledRuntimePartitionTimetable(cron, timezone="UTC")
 
 
-def test_leap_day_cron_is_accepted():
-    ScheduledRuntimePartitionTimetable("0 6 29 2 *", timezone="UTC")
+def test_leap_day_cron_is_accepted_and_fires_on_the_next_29_february():
+    info = ScheduledRuntimePartitionTimetable("0 6 29 2 *", timezone="UTC").next_dagrun_info(
+        last_automated_data_interval=None,
+        restriction=TimeRestriction(earliest=utc(2026, 3, 1), latest=None, catchup=True),
+    )
+    assert info.run_after == utc(2028, 2, 29, 6)  # 2028 is the next leap year after 2026
 
 
 @pytest.mark.parametrize("timezone", [5, None, 3600.0])
