@@ -1,0 +1,597 @@
+"""
+Grains: ways of cutting time into periods, each period with exactly one canonical partition key.
+
+A :class:`Grain` cuts the time line of an IANA time zone into :class:`Period` values, half-open
+intervals ``[start, end)`` of aware instants. Everything temporal in this package is a grain plus
+a little glue: a mapper writes the key of the period that contains an upstream key's instant, a
+window lists the periods of a finer grain inside a coarser period, an offset shifts a period.
+
++---------------------------+------------------------------+-------------------------------+
+| grain                     | one period                   | canonical key, e.g.           |
++===========================+==============================+===============================+
+| ``Minutes(15)``           | 15 real minutes              | ``2026-03-10T09:15``          |
+| ``Hour()``                | 60 real minutes              | ``2026-03-10T09``             |
+| ``Minutes(360)``          | a quarter of the local day   | ``2026-03-10T06:00``          |
+| ``Day(start_hour=6)``     | a local day, 06:00 to 06:00  | ``2026-03-10``                |
+| ``Week(start="sunday")``  | 7 local days                 | ``2026-03-08`` (its 1st day)  |
+| ``IsoWeek()``             | an ISO 8601 week             | ``2026-W11``                  |
+| ``Month()``               | a calendar month             | ``2026-03``                   |
+| ``Quarter()``             | a calendar quarter           | ``2026-Q1``                   |
+| ``Year()``                | a calendar year              | ``2026``                      |
+| ``Cron("*/20 9-17 * * *")`` | one cron tick to the next  | ``2026-03-10T09:20``          |
++---------------------------+------------------------------+-------------------------------+
+
+**Time zones and DST.** Keys of day and coarser grains are local calendar names (a date, a
+month); the periods they name are the real instants of that local span, so a New York day has 23
+hours on 2026-03-08 and 25 on 2026-11-01. ``Minutes(n)`` with ``n`` dividing 60 (``Hour`` too)
+tiles real time in slots of exactly ``n`` minutes aligned to the local clock; in a time zone
+other than UTC its keys carry the UTC offset (``2026-11-01T01-04:00``, then
+``2026-11-01T01-05:00``: fall-back's repeated hour is two periods with two keys). Slots of
+``n`` dividing 1440 (above 60) and day grains are cut at local wall-clock times; a wall-clock
+boundary that does not exist (skipped by spring-forward) moves to the first real instant after
+it, an ambiguous one (repeated by fall-back) means its first occurrence.
+
+**Keys in.** :func:`parse_instant` reads any ISO 8601 date or time that Python's
+``datetime.fromisoformat`` reads (``2026-07-30``, ``2026-07-30T09``, ``20260730T0915Z``,
+``2026-07-30T09:15:30.25+02:00``, ``2026-W31-4`` …) and our period keys (``2026``,
+``2026-03``, ``2026-Q1``, ``2026-W11``). A key without an offset means the grain's time zone;
+on fall-back's repeated hour it means the first occurrence (``2026-11-01T01:30`` in New York is
+01:30 EDT, 05:30 UTC; write ``2026-11-01T01:30-05:00`` for the second).
+
+Rules followed: ISO 8601 (calendar dates, ISO week dates and week-numbering years, UTC offsets),
+the IANA time zone database (through :mod:`zoneinfo`), and cron as Apache Airflow reads it
+(``croniter``, with Airflow's own DST handling).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from airflow_partitions._common import dump, load
+
+UTC = timezone.utc
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
+_EXPECTED_KEYS = (
+    "an ISO 8601 date or time such as '2026-07-30', '2026-07-30T09', '2026-07-30T09:15:00Z', "
+    "'2026-07-30T09:15+02:00' or '20260730T0915Z', or a period key such as '2026', '2026-03', "
+    "'2026-Q1' or '2026-W11'"
+)
+
+
+def time_zone(name: str, *, owner: str) -> ZoneInfo:
+    """
+    Return the IANA time zone *name* (``"America/New_York"``, ``"UTC"``).
+
+    :raises ValueError: naming *owner* and *name* if it is not a string naming a zone in the
+        IANA database as :mod:`zoneinfo` has it.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{owner}: timezone must be an IANA time zone name such as 'UTC'; got {name!r}.")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as err:
+        raise ValueError(
+            f"{owner}: timezone {name!r} is not an IANA time zone name such as 'UTC' or 'America/New_York'."
+        ) from err
+
+
+def parse_instant(key: str, tz: ZoneInfo, input_format: str | None = None) -> datetime:
+    """
+    Return the aware instant a partition key names; a key without an offset is read in *tz*.
+
+    Reads every ISO 8601 form ``datetime.fromisoformat`` reads, and the period keys ``YYYY``,
+    ``YYYY-MM``, ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads
+    the key with ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``).
+
+    :raises ValueError: naming the key and the forms expected, if the key is not a string or
+        names no real date or time (``2026-02-30``).
+    """
+    if not isinstance(key, str):
+        raise ValueError(f"partition key {key!r} is not a string; expected {_EXPECTED_KEYS}.")
+    try:
+        instant = datetime.strptime(key, input_format) if input_format else datetime.fromisoformat(key)
+    except ValueError as err:
+        match = None if input_format else _PERIOD_KEY.fullmatch(key)
+        if match is None:
+            expected = f"a key in the format {input_format!r}" if input_format else _EXPECTED_KEYS
+            raise ValueError(f"partition key {key!r} is not {expected} ({err}).") from None
+        instant = _period_key_start(key, match)
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=tz)
+
+
+def _period_key_start(key: str, match: re.Match[str]) -> datetime:
+    year, month, quarter, week = match["y"], match["m"], match["q"], match["w"]
+    try:
+        if week:
+            return datetime.combine(date.fromisocalendar(int(year), int(week), 1), time())
+        if quarter:
+            return datetime(int(year), 3 * int(quarter) - 2, 1)
+        return datetime(int(year), int(month or 1), 1)
+    except ValueError as err:
+        raise ValueError(f"partition key {key!r} is not {_EXPECTED_KEYS} ({err}).") from None
+
+
+def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
+    """Return the first real instant at or after the local wall-clock time *wall* (fold 0)."""
+    return wall.replace(tzinfo=tz).astimezone(UTC).astimezone(tz)
+
+
+def _offset(instant: datetime) -> str:
+    offset = instant.utcoffset() or timedelta()
+    sign = "-" if offset < timedelta() else "+"
+    minutes = abs(offset) // timedelta(minutes=1)
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+@dataclass(frozen=True, order=True)
+class Period:
+    """
+    One period of a grain: the aware instants ``start <= t < end``, in the grain's time zone.
+
+    Periods order and compare by instant; :attr:`key` is the grain's canonical key for it.
+    """
+
+    start: datetime
+    end: datetime
+    grain: Grain = field(compare=False)
+
+    @property
+    def key(self) -> str:
+        """The canonical partition key of this period, e.g. ``"2026-03-10"``."""
+        return self.grain.key(self)
+
+    def __contains__(self, instant: datetime) -> bool:
+        return self.start <= instant < self.end
+
+
+@dataclass(frozen=True)
+class Grain(ABC):
+    """
+    A way of cutting the time line of one IANA time zone into periods with canonical keys.
+
+    Subclasses implement :meth:`floor`, :meth:`key` and :meth:`shift`; parsing, member
+    enumeration and serialization derive from them.
+
+    :param timezone: IANA time zone name; default ``"UTC"``.
+    :raises ValueError: at construction, for an unknown time zone or a bad parameter.
+    """
+
+    timezone: str = field(default="UTC", kw_only=True)
+    kind: ClassVar[str]
+    _registry: ClassVar[dict[str, type[Grain]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            Grain._registry[cls.kind] = cls
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tz", time_zone(self.timezone, owner=type(self).__name__))
+
+    tz: ZoneInfo = field(init=False, repr=False, compare=False)
+
+    @abstractmethod
+    def floor(self, instant: datetime) -> Period:
+        """Return the period that contains the aware *instant*."""
+
+    @abstractmethod
+    def key(self, period: Period) -> str:
+        """Return the canonical key of *period*."""
+
+    @abstractmethod
+    def shift(self, period: Period, n: int) -> Period:
+        """Return the period *n* periods after *period* (before it if *n* is negative)."""
+
+    def period_of(self, key: str, input_format: str | None = None) -> Period:
+        """
+        Return the period that contains the instant any ISO 8601 *key* names.
+
+        :raises ValueError: naming the key, if :func:`parse_instant` cannot read it.
+        """
+        return self.floor(parse_instant(key, self.tz, input_format))
+
+    def parse(self, key: str) -> Period:
+        """
+        Return the period whose canonical key is *key* (the inverse of :meth:`key`).
+
+        :raises ValueError: naming the key and an example canonical key, if *key* is not this
+            grain's canonical spelling of a period.
+        """
+        period = self._named_period(key)
+        canonical = self.key(period)
+        if canonical != key:
+            raise ValueError(
+                f"partition key {key!r} is not a canonical {self!r} key; the period it falls in is "
+                f"written {canonical!r}."
+            )
+        return period
+
+    def _named_period(self, key: str) -> Period:
+        """Return the period a canonical *key* names (before the canonical-spelling check)."""
+        return self.period_of(key)
+
+    #: Whether the periods tile the time line without gaps (every grain but :class:`Cron`,
+    #: whose ticks need not nest in a coarser period).
+    tiles: ClassVar[bool] = True
+
+    def members(self, period: Period) -> list[Period]:
+        """
+        Return the periods of this grain that start within *period*, in order.
+
+        For a tiling grain they tile *period* exactly (no gap, no overlap): an hour holds four
+        ``Minutes(15)``, a New York day 23, 24 or 25 ``Hour()`` periods. For :class:`Cron`
+        they are the ticks inside *period* (the hourly ticks of a 09:00–17:00 weekday).
+
+        :raises ValueError: for a tiling grain whose periods do not start at *period*'s start or
+            end at its end (the grains do not nest, e.g. ISO weeks in a month).
+        """
+        members = []
+        current = self.floor(period.start)
+        if current.start < period.start and not self.tiles:
+            current = self.shift(current, 1)
+        while current.start < period.end:
+            members.append(current)
+            current = self.shift(current, 1)
+        if self.tiles and (not members or members[0].start != period.start or members[-1].end != period.end):
+            raise ValueError(
+                f"{self!r} periods do not tile {period.grain!r} period {period.key!r} "
+                f"[{period.start.isoformat()}, {period.end.isoformat()}); pick a grain that nests in it."
+            )
+        return members
+
+    def serialize(self) -> dict[str, Any]:
+        """Return the grain as sorted, plain JSON: its ``kind`` and its parameters."""
+        return dump(kind=self.kind, **self._parameters())
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"timezone": self.timezone}
+
+    @staticmethod
+    def deserialize(data: dict[str, Any]) -> Grain:
+        """
+        Rebuild a grain from :meth:`serialize`'s output.
+
+        :raises ValueError: if the ``kind`` is unknown to this release.
+        """
+        data = dict(load(data, Grain))
+        data.pop("format_version", None)
+        kind = data.pop("kind")
+        if kind not in Grain._registry:
+            raise ValueError(f"unknown grain kind {kind!r}; known: {sorted(Grain._registry)}.")
+        return Grain._registry[kind](**data)
+
+
+class _WallGrain(Grain):
+    """A grain cut at local wall-clock times: ``_floor_wall``/``_shift_wall`` name the cuts."""
+
+    @abstractmethod
+    def _floor_wall(self, wall: datetime) -> datetime:
+        """Return the naive local start of the period containing the naive local time *wall*."""
+
+    @abstractmethod
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        """Return the naive local start *n* periods after the naive local start *start*."""
+
+    #: How far into its period a key's own instant lies: a day starting at 06:00 is named by
+    #: its date, whose midnight is 6 hours before the period starts.
+    _name_offset: ClassVar[timedelta] = timedelta()
+
+    def _named_period(self, key: str) -> Period:
+        wall = parse_instant(key, self.tz).astimezone(self.tz).replace(tzinfo=None)
+        return self._period(self._floor_wall(wall + self._name_offset))
+
+    def _period(self, start_wall: datetime) -> Period:
+        return Period(
+            _resolve(start_wall, self.tz), _resolve(self._shift_wall(start_wall, 1), self.tz), self
+        )
+
+    def _wall_start(self, period: Period) -> datetime:
+        # A start moved forward out of a spring-forward gap floors back to its own wall cut.
+        return self._floor_wall(period.start.replace(tzinfo=None))
+
+    def floor(self, instant: datetime) -> Period:
+        """Return the period that contains the aware *instant*."""
+        return self._period(self._floor_wall(instant.astimezone(self.tz).replace(tzinfo=None)))
+
+    def shift(self, period: Period, n: int) -> Period:
+        """Return the period *n* periods after *period* (before it if *n* is negative)."""
+        return self._period(self._shift_wall(self._wall_start(period), n))
+
+
+@dataclass(frozen=True)
+class Minutes(_WallGrain):
+    """
+    Slots of *n* minutes: ``Minutes(15)`` keys ``2026-03-10T09:15`` in UTC and
+    ``2026-03-10T09:15+01:00`` in any other time zone.
+
+    With *n* dividing 60, every slot is exactly *n* real minutes, aligned to the local clock
+    (``:00``, ``:15`` …); fall-back's repeated hour holds its slots twice, told apart by the
+    offset in their keys. With *n* dividing 1440 and above 60 (``Minutes(360)``: keys
+    ``2026-03-10T06:00``), slots are cut at local midnight plus multiples of *n* minutes and hold
+    the real instants between the cuts (a slot spanning a DST change is an hour shorter or longer).
+
+    :param n: Slot length in minutes: a divisor of 60 or of 1440.
+    :raises ValueError: if *n* divides neither 60 nor 1440.
+    """
+
+    n: int = 60
+    kind: ClassVar[str] = "minutes"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.n, int) or self.n < 1 or (60 % self.n and 1440 % self.n):
+            raise ValueError(
+                f"{type(self).__name__}: n must be a number of minutes dividing 60 or 1440 "
+                f"(e.g. 5, 15, 60, 360); got {self.n!r}."
+            )
+
+    def _named_period(self, key: str) -> Period:
+        return super()._named_period(key) if 60 % self.n else self.period_of(key)
+
+    def _absolute_period(self, start: datetime) -> Period:
+        end = start.astimezone(UTC) + timedelta(minutes=self.n)
+        return Period(start, end.astimezone(self.tz), self)
+
+    def floor(self, instant: datetime) -> Period:
+        """Return the slot that contains the aware *instant*."""
+        if 60 % self.n:
+            return super().floor(instant)
+        local = instant.astimezone(self.tz)
+        into = timedelta(minutes=local.minute % self.n, seconds=local.second, microseconds=local.microsecond)
+        return self._absolute_period((local.astimezone(UTC) - into).astimezone(self.tz))
+
+    def shift(self, period: Period, n: int) -> Period:
+        """Return the slot *n* slots after *period* (before it if *n* is negative)."""
+        if 60 % self.n:
+            return super().shift(period, n)
+        start = period.start.astimezone(UTC) + timedelta(minutes=self.n * n)
+        return self._absolute_period(start.astimezone(self.tz))
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        day = wall.replace(hour=0, minute=0, second=0, microsecond=0)
+        return day + timedelta(minutes=(wall.hour * 60 + wall.minute) // self.n * self.n)
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        return start + timedelta(minutes=self.n * n)
+
+    def key(self, period: Period) -> str:
+        """Return ``YYYY-MM-DDTHH:MM`` (``YYYY-MM-DDTHH`` for hours), plus the offset outside UTC."""
+        s = period.start
+        text = f"{s.year:04d}-{s.month:02d}-{s.day:02d}T{s.hour:02d}"
+        if self.n != 60:
+            text += f":{s.minute:02d}"
+        return text if self.timezone == "UTC" else text + _offset(s)
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"n": self.n, "timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Hour(Minutes):
+    """
+    Hours: ``2026-03-10T09`` in UTC, ``2026-03-10T09-04:00`` in ``America/New_York``.
+
+    Each period is exactly 60 real minutes starting at a local ``:00`` (``:30`` UTC in
+    ``Asia/Kolkata``); a New York local day holds 23 of them on 2026-03-08 and 25 on 2026-11-01.
+    """
+
+    n: int = field(default=60, init=False)
+    kind: ClassVar[str] = "hour"
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Day(_WallGrain):
+    """
+    Local days: ``2026-03-10``; with ``start_hour=6``, the operations day from 06:00 that date
+    to 06:00 the next.
+
+    A day holds the real instants between its two local starts: 23 hours on a spring-forward
+    date, 25 on a fall-back date. A start that falls in a spring-forward gap moves to the
+    first real instant after it.
+
+    :param start_hour: Local hour (0–23) at which each day starts; default 0 (midnight).
+    :raises ValueError: if *start_hour* is not an integer from 0 to 23.
+    """
+
+    start_hour: int = 0
+    kind: ClassVar[str] = "day"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.start_hour, int) or not 0 <= self.start_hour <= 23:
+            raise ValueError(f"Day: start_hour must be an hour from 0 to 23; got {self.start_hour!r}.")
+
+    @property
+    def _name_offset(self) -> timedelta:  # type: ignore[override]
+        return timedelta(hours=self.start_hour)
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        start = wall.replace(hour=self.start_hour, minute=0, second=0, microsecond=0)
+        return start if start <= wall else start - timedelta(days=1)
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        return start + timedelta(days=n)
+
+    def key(self, period: Period) -> str:
+        """Return the local date the day starts on, ``YYYY-MM-DD``."""
+        return self._wall_start(period).date().isoformat()
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"start_hour": self.start_hour, "timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Week(_WallGrain):
+    """
+    Weeks of 7 local days starting on *start* (default Monday), keyed by their first date:
+    ``Week(start="sunday")`` keys the week of 2026-03-10 ``2026-03-08``.
+
+    :param start: Lower-case English weekday name the week starts on.
+    :raises ValueError: if *start* is not a weekday name.
+    """
+
+    start: str = "monday"
+    kind: ClassVar[str] = "week"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.start not in _WEEKDAYS:
+            raise ValueError(f"Week: start must be one of {', '.join(_WEEKDAYS)}; got {self.start!r}.")
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        day = wall.replace(hour=0, minute=0, second=0, microsecond=0)
+        return day - timedelta(days=(day.weekday() - _WEEKDAYS.index(self.start)) % 7)
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        return start + timedelta(weeks=n)
+
+    def key(self, period: Period) -> str:
+        """Return the local date of the week's first day, ``YYYY-MM-DD``."""
+        return self._wall_start(period).date().isoformat()
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"start": self.start, "timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class IsoWeek(Week):
+    """
+    ISO 8601 weeks, Monday to Sunday, keyed by ISO week-numbering year and week: ``2026-W11``.
+
+    The week-numbering year can differ from the calendar year near New Year: 2024-12-30 is in
+    ``2025-W01``, and 2026-12-31 in ``2026-W53`` (2026 has 53 ISO weeks).
+    """
+
+    start: str = field(default="monday", init=False)
+    kind: ClassVar[str] = "iso_week"
+
+    def key(self, period: Period) -> str:
+        """Return ``YYYY-Www`` (ISO week-numbering year, two-digit week)."""
+        year, week, _ = self._wall_start(period).isocalendar()
+        return f"{year:04d}-W{week:02d}"
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Month(_WallGrain):
+    """Calendar months from local midnight on the 1st: ``2026-03``."""
+
+    kind: ClassVar[str] = "month"
+    months: ClassVar[int] = 1
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        month = (wall.month - 1) // self.months * self.months + 1
+        return datetime(wall.year, month, 1)
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        total = start.year * 12 + start.month - 1 + n * self.months
+        return datetime(total // 12, total % 12 + 1, 1)
+
+    def key(self, period: Period) -> str:
+        """Return ``YYYY-MM``."""
+        start = self._wall_start(period)
+        return f"{start.year:04d}-{start.month:02d}"
+
+
+@dataclass(frozen=True)
+class Quarter(Month):
+    """Calendar quarters (January, April, July, October): ``2026-Q1``."""
+
+    kind: ClassVar[str] = "quarter"
+    months: ClassVar[int] = 3
+
+    def key(self, period: Period) -> str:
+        """Return ``YYYY-Qn``."""
+        start = self._wall_start(period)
+        return f"{start.year:04d}-Q{(start.month - 1) // 3 + 1}"
+
+
+@dataclass(frozen=True)
+class Year(Month):
+    """Calendar years from local midnight on 1 January: ``2026``."""
+
+    kind: ClassVar[str] = "year"
+    months: ClassVar[int] = 12
+
+    def key(self, period: Period) -> str:
+        """Return ``YYYY``."""
+        return f"{self._wall_start(period).year:04d}"
+
+
+@dataclass(frozen=True)
+class Cron(Grain):
+    """
+    Cron periods: from one tick of a cron expression to the next, keyed by the tick's local
+    start like :class:`Minutes` (``Cron("0 9-17 * * 1-5")`` keys ``2026-03-10T09:00``).
+
+    Ticks are exactly those Airflow's ``CronTriggerTimetable`` runs at for the same expression
+    and time zone (Airflow's own cron code, on ``croniter``, DST handling included). The last
+    tick of a day runs to the first of the next (17:00 to 09:00 the next weekday above).
+
+    :param expression: Five-field cron expression or preset (``"@hourly"``).
+    :raises ValueError: if the expression is invalid or names no date that exists.
+    """
+
+    expression: str = "@hourly"
+    kind: ClassVar[str] = "cron"
+    tiles: ClassVar[bool] = False
+    _cron: Any = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        from airflow.timetables._cron import CronMixin, cron_presets
+        from croniter import CroniterBadDateError, croniter
+
+        expression = cron_presets.get(self.expression, self.expression)
+        if not isinstance(expression, str) or len(expression.split()) != 5 or not croniter.is_valid(expression):
+            raise ValueError(
+                f"Cron: expression {self.expression!r} is not a five-field cron expression or preset "
+                "such as '*/15 * * * *' or '@daily'."
+            )
+        try:
+            croniter(expression, datetime(2000, 1, 1)).get_next(datetime)
+        except CroniterBadDateError as err:
+            raise ValueError(f"Cron: expression {self.expression!r} names no date that exists.") from err
+        object.__setattr__(self, "_cron", type("_Ticks", (CronMixin,), {})(expression, self.timezone))
+
+    def _local(self, instant: Any) -> datetime:
+        return datetime.fromtimestamp(instant.timestamp(), self.tz)
+
+    def _period(self, start: Any) -> Period:
+        return Period(self._local(start), self._local(self._cron._get_next(start)), self)
+
+    def floor(self, instant: datetime) -> Period:
+        """Return the period from the last tick at or before *instant* to the next tick."""
+        import pendulum
+
+        return self._period(self._cron._align_to_prev(pendulum.instance(instant).in_timezone("UTC")))
+
+    def shift(self, period: Period, n: int) -> Period:
+        """Return the period *n* ticks after *period* (before it if *n* is negative)."""
+        import pendulum
+
+        tick = pendulum.instance(period.start).in_timezone("UTC")
+        step = self._cron._get_next if n > 0 else self._cron._get_prev
+        for _ in range(abs(n)):
+            tick = step(tick)
+        return self._period(tick)
+
+    def key(self, period: Period) -> str:
+        """Return the tick as ``YYYY-MM-DDTHH:MM``, plus the offset outside UTC."""
+        s = period.start
+        text = f"{s.year:04d}-{s.month:02d}-{s.day:02d}T{s.hour:02d}:{s.minute:02d}"
+        return text if self.timezone == "UTC" else text + _offset(s)
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"expression": self.expression, "timezone": self.timezone}
