@@ -27,6 +27,26 @@ _EXPORTS: dict[str, str] = {
     "BusinessDayWindow": "airflow_partitions.business",
     "PrefixStripMapper": "airflow_partitions.namespace",
     "ScheduledRuntimePartitionTimetable": "airflow_partitions.timetables",
+    "TemporalFanOutMapper": "airflow_partitions.temporal",
+    "TemporalMapper": "airflow_partitions.temporal",
+    "TemporalWindow": "airflow_partitions.temporal",
+    # Grains: values nested in the classes above, not registered with Airflow themselves.
+    **{
+        name: "airflow_partitions.grains"
+        for name in (
+            "Cron",
+            "Day",
+            "Grain",
+            "Hour",
+            "IsoWeek",
+            "Minutes",
+            "Month",
+            "Period",
+            "Quarter",
+            "Week",
+            "Year",
+        )
+    },
 }
 
 __all__ = sorted(_EXPORTS)

@@ -49,6 +49,7 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
+from functools import cached_property
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -141,9 +142,9 @@ class Period:
     end: datetime
     grain: Grain = field(compare=False)
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """The canonical partition key of this period, e.g. ``"2026-03-10"``."""
+        """The canonical partition key of this period, e.g. ``"2026-03-10"`` (computed once)."""
         return self.grain.key(self)
 
     def __contains__(self, instant: datetime) -> bool:
@@ -226,7 +227,7 @@ class Grain(ABC):
 
         For a tiling grain they tile *period* exactly (no gap, no overlap): an hour holds four
         ``Minutes(15)``, a New York day 23, 24 or 25 ``Hour()`` periods. For :class:`Cron`
-        they are the ticks inside *period* (the hourly ticks of a 09:00–17:00 weekday).
+        they are the ticks inside *period* (the hourly ticks of a 09:00 to 17:00 weekday).
 
         :raises ValueError: for a tiling grain whose periods do not start at *period*'s start or
             end at its end (the grains do not nest, e.g. ISO weeks in a month).
@@ -287,9 +288,7 @@ class _WallGrain(Grain):
         return self._period(self._floor_wall(wall + self._name_offset))
 
     def _period(self, start_wall: datetime) -> Period:
-        return Period(
-            _resolve(start_wall, self.tz), _resolve(self._shift_wall(start_wall, 1), self.tz), self
-        )
+        return Period(_resolve(start_wall, self.tz), _resolve(self._shift_wall(start_wall, 1), self.tz), self)
 
     def _wall_start(self, period: Period) -> datetime:
         # A start moved forward out of a spring-forward gap floors back to its own wall cut.
@@ -307,8 +306,7 @@ class _WallGrain(Grain):
 @dataclass(frozen=True)
 class Minutes(_WallGrain):
     """
-    Slots of *n* minutes: ``Minutes(15)`` keys ``2026-03-10T09:15`` in UTC and
-    ``2026-03-10T09:15+01:00`` in any other time zone.
+    Slots of *n* minutes: ``2026-03-10T09:15`` in UTC, ``2026-03-10T09:15+01:00`` elsewhere.
 
     With *n* dividing 60, every slot is exactly *n* real minutes, aligned to the local clock
     (``:00``, ``:15`` …); fall-back's repeated hour holds its slots twice, told apart by the
@@ -391,14 +389,13 @@ class Hour(Minutes):
 @dataclass(frozen=True)
 class Day(_WallGrain):
     """
-    Local days: ``2026-03-10``; with ``start_hour=6``, the operations day from 06:00 that date
-    to 06:00 the next.
+    Local days, ``2026-03-10``; with ``start_hour=6``, operations days from 06:00 to 06:00.
 
     A day holds the real instants between its two local starts: 23 hours on a spring-forward
     date, 25 on a fall-back date. A start that falls in a spring-forward gap moves to the
     first real instant after it.
 
-    :param start_hour: Local hour (0–23) at which each day starts; default 0 (midnight).
+    :param start_hour: Local hour (0 to 23) at which each day starts; default 0 (midnight).
     :raises ValueError: if *start_hour* is not an integer from 0 to 23.
     """
 
@@ -432,7 +429,8 @@ class Day(_WallGrain):
 @dataclass(frozen=True)
 class Week(_WallGrain):
     """
-    Weeks of 7 local days starting on *start* (default Monday), keyed by their first date:
+    Weeks of 7 local days from *start* (default Monday), keyed by their first date.
+
     ``Week(start="sunday")`` keys the week of 2026-03-10 ``2026-03-08``.
 
     :param start: Lower-case English weekday name the week starts on.
@@ -532,8 +530,9 @@ class Year(Month):
 @dataclass(frozen=True)
 class Cron(Grain):
     """
-    Cron periods: from one tick of a cron expression to the next, keyed by the tick's local
-    start like :class:`Minutes` (``Cron("0 9-17 * * 1-5")`` keys ``2026-03-10T09:00``).
+    Cron periods, from one tick to the next, keyed by the tick: ``2026-03-10T09:00``.
+
+    Keys are written like :class:`Minutes` keys (with the offset outside UTC).
 
     Ticks are exactly those Airflow's ``CronTriggerTimetable`` runs at for the same expression
     and time zone (Airflow's own cron code, on ``croniter``, DST handling included). The last
@@ -554,7 +553,11 @@ class Cron(Grain):
         from croniter import CroniterBadDateError, croniter
 
         expression = cron_presets.get(self.expression, self.expression)
-        if not isinstance(expression, str) or len(expression.split()) != 5 or not croniter.is_valid(expression):
+        if (
+            not isinstance(expression, str)
+            or len(expression.split()) != 5
+            or not croniter.is_valid(expression)
+        ):
             raise ValueError(
                 f"Cron: expression {self.expression!r} is not a five-field cron expression or preset "
                 "such as '*/15 * * * *' or '@daily'."

@@ -12,6 +12,7 @@ from airflow.plugins_manager import AirflowPlugin
 
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.namespace import PrefixStripMapper
+from airflow_partitions.temporal import TemporalFanOutMapper, TemporalMapper, TemporalWindow
 from airflow_partitions.timetables import ScheduledRuntimePartitionTimetable
 
 
@@ -19,6 +20,6 @@ class AirflowPartitionsPlugin(AirflowPlugin):
     """Register airflow-partitions' partition mappers, windows and timetables with Airflow."""
 
     name = "airflow_partitions"
-    partition_mappers = [PrefixStripMapper]
-    windows = [BusinessDayWindow]
+    partition_mappers = [PrefixStripMapper, TemporalFanOutMapper, TemporalMapper]
+    windows = [BusinessDayWindow, TemporalWindow]
     timetables = [ScheduledRuntimePartitionTimetable]

@@ -50,7 +50,11 @@ def test_provider_info_validates_against_airflows_schema():
     assert info["versions"] == [airflow_partitions.__version__]
 
 
-def test_plugin_registers_exactly_the_public_classes():
+def test_plugin_registers_exactly_the_public_mappers_windows_and_timetables():
+    from airflow.partition_mappers.base import PartitionMapper
+    from airflow.partition_mappers.window import Window
+    from airflow.timetables.base import Timetable
+
     from airflow_partitions.plugin import AirflowPartitionsPlugin
 
     registered = [
@@ -59,8 +63,14 @@ def test_plugin_registers_exactly_the_public_classes():
         *AirflowPartitionsPlugin.timetables,
     ]
     names = [cls.__name__ for cls in registered]
+    public = [getattr(airflow_partitions, name) for name in airflow_partitions.__all__]
+    registrable = {
+        cls.__name__
+        for cls in public
+        if issubclass(cls, PartitionMapper | Window) or Timetable in cls.__mro__
+    }
     assert len(names) == len(set(names))
-    assert set(names) == set(airflow_partitions.__all__)
+    assert set(names) == registrable
     assert all(cls is getattr(airflow_partitions, cls.__name__) for cls in registered)
 
 

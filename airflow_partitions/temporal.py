@@ -1,0 +1,211 @@
+"""
+Temporal partition mappers and windows: any ISO 8601 key in, one canonical key per period out.
+
+Each class is a thin view over a :class:`~airflow_partitions.grains.Grain`:
+
+- :class:`TemporalMapper` maps an upstream key to the key of the period of its grain that
+  contains it (``2026-07-30T09:15:00+02:00`` → ``2026-07-30`` with ``Day()``), optionally
+  shifted by whole periods (``offset=-1``: T-1 processing).
+- :class:`TemporalWindow` lists the periods of a finer grain inside one coarser period, for
+  Airflow's ``RollupMapper`` (wait for all of them) and ``FanOutMapper`` (one run each).
+- :class:`TemporalFanOutMapper` is Airflow's ``FanOutMapper`` with a default downstream mapper
+  for our windows.
+
+Their decoded type is :class:`~airflow_partitions.grains.Period`, not ``datetime``: Airflow's
+``RollupMapper`` refuses at Dag parse to pair them with core's naive-datetime mappers and
+windows, whose 24-hour days disagree with our DST-correct ones.
+
+Cost on the scheduler loop: decoding a downstream key, listing a period's members and writing
+member keys are memoized per instance (bounded LRU caches), so re-evaluating a pending rollup
+on every scheduler tick costs a few dictionary look-ups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from airflow.partition_mappers.base import PartitionMapper
+from airflow.partition_mappers.temporal import FanOutMapper
+from airflow.partition_mappers.window import Window
+
+from airflow_partitions._common import dump, load
+from airflow_partitions.grains import Grain, Period
+
+#: Entries kept by each memo: pending rollups the scheduler re-evaluates (500 a tick at most).
+_CACHE_SIZE = 4096
+
+
+def _require_grain(grain: Any, owner: str) -> Grain:
+    if not isinstance(grain, Grain):
+        raise ValueError(
+            f"{owner}: grain must be an airflow_partitions grain such as Day() or Hour(timezone='UTC'); "
+            f"got {grain!r}."
+        )
+    return grain
+
+
+class TemporalMapper(PartitionMapper):
+    """
+    Map any ISO 8601 partition key to the canonical key of the *grain* period that contains it.
+
+    Reads every ISO 8601 spelling (``2026-07-30``, ``2026-07-30T09``, ``2026-07-30T09:15:00Z``,
+    ``2026-07-30T09:15+0200``, ``20260730T0915Z``, the keys core's ``CronPartitionTimetable``
+    writes) and our period keys (``2026-03``, ``2026-Q1``, ``2026-W11``); a key without an
+    offset is read in the grain's time zone (the first occurrence on fall-back's repeated hour).
+    With *input_format*, keys are read with ``strptime`` instead (``"%Y%m%d"``: ``20260730``).
+    Writes the grain's canonical key: ``TemporalMapper(Day())`` maps all of the above to
+    ``2026-07-30``, ``TemporalMapper(Hour(timezone="America/New_York"))`` maps
+    ``2026-11-01T05:30:00Z`` to ``2026-11-01T01-04:00`` and ``2026-11-01T06:30:00Z`` to
+    ``2026-11-01T01-05:00``.
+
+    With *offset*, the key is shifted by whole periods after mapping:
+    ``TemporalMapper(Day(), offset=-1)`` maps ``2026-03-10T09:00`` to ``2026-03-09`` (T-1).
+
+    In a rollup, ``RollupMapper(upstream_mapper=TemporalMapper(Day(timezone="America/New_York")),
+    window=TemporalWindow(Hour()))`` waits for the real UTC hours of each New York day (23 on
+    2026-03-08), written as :class:`~airflow_partitions.grains.Hour` keys (``2026-03-08T05``):
+    producers must send the member grain's canonical keys, or keys in *input_format* if set.
+
+    ``dag_run.partition_date`` is the period's start (aware). The decoded type is
+    :class:`~airflow_partitions.grains.Period`.
+
+    :param grain: The downstream grain.
+    :param input_format: ``strptime`` format of upstream keys, when they are not ISO 8601.
+    :param offset: Periods to shift the mapped key by (negative: earlier).
+    :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
+    :raises ValueError: at Dag parse for a grain that is not a grain or a non-integer offset;
+        at mapping time, naming the key and the forms expected, for a key that names no date
+        (``2026-02-30``) or does not match *input_format*.
+    """
+
+    expected_decoded_type: ClassVar[type] = Period
+
+    def __init__(
+        self,
+        grain: Grain,
+        *,
+        input_format: str | None = None,
+        offset: int = 0,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        super().__init__(max_downstream_keys=max_downstream_keys)
+        self.grain = _require_grain(grain, "TemporalMapper")
+        if not isinstance(offset, int) or isinstance(offset, bool):
+            raise ValueError(f"TemporalMapper: offset must be a whole number of periods; got {offset!r}.")
+        if input_format is not None and (not isinstance(input_format, str) or "%" not in input_format):
+            raise ValueError(
+                "TemporalMapper: input_format must be a strptime format such as '%Y%m%d'; "
+                f"got {input_format!r}."
+            )
+        self.input_format = input_format
+        self.offset = offset
+        self.decode_downstream = lru_cache(maxsize=_CACHE_SIZE)(self._decode)  # type: ignore[method-assign]
+
+    def to_downstream(self, key: str) -> str:
+        """Return the canonical key of the period containing *key*, shifted by ``offset``."""
+        period = self.grain.period_of(key, self.input_format)
+        return self.grain.key(self.grain.shift(period, self.offset) if self.offset else period)
+
+    def _decode(self, downstream_key: str) -> Period:
+        period = self.grain.parse(downstream_key)
+        return self.grain.shift(period, -self.offset) if self.offset else period
+
+    def decode_downstream(self, downstream_key: str) -> Period:  # replaced by a memo in __init__
+        """Return the upstream period a downstream key stands for (its own period, less ``offset``)."""
+        return self._decode(downstream_key)
+
+    def encode_upstream(self, decoded: Period) -> str:
+        """Return the key producers write for the member period *decoded*."""
+        if self.input_format:
+            return decoded.start.strftime(self.input_format)
+        return decoded.key
+
+    def format(self, decoded: Period) -> str:
+        """Return the canonical key of *decoded*: the downstream key ``FanOutMapper`` writes."""
+        return decoded.key
+
+    def to_partition_date(self, downstream_key: str) -> datetime:
+        """Return the start of the period *downstream_key* names, as an aware datetime."""
+        return self.grain.parse(downstream_key).start
+
+    def serialize(self) -> dict[str, Any]:
+        """Return ``{"grain": …, "offset": …[, "input_format", "max_downstream_keys"]}``, versioned."""
+        return dump(
+            grain=self.grain.serialize(),
+            input_format=self.input_format,
+            offset=self.offset,
+            max_downstream_keys=self.max_downstream_keys,
+        )
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> TemporalMapper:
+        """Rebuild the mapper from :meth:`serialize`'s output."""
+        data = load(data, cls)
+        return cls(
+            Grain.deserialize(data["grain"]),
+            input_format=data.get("input_format"),
+            offset=data.get("offset", 0),
+            max_downstream_keys=data.get("max_downstream_keys"),
+        )
+
+
+class TemporalWindow(Window):
+    """
+    The periods of *grain* inside one downstream period: what a rollup waits for, a fan-out runs.
+
+    ``TemporalWindow(Minutes(15))`` under an ``Hour()`` mapper: the four slots ``…T09:00``,
+    ``…T09:15``, ``…T09:30``, ``…T09:45``. ``TemporalWindow(Hour())`` under
+    ``Day(timezone="America/New_York")``: the real hours of the local day, 23 on 2026-03-08, 24,
+    or 25 on 2026-11-01 (DST-correct, unlike core's ``DayWindow``). ``TemporalWindow(Cron("0
+    9-17 * * 1-5"))`` under a ``Day()``: the nine hourly ticks of a weekday, none on weekends.
+    Members tile the period exactly (no gap, no overlap), except for cron grains, whose members
+    are the ticks inside it. Size: the period's length over the member's (at most 1440 minutes
+    a day; a year of days is 365 or 366).
+
+    :param grain: The member grain.
+    :raises ValueError: at Dag parse if *grain* is not a grain; when the scheduler expands the
+        window, if its periods do not nest in the downstream period (ISO weeks in a month).
+    """
+
+    expected_decoded_type: ClassVar[type] = Period
+
+    def __init__(self, grain: Grain) -> None:
+        super().__init__()
+        self.grain = _require_grain(grain, "TemporalWindow")
+        self.to_upstream = lru_cache(maxsize=_CACHE_SIZE)(self._members)  # type: ignore[method-assign]
+
+    def _members(self, period: Period) -> tuple[Period, ...]:
+        return tuple(self.grain.members(period))
+
+    def to_upstream(self, decoded_downstream: Period) -> Sequence[Period]:  # replaced by a memo
+        """Return the member periods of *decoded_downstream*, in order."""
+        return self._members(decoded_downstream)
+
+    def serialize(self) -> dict[str, Any]:
+        """Return ``{"format_version": 1, "grain": …}``."""
+        return dump(grain=self.grain.serialize())
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> TemporalWindow:
+        """Rebuild the window from :meth:`serialize`'s output."""
+        return cls(Grain.deserialize(load(data, cls)["grain"]))
+
+
+class TemporalFanOutMapper(FanOutMapper):
+    """
+    Airflow's ``FanOutMapper`` whose downstream mapper defaults to ``TemporalMapper(window.grain)``.
+
+    ``TemporalFanOutMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))``
+    turns ``2026-03-10`` into ``2026-03-10T00`` … ``2026-03-10T23`` (one Dag run each).
+
+    :raises ValueError: at Dag parse, as core's ``FanOutMapper``, for a window with no default.
+    """
+
+    @classmethod
+    def _resolve_default_downstream_mapper(cls, window: Window) -> PartitionMapper:
+        if isinstance(window, TemporalWindow):
+            return TemporalMapper(window.grain)
+        return super()._resolve_default_downstream_mapper(window)
