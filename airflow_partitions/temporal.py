@@ -32,7 +32,7 @@ from airflow.partition_mappers.temporal import FanOutMapper
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import dump, load
-from airflow_partitions.grains import Grain, Period
+from airflow_partitions.grains import Grain, Period, parse_instant, time_zone
 
 #: Entries kept by each memo: pending rollups the scheduler re-evaluates (500 a tick at most).
 _CACHE_SIZE = 4096
@@ -54,8 +54,9 @@ class TemporalMapper(PartitionMapper):
     Reads every ISO 8601 spelling (``2026-07-30``, ``2026-07-30T09``, ``2026-07-30T09:15:00Z``,
     ``2026-07-30T09:15+0200``, ``20260730T0915Z``, the keys core's ``CronPartitionTimetable``
     writes) and our period keys (``2026-03``, ``2026-Q1``, ``2026-W11``); a key without an
-    offset is read in the grain's time zone (the first occurrence on fall-back's repeated hour).
-    With *input_format*, keys are read with ``strptime`` instead (``"%Y%m%d"``: ``20260730``).
+    offset is read in *input_timezone*, by default the grain's time zone (the first occurrence on
+    fall-back's repeated hour). With *input_format*, keys are read with ``strptime`` instead
+    (``"%Y%m%d"``: ``20260730``).
     Writes the grain's canonical key: ``TemporalMapper(Day())`` maps all of the above to
     ``2026-07-30``, ``TemporalMapper(Hour(timezone="America/New_York"))`` maps
     ``2026-11-01T05:30:00Z`` to ``2026-11-01T01-04:00`` and ``2026-11-01T06:30:00Z`` to
@@ -64,19 +65,23 @@ class TemporalMapper(PartitionMapper):
     With *offset*, the key is shifted by whole periods after mapping:
     ``TemporalMapper(Day(), offset=-1)`` maps ``2026-03-10T09:00`` to ``2026-03-09`` (T-1).
 
-    In a rollup, ``RollupMapper(upstream_mapper=TemporalMapper(Day(timezone="America/New_York")),
-    window=TemporalWindow(Hour()))`` waits for the real UTC hours of each New York day (23 on
-    2026-03-08), written as :class:`~airflow_partitions.grains.Hour` keys (``2026-03-08T05``):
-    producers must send the member grain's canonical keys, or keys in *input_format* if set.
+    In a rollup, ``RollupMapper(upstream_mapper=TemporalMapper(Day(timezone="America/New_York"),
+    input_timezone="UTC"), window=TemporalWindow(Hour()))`` waits for the real UTC hours of each
+    New York day (23 on 2026-03-08: ``2026-03-08T05`` … ``2026-03-09T03``). Airflow matches
+    received keys to the window's by exact string, so producers must send the member grain's
+    canonical keys (or keys in *input_format*), and naive member keys (UTC grains write no
+    offset) must be read in the member grain's zone: set *input_timezone* to it.
 
     ``dag_run.partition_date`` is the period's start (aware). The decoded type is
     :class:`~airflow_partitions.grains.Period`.
 
     :param grain: The downstream grain.
+    :param input_timezone: IANA zone of upstream keys that carry no offset; default: the grain's.
     :param input_format: ``strptime`` format of upstream keys, when they are not ISO 8601.
     :param offset: Periods to shift the mapped key by (negative: earlier).
     :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
-    :raises ValueError: at Dag parse for a grain that is not a grain or a non-integer offset;
+    :raises ValueError: at Dag parse for a grain that is not a grain, an unknown
+        *input_timezone* or a non-integer offset;
         at mapping time, naming the key and the forms expected, for a key that names no date
         (``2026-02-30``) or does not match *input_format*.
     """
@@ -87,12 +92,15 @@ class TemporalMapper(PartitionMapper):
         self,
         grain: Grain,
         *,
+        input_timezone: str | None = None,
         input_format: str | None = None,
         offset: int = 0,
         max_downstream_keys: int | None = None,
     ) -> None:
         super().__init__(max_downstream_keys=max_downstream_keys)
         self.grain = _require_grain(grain, "TemporalMapper")
+        self.input_timezone = input_timezone
+        self._input_tz = time_zone(input_timezone, owner="TemporalMapper") if input_timezone else grain.tz
         if not isinstance(offset, int) or isinstance(offset, bool):
             raise ValueError(f"TemporalMapper: offset must be a whole number of periods; got {offset!r}.")
         if input_format is not None and (not isinstance(input_format, str) or "%" not in input_format):
@@ -106,7 +114,7 @@ class TemporalMapper(PartitionMapper):
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
-        period = self.grain.period_of(key, self.input_format)
+        period = self.grain.floor(parse_instant(key, self._input_tz, self.input_format))
         return self.grain.key(self.grain.shift(period, self.offset) if self.offset else period)
 
     def _decode(self, downstream_key: str) -> Period:
@@ -136,6 +144,7 @@ class TemporalMapper(PartitionMapper):
         return dump(
             grain=self.grain.serialize(),
             input_format=self.input_format,
+            input_timezone=self.input_timezone,
             offset=self.offset,
             max_downstream_keys=self.max_downstream_keys,
         )
@@ -146,6 +155,7 @@ class TemporalMapper(PartitionMapper):
         data = load(data, cls)
         return cls(
             Grain.deserialize(data["grain"]),
+            input_timezone=data.get("input_timezone"),
             input_format=data.get("input_format"),
             offset=data.get("offset", 0),
             max_downstream_keys=data.get("max_downstream_keys"),
