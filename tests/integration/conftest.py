@@ -15,7 +15,14 @@ import pytest
 from airflow_partitions.testing import AirflowInstance, PostgresServer
 
 DAGS = Path(__file__).parent / "dags"
-DAG_IDS = ["it_prefix_producer", "it_prefix_consumer", "it_business_month", "it_runtime_producer"]
+DAG_IDS = [
+    "it_prefix_producer",
+    "it_prefix_consumer",
+    "it_business_month",
+    "it_runtime_producer",
+    "it_new_york_day_from_utc_hours",
+    "it_hour_from_quarter_hours",
+]
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])

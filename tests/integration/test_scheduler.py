@@ -21,6 +21,22 @@ def _run_with_key(airflow, dag_id: str, key: str):
     return next((r for r in airflow.dag_runs(dag_id) if r["partition_key"] == key), None)
 
 
+def _let_the_scheduler_evaluate_pending_rollups(airflow, name: str) -> None:
+    """
+    Send a key to another consumer and wait for its run.
+
+    Once that run exists, the scheduler has evaluated every older pending rollup with all the
+    keys sent before it in view (pending partition runs are evaluated oldest first, each tick):
+    a rollup still without a run was held, not merely not yet looked at. No fixed sleep.
+    """
+    airflow.create_asset_event("it_regional_sales", partition_key=f"eu::sentinel-{name}")
+    wait_until(
+        lambda: _run_with_key(airflow, "it_prefix_consumer", f"sentinel-{name}"),
+        timeout=60,
+        what=f"the sentinel run {name}",
+    )
+
+
 def test_prefix_strip_consumer_runs_with_the_stripped_key(airflow):
     airflow.trigger("it_prefix_producer", partition_key="eu::daily-sales")
 
@@ -67,14 +83,7 @@ def test_business_day_rollup_fires_once_after_the_last_weekday(airflow):
     [apdr] = pending["partitioned_dag_runs"]
     assert (apdr["partition_key"], apdr["total_required"], apdr["total_received"]) == ("2026-03", 22, 21)
 
-    # A key sent after the 21 weekdays to another consumer: once its run exists, the scheduler
-    # has evaluated the older, pending rollup with all 21 keys in view, and must have held it.
-    airflow.create_asset_event("it_regional_sales", partition_key="eu::sentinel-after-21")
-    wait_until(
-        lambda: _run_with_key(airflow, "it_prefix_consumer", "sentinel-after-21"),
-        timeout=60,
-        what="the sentinel run",
-    )
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-21-weekdays")
     assert airflow.dag_runs("it_business_month") == []
 
     airflow.create_asset_event("it_daily_sales", partition_key=weekdays[-1])
@@ -104,3 +113,40 @@ def test_scheduled_runtime_partition_timetable_runs_and_emits_each_added_key(air
     assert sorted(e["partition_key"] for e in events) == sorted(keys)
     assert len(events) == 2
     assert {k.split("::")[0] for k in keys} == {"eu", "us"}
+
+
+def test_new_york_day_on_dst_start_fires_once_after_its_23rd_utc_hour(airflow):
+    # US DST starts on 2026-03-08 at 02:00 EST (07:00 UTC): the New York day runs from
+    # 05:00 UTC that day to 04:00 UTC the next, 23 real hours, written as UTC hour keys.
+    hours = [f"2026-03-08T{h:02d}" for h in range(5, 24)] + [f"2026-03-09T{h:02d}" for h in range(4)]
+    assert len(hours) == 23
+    airflow.create_asset_event("it_utc_hours", partition_key="2026-03-08T04")  # 23:00 EST, 7 March
+    for key in hours[:-1]:
+        airflow.create_asset_event("it_utc_hours", partition_key=key)
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-22-hours")
+    assert airflow.dag_runs("it_new_york_day_from_utc_hours") == []
+
+    airflow.create_asset_event("it_utc_hours", partition_key=hours[-1])
+    [run] = airflow.wait_for_runs("it_new_york_day_from_utc_hours", 1, timeout=60)
+    assert run["partition_key"] == "2026-03-08"
+    assert run["partition_date"] == "2026-03-08T05:00:00Z"  # local midnight, EST
+    pending = airflow.request(
+        "GET", "/ui/partitioned_dag_runs", params={"dag_id": "it_new_york_day_from_utc_hours"}
+    )["partitioned_dag_runs"]
+    assert sorted(p["partition_key"] for p in pending) == ["2026-03-07", "2026-03-08"]
+
+
+def test_quarter_hour_slots_roll_up_into_each_complete_hour(airflow):
+    for key in ["2026-03-10T09:00", "2026-03-10T09:15", "2026-03-10T09:30", "2026-03-10T09:45"]:
+        airflow.create_asset_event("it_quarter_hours", partition_key=key)
+    for key in ["2026-03-10T10:00", "2026-03-10T10:15", "2026-03-10T10:30"]:
+        airflow.create_asset_event("it_quarter_hours", partition_key=key)
+    [first] = airflow.wait_for_runs("it_hour_from_quarter_hours", 1, timeout=60)
+    assert first["partition_key"] == "2026-03-10T09"
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-three-slots-of-10")
+    assert [r["partition_key"] for r in airflow.dag_runs("it_hour_from_quarter_hours")] == ["2026-03-10T09"]
+
+    airflow.create_asset_event("it_quarter_hours", partition_key="2026-03-10T10:45")
+    runs = airflow.wait_for_runs("it_hour_from_quarter_hours", 2, timeout=60)
+    assert [r["partition_key"] for r in runs] == ["2026-03-10T09", "2026-03-10T10"]
+    assert runs[1]["partition_date"] == "2026-03-10T10:00:00Z"

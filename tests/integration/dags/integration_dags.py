@@ -13,11 +13,22 @@ from airflow.sdk import (
     task,
 )
 
-from airflow_partitions import BusinessDayWindow, PrefixStripMapper, ScheduledRuntimePartitionTimetable
+from airflow_partitions import (
+    BusinessDayWindow,
+    Day,
+    Hour,
+    Minutes,
+    PrefixStripMapper,
+    ScheduledRuntimePartitionTimetable,
+    TemporalMapper,
+    TemporalWindow,
+)
 
 regional_sales = Asset("it_regional_sales")
 daily_sales = Asset("it_daily_sales")
 runtime_output = Asset("it_runtime_output")
+utc_hours = Asset("it_utc_hours")
+quarter_hours = Asset("it_quarter_hours")
 
 
 @task
@@ -74,3 +85,28 @@ with DAG(
         return keys
 
     produce()
+
+with DAG(
+    "it_new_york_day_from_utc_hours",
+    schedule=PartitionedAssetTimetable(
+        assets=utc_hours,
+        default_partition_mapper=RollupMapper(
+            upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
+            window=TemporalWindow(Hour()),
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_hour_from_quarter_hours",
+    schedule=PartitionedAssetTimetable(
+        assets=quarter_hours,
+        default_partition_mapper=RollupMapper(
+            upstream_mapper=TemporalMapper(Hour()), window=TemporalWindow(Minutes(15))
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
