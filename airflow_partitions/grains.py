@@ -82,9 +82,9 @@ def time_zone(name: str, *, owner: str) -> ZoneInfo:
         ) from err
 
 
-def parse_instant(key: str, tz: ZoneInfo, input_format: str | None = None) -> datetime:
+def read_key(key: str, input_format: str | None = None) -> datetime:
     """
-    Return the aware instant a partition key names; a key without an offset is read in *tz*.
+    Return the date and time a partition key names, naive if the key carries no offset.
 
     Reads every ISO 8601 form ``datetime.fromisoformat`` reads, and the period keys ``YYYY``,
     ``YYYY-MM``, ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads
@@ -96,13 +96,22 @@ def parse_instant(key: str, tz: ZoneInfo, input_format: str | None = None) -> da
     if not isinstance(key, str):
         raise ValueError(f"partition key {key!r} is not a string; expected {_EXPECTED_KEYS}.")
     try:
-        instant = datetime.strptime(key, input_format) if input_format else datetime.fromisoformat(key)
+        return datetime.strptime(key, input_format) if input_format else datetime.fromisoformat(key)
     except ValueError as err:
         match = None if input_format else _PERIOD_KEY.fullmatch(key)
         if match is None:
             expected = f"a key in the format {input_format!r}" if input_format else _EXPECTED_KEYS
             raise ValueError(f"partition key {key!r} is not {expected} ({err}).") from None
-        instant = _period_key_start(key, match)
+        return _period_key_start(key, match)
+
+
+def parse_instant(key: str, tz: ZoneInfo, input_format: str | None = None) -> datetime:
+    """
+    Return the aware instant a partition key names (:func:`read_key`); no offset means *tz*.
+
+    :raises ValueError: as :func:`read_key`.
+    """
+    instant = read_key(key, input_format)
     return instant if instant.tzinfo is not None else instant.replace(tzinfo=tz)
 
 
@@ -188,6 +197,15 @@ class Grain(ABC):
     @abstractmethod
     def shift(self, period: Period, n: int) -> Period:
         """Return the period *n* periods after *period* (before it if *n* is negative)."""
+
+    def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
+        """
+        Return the canonical key of the period containing *when*; naive *when* is read in *tz*.
+
+        Equal to ``key(floor(...))``; grains cut at wall-clock times compute it without building
+        the period (the mapping hot path).
+        """
+        return self.key(self.floor(when if when.tzinfo else when.replace(tzinfo=tz or self.tz)))
 
     def period_of(self, key: str, input_format: str | None = None) -> Period:
         """
@@ -294,6 +312,23 @@ class _WallGrain(Grain):
         # A start moved forward out of a spring-forward gap floors back to its own wall cut.
         return self._floor_wall(period.start.replace(tzinfo=None))
 
+    @abstractmethod
+    def _wall_key(self, start: datetime) -> str:
+        """Return the canonical key of the period whose naive local start is *start*."""
+
+    def key(self, period: Period) -> str:
+        """Return the canonical key of *period*."""
+        return self._wall_key(self._wall_start(period))
+
+    def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
+        """Return the key of the period containing *when* (naive: read in *tz*), from wall time."""
+        if when.tzinfo is None and (tz is None or tz is self.tz):
+            # A naive local time names its wall cut directly: a day or coarser period is the same
+            # whether or not the time falls in a spring-forward gap.
+            return self._wall_key(self._floor_wall(when))
+        aware = when if when.tzinfo else when.replace(tzinfo=tz)
+        return self._wall_key(self._floor_wall(aware.astimezone(self.tz).replace(tzinfo=None)))
+
     def floor(self, instant: datetime) -> Period:
         """Return the period that contains the aware *instant*."""
         return self._period(self._floor_wall(instant.astimezone(self.tz).replace(tzinfo=None)))
@@ -358,13 +393,26 @@ class Minutes(_WallGrain):
     def _shift_wall(self, start: datetime, n: int) -> datetime:
         return start + timedelta(minutes=self.n * n)
 
+    def _wall_key(self, start: datetime) -> str:
+        return self.key(self._period(start))
+
+    def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
+        """Return the key of the slot containing *when* (naive: read in *tz*)."""
+        if self.timezone == "UTC" and 60 % self.n == 0 and (when.tzinfo or tz in (None, self.tz)):
+            # UTC has no offsets to write: the slot key is the floored UTC wall time.
+            utc = when.astimezone(UTC) if when.tzinfo else when
+            return self._text(utc, utc.minute - utc.minute % self.n)
+        # Elsewhere a slot key carries its real start's offset, which only the period knows.
+        return Grain.key_at(self, when, tz)
+
+    def _text(self, start: datetime, minute: int) -> str:
+        text = f"{start.year:04d}-{start.month:02d}-{start.day:02d}T{start.hour:02d}"
+        return text if self.n == 60 else f"{text}:{minute:02d}"
+
     def key(self, period: Period) -> str:
         """Return ``YYYY-MM-DDTHH:MM`` (``YYYY-MM-DDTHH`` for hours), plus the offset outside UTC."""
-        s = period.start
-        text = f"{s.year:04d}-{s.month:02d}-{s.day:02d}T{s.hour:02d}"
-        if self.n != 60:
-            text += f":{s.minute:02d}"
-        return text if self.timezone == "UTC" else text + _offset(s)
+        text = self._text(period.start, period.start.minute)
+        return text if self.timezone == "UTC" else text + _offset(period.start)
 
     def _parameters(self) -> dict[str, Any]:
         return {"n": self.n, "timezone": self.timezone}
@@ -418,9 +466,9 @@ class Day(_WallGrain):
     def _shift_wall(self, start: datetime, n: int) -> datetime:
         return start + timedelta(days=n)
 
-    def key(self, period: Period) -> str:
+    def _wall_key(self, start: datetime) -> str:
         """Return the local date the day starts on, ``YYYY-MM-DD``."""
-        return self._wall_start(period).date().isoformat()
+        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}"
 
     def _parameters(self) -> dict[str, Any]:
         return {"start_hour": self.start_hour, "timezone": self.timezone}
@@ -452,9 +500,9 @@ class Week(_WallGrain):
     def _shift_wall(self, start: datetime, n: int) -> datetime:
         return start + timedelta(weeks=n)
 
-    def key(self, period: Period) -> str:
+    def _wall_key(self, start: datetime) -> str:
         """Return the local date of the week's first day, ``YYYY-MM-DD``."""
-        return self._wall_start(period).date().isoformat()
+        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}"
 
     def _parameters(self) -> dict[str, Any]:
         return {"start": self.start, "timezone": self.timezone}
@@ -472,9 +520,9 @@ class IsoWeek(Week):
     start: str = field(default="monday", init=False)
     kind: ClassVar[str] = "iso_week"
 
-    def key(self, period: Period) -> str:
+    def _wall_key(self, start: datetime) -> str:
         """Return ``YYYY-Www`` (ISO week-numbering year, two-digit week)."""
-        year, week, _ = self._wall_start(period).isocalendar()
+        year, week, _ = start.isocalendar()
         return f"{year:04d}-W{week:02d}"
 
     def _parameters(self) -> dict[str, Any]:
@@ -496,9 +544,8 @@ class Month(_WallGrain):
         total = start.year * 12 + start.month - 1 + n * self.months
         return datetime(total // 12, total % 12 + 1, 1)
 
-    def key(self, period: Period) -> str:
+    def _wall_key(self, start: datetime) -> str:
         """Return ``YYYY-MM``."""
-        start = self._wall_start(period)
         return f"{start.year:04d}-{start.month:02d}"
 
 
@@ -509,9 +556,8 @@ class Quarter(Month):
     kind: ClassVar[str] = "quarter"
     months: ClassVar[int] = 3
 
-    def key(self, period: Period) -> str:
+    def _wall_key(self, start: datetime) -> str:
         """Return ``YYYY-Qn``."""
-        start = self._wall_start(period)
         return f"{start.year:04d}-Q{(start.month - 1) // 3 + 1}"
 
 
@@ -522,9 +568,9 @@ class Year(Month):
     kind: ClassVar[str] = "year"
     months: ClassVar[int] = 12
 
-    def key(self, period: Period) -> str:
+    def _wall_key(self, start: datetime) -> str:
         """Return ``YYYY``."""
-        return f"{self._wall_start(period).year:04d}"
+        return f"{start.year:04d}"
 
 
 @dataclass(frozen=True)

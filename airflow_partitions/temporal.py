@@ -32,7 +32,7 @@ from airflow.partition_mappers.temporal import FanOutMapper
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import dump, load
-from airflow_partitions.grains import Grain, Period, parse_instant, time_zone
+from airflow_partitions.grains import Grain, Period, parse_instant, read_key, time_zone
 
 #: Entries kept by each memo: pending rollups the scheduler re-evaluates (500 a tick at most).
 _CACHE_SIZE = 4096
@@ -114,8 +114,10 @@ class TemporalMapper(PartitionMapper):
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
+        if not self.offset:
+            return self.grain.key_at(read_key(key, self.input_format), self._input_tz)
         period = self.grain.floor(parse_instant(key, self._input_tz, self.input_format))
-        return self.grain.key(self.grain.shift(period, self.offset) if self.offset else period)
+        return self.grain.key(self.grain.shift(period, self.offset))
 
     def _decode(self, downstream_key: str) -> Period:
         period = self.grain.parse(downstream_key)
