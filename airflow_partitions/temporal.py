@@ -15,9 +15,10 @@ Their decoded type is :class:`~airflow_partitions.grains.Period`, not ``datetime
 ``RollupMapper`` refuses at Dag parse to pair them with core's naive-datetime mappers and
 windows, whose 24-hour days disagree with our DST-correct ones.
 
-Cost on the scheduler loop: decoding a downstream key, listing a period's members and writing
-member keys are memoized per instance (bounded LRU caches), so re-evaluating a pending rollup
-on every scheduler tick costs a few dictionary look-ups.
+Cost on the scheduler loop: decoding a downstream key and listing a period's members are
+memoized in bounded, process-wide LRU caches keyed by the frozen grain, and each member period
+computes its key once; the scheduler deserializes our objects afresh every tick, and the new
+objects hit the same entries. Re-evaluating a pending rollup costs a few dictionary look-ups.
 """
 
 from __future__ import annotations
@@ -34,8 +35,21 @@ from airflow.partition_mappers.window import Window
 from airflow_partitions._common import dump, load
 from airflow_partitions.grains import Grain, Period, parse_instant, read_key, time_zone
 
-#: Entries kept by each memo: pending rollups the scheduler re-evaluates (500 a tick at most).
-_CACHE_SIZE = 4096
+#: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
+#: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
+#: frozen configuration (grains are hashable values): a new, equal mapper hits the same entries.
+_CACHE_SIZE = 8192
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _decoded(grain: Grain, offset: int, downstream_key: str) -> Period:
+    period = grain.parse(downstream_key)
+    return grain.shift(period, -offset) if offset else period
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _members(grain: Grain, period: Period) -> tuple[Period, ...]:
+    return tuple(grain.members(period))
 
 
 def _require_grain(grain: Any, owner: str) -> Grain:
@@ -110,7 +124,6 @@ class TemporalMapper(PartitionMapper):
             )
         self.input_format = input_format
         self.offset = offset
-        self.decode_downstream = lru_cache(maxsize=_CACHE_SIZE)(self._decode)  # type: ignore[method-assign]
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
@@ -119,13 +132,9 @@ class TemporalMapper(PartitionMapper):
         period = self.grain.floor(parse_instant(key, self._input_tz, self.input_format))
         return self.grain.key(self.grain.shift(period, self.offset))
 
-    def _decode(self, downstream_key: str) -> Period:
-        period = self.grain.parse(downstream_key)
-        return self.grain.shift(period, -self.offset) if self.offset else period
-
-    def decode_downstream(self, downstream_key: str) -> Period:  # replaced by a memo in __init__
+    def decode_downstream(self, downstream_key: str) -> Period:
         """Return the upstream period a downstream key stands for (its own period, less ``offset``)."""
-        return self._decode(downstream_key)
+        return _decoded(self.grain, self.offset, downstream_key)
 
     def encode_upstream(self, decoded: Period) -> str:
         """Return the key producers write for the member period *decoded*."""
@@ -187,14 +196,10 @@ class TemporalWindow(Window):
     def __init__(self, grain: Grain) -> None:
         super().__init__()
         self.grain = _require_grain(grain, "TemporalWindow")
-        self.to_upstream = lru_cache(maxsize=_CACHE_SIZE)(self._members)  # type: ignore[method-assign]
 
-    def _members(self, period: Period) -> tuple[Period, ...]:
-        return tuple(self.grain.members(period))
-
-    def to_upstream(self, decoded_downstream: Period) -> Sequence[Period]:  # replaced by a memo
-        """Return the member periods of *decoded_downstream*, in order."""
-        return self._members(decoded_downstream)
+    def to_upstream(self, decoded_downstream: Period) -> Sequence[Period]:
+        """Return the member periods of *decoded_downstream*, in order (memoized)."""
+        return _members(self.grain, decoded_downstream)
 
     def serialize(self) -> dict[str, Any]:
         """Return ``{"format_version": 1, "grain": …}``."""
