@@ -48,14 +48,14 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from functools import cached_property
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions._common import dump, load
 
-UTC = timezone.utc
+UTC = UTC
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
 _EXPECTED_KEYS = (
@@ -139,25 +139,48 @@ def _offset(instant: datetime) -> str:
     return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, eq=False)
 class Period:
     """
     One period of a grain: the aware instants ``start <= t < end``, in the grain's time zone.
 
-    Periods order and compare by instant; :attr:`key` is the grain's canonical key for it.
+    ``start`` and ``end`` are local aware datetimes (``zoneinfo``), so they print as local time.
+    Periods compare, order and hash by the real instants of their bounds (:attr:`utc`), never
+    by wall-clock time: Python compares two datetimes of the same zone by wall clock, which
+    would confuse the two 01:30s of a fall-back night. :attr:`key` is the grain's canonical key.
     """
 
     start: datetime
     end: datetime
-    grain: Grain = field(compare=False)
+    grain: Grain
+
+    @cached_property
+    def utc(self) -> tuple[datetime, datetime]:
+        """The bounds as UTC datetimes: what equality, ordering and hashing use."""
+        return self.start.astimezone(UTC), self.end.astimezone(UTC)
 
     @cached_property
     def key(self) -> str:
         """The canonical partition key of this period, e.g. ``"2026-03-10"`` (computed once)."""
         return self.grain.key(self)
 
+    @property
+    def duration(self) -> timedelta:
+        """Real elapsed time from start to end (23 hours for a spring-forward day)."""
+        return self.utc[1] - self.utc[0]
+
     def __contains__(self, instant: datetime) -> bool:
-        return self.start <= instant < self.end
+        start, end = self.utc
+        return start <= instant.astimezone(UTC) < end
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Period) and self.utc == other.utc
+
+    def __lt__(self, other: Period) -> bool:
+        return self.utc < other.utc
+
+    def __hash__(self) -> int:
+        return hash(self.utc)
 
 
 @dataclass(frozen=True)
@@ -251,13 +274,14 @@ class Grain(ABC):
             end at its end (the grains do not nest, e.g. ISO weeks in a month).
         """
         members = []
+        start, end = period.utc
         current = self.floor(period.start)
-        if current.start < period.start and not self.tiles:
+        if current.utc[0] < start and not self.tiles:
             current = self.shift(current, 1)
-        while current.start < period.end:
+        while current.utc[0] < end:
             members.append(current)
             current = self.shift(current, 1)
-        if self.tiles and (not members or members[0].start != period.start or members[-1].end != period.end):
+        if self.tiles and (not members or members[0].utc[0] != start or members[-1].utc[1] != end):
             raise ValueError(
                 f"{self!r} periods do not tile {period.grain!r} period {period.key!r} "
                 f"[{period.start.isoformat()}, {period.end.isoformat()}); pick a grain that nests in it."

@@ -114,7 +114,9 @@ class TemporalMapper(PartitionMapper):
         super().__init__(max_downstream_keys=max_downstream_keys)
         self.grain = _require_grain(grain, "TemporalMapper")
         self.input_timezone = input_timezone
-        self._input_tz = time_zone(input_timezone, owner="TemporalMapper") if input_timezone else grain.tz
+        self._input_tz = (
+            time_zone(input_timezone, owner="TemporalMapper input_timezone") if input_timezone else grain.tz
+        )
         if not isinstance(offset, int) or isinstance(offset, bool):
             raise ValueError(f"TemporalMapper: offset must be a whole number of periods; got {offset!r}.")
         if input_format is not None and (not isinstance(input_format, str) or "%" not in input_format):
@@ -143,8 +145,8 @@ class TemporalMapper(PartitionMapper):
         return decoded.key
 
     def format(self, decoded: Period) -> str:
-        """Return the canonical key of *decoded*: the downstream key ``FanOutMapper`` writes."""
-        return decoded.key
+        """Return the key of this grain's period holding *decoded*'s start (``FanOutMapper``'s output)."""
+        return decoded.key if decoded.grain == self.grain else self.grain.key_at(decoded.start)
 
     def to_partition_date(self, downstream_key: str) -> datetime:
         """Return the start of the period *downstream_key* names, as an aware datetime."""
