@@ -55,7 +55,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions._common import dump, load
 
-UTC = UTC
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
 _EXPECTED_KEYS = (
