@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "ScheduledRuntimePartitionTimetable": "airflow_partitions.timetables",
     "TemporalFanOutMapper": "airflow_partitions.temporal",
     "TemporalMapper": "airflow_partitions.temporal",
+    "TemporalRollupMapper": "airflow_partitions.temporal",
     "TemporalWindow": "airflow_partitions.temporal",
     # Grains: values nested in the classes above, not registered with Airflow themselves.
     **{

@@ -12,7 +12,12 @@ from airflow.plugins_manager import AirflowPlugin
 
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.namespace import PrefixStripMapper
-from airflow_partitions.temporal import TemporalFanOutMapper, TemporalMapper, TemporalWindow
+from airflow_partitions.temporal import (
+    TemporalFanOutMapper,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+)
 from airflow_partitions.timetables import ScheduledRuntimePartitionTimetable
 
 
@@ -20,6 +25,6 @@ class AirflowPartitionsPlugin(AirflowPlugin):
     """Register airflow-partitions' partition mappers, windows and timetables with Airflow."""
 
     name = "airflow_partitions"
-    partition_mappers = [PrefixStripMapper, TemporalFanOutMapper, TemporalMapper]
+    partition_mappers = [PrefixStripMapper, TemporalFanOutMapper, TemporalMapper, TemporalRollupMapper]
     windows = [BusinessDayWindow, TemporalWindow]
     timetables = [ScheduledRuntimePartitionTimetable]

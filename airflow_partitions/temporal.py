@@ -8,6 +8,8 @@ Each class is a thin view over a :class:`~airflow_partitions.grains.Grain`:
   shifted by whole periods (``offset=-1``: T-1 processing).
 - :class:`TemporalWindow` lists the periods of a finer grain inside one coarser period, for
   Airflow's ``RollupMapper`` (wait for all of them) and ``FanOutMapper`` (one run each).
+- :class:`TemporalRollupMapper` is Airflow's ``RollupMapper`` for the two above, checking at
+  Dag parse that the window's grain nests in the mapper's, and caching each expected key set.
 - :class:`TemporalFanOutMapper` is Airflow's ``FanOutMapper`` with a default downstream mapper
   for our windows.
 
@@ -28,7 +30,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from airflow.partition_mappers.base import PartitionMapper
+from airflow.partition_mappers.base import PartitionMapper, RollupMapper
 from airflow.partition_mappers.temporal import FanOutMapper
 from airflow.partition_mappers.window import Window
 
@@ -127,6 +129,15 @@ class TemporalMapper(PartitionMapper):
         self.input_format = input_format
         self.offset = offset
 
+    def _config(self) -> tuple[Any, ...]:
+        return (self.grain, self.input_timezone, self.input_format, self.offset, self.max_downstream_keys)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._config() == self._config()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._config())
+
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
         if not self.offset:
@@ -199,6 +210,12 @@ class TemporalWindow(Window):
         super().__init__()
         self.grain = _require_grain(grain, "TemporalWindow")
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.grain == self.grain  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self.grain)
+
     def to_upstream(self, decoded_downstream: Period) -> Sequence[Period]:
         """Return the member periods of *decoded_downstream*, in order (memoized)."""
         return _members(self.grain, decoded_downstream)
@@ -211,6 +228,86 @@ class TemporalWindow(Window):
     def deserialize(cls, data: dict[str, Any]) -> TemporalWindow:
         """Rebuild the window from :meth:`serialize`'s output."""
         return cls(Grain.deserialize(load(data, cls)["grain"]))
+
+
+#: Fixed sample instants at which a rollup's grains are checked to nest, at Dag parse: an
+#: ordinary day, both 2026 US DST changes, a year end and a leap day (deterministic: no clock).
+_NESTING_SAMPLES = tuple(
+    datetime.fromisoformat(t)
+    for t in (
+        "2026-01-14T12:00Z",
+        "2026-03-08T12:00Z",
+        "2026-11-01T12:00Z",
+        "2026-12-31T12:00Z",
+        "2028-02-29T12:00Z",
+    )
+)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _expected_keys(mapper: TemporalMapper, window: TemporalWindow, downstream_key: str) -> frozenset[str]:
+    return frozenset(
+        mapper.encode_upstream(m) for m in window.to_upstream(mapper.decode_downstream(downstream_key))
+    )
+
+
+class TemporalRollupMapper(RollupMapper):
+    """
+    Airflow's ``RollupMapper`` for a :class:`TemporalMapper` and a :class:`TemporalWindow`.
+
+    ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))``
+    maps ``2026-03-10T09`` to ``2026-03-10`` and runs the consumer once all 24 hour keys of that
+    day have arrived, exactly as ``RollupMapper`` with the same arguments would. In addition:
+
+    - At Dag parse, it checks that the window's grain tiles the mapper's (on an ordinary day, both
+      2026 US DST changes, a year end and a leap day), so ``TemporalWindow(IsoWeek())`` under
+      ``TemporalMapper(Month())`` is refused there, not discovered by the scheduler.
+    - It memoizes each downstream key's expected upstream key set process-wide, so the scheduler's
+      re-evaluation of a pending rollup on every tick is one cache look-up.
+
+    :param upstream_mapper: A :class:`TemporalMapper` (reads upstream keys, names the period).
+    :param window: A :class:`TemporalWindow` (the member grain).
+    :param wait_policy: Airflow's ``WaitForAll`` (default) or ``MinimumCount``.
+    :raises ValueError: at Dag parse if the mapper or window is not ours, or the window's grain
+        does not nest in the mapper's.
+    """
+
+    def __init__(
+        self,
+        *,
+        upstream_mapper: TemporalMapper,
+        window: TemporalWindow,
+        wait_policy: Any = None,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        if not isinstance(upstream_mapper, TemporalMapper) or not isinstance(window, TemporalWindow):
+            raise ValueError(
+                "TemporalRollupMapper: upstream_mapper must be a TemporalMapper and window a TemporalWindow; "
+                f"got {type(upstream_mapper).__name__} and {type(window).__name__} (use Airflow's "
+                "RollupMapper for other mappers and windows)."
+            )
+        super().__init__(
+            upstream_mapper=upstream_mapper,
+            window=window,
+            wait_policy=wait_policy,
+            max_downstream_keys=max_downstream_keys,
+        )
+        if window.grain.tiles:
+            for instant in _NESTING_SAMPLES:
+                window.grain.members(upstream_mapper.grain.floor(instant))
+
+    def to_upstream(self, downstream_key: str) -> frozenset[str]:
+        """Return the keys the period *downstream_key* names is waiting for (memoized)."""
+        return _expected_keys(self.upstream_mapper, self.window, downstream_key)
+
+    def serialize(self) -> dict[str, Any]:
+        """Return Airflow's ``RollupMapper`` form (mapper, window, wait policy), versioned."""
+        return dump(**super().serialize())
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
+        """Rebuild the rollup from :meth:`serialize`'s output."""
+        return super().deserialize(load(data, cls))
 
 
 class TemporalFanOutMapper(FanOutMapper):
