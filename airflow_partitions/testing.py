@@ -199,10 +199,12 @@ class AirflowInstance:
             "AIRFLOW__API__WORKERS": "1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.1",
-            # SQLite: wait up to 60 s for a lock instead of the default 5 s, which a loaded
-            # 2-core machine exceeds (the scheduler then dies with "database is locked").
+            # SQLite (in WAL mode, see _use_sqlite_wal): wait up to 20 s for the write lock, not
+            # the default 5 s, which a loaded 2-core machine exceeds (the scheduler then dies
+            # with "database is locked"); well under the client's 90 s, so a request that still
+            # loses fails with a 500 that request() retries, rather than timing out.
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn
-            or f"sqlite:///{self.home / 'airflow.db'}?timeout=60",
+            or f"sqlite:///{self.home / 'airflow.db'}?timeout=20",
             **(extra_env or {}),
         }
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -223,8 +225,14 @@ class AirflowInstance:
         try:
             self.home.mkdir(parents=True, exist_ok=True)
             with open(self.home / "db-migrate.log", "wb") as log:
-                if self._airflow("db", "migrate", stdout=log, stderr=subprocess.STDOUT).wait() != 0:
+                # Tracked like the services, so stop() ends it too if we are interrupted here.
+                migrate = self._airflow(
+                    "db", "migrate", stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                )
+                self._processes["db-migrate"] = migrate
+                if migrate.wait() != 0:
                     raise AirflowError(f"airflow db migrate failed:\n{self.log_tail('db-migrate')}")
+                del self._processes["db-migrate"]
             self._use_sqlite_wal()
             for name, args in _PROCESSES:
                 log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
@@ -329,16 +337,20 @@ class AirflowInstance:
             request.add_header("Authorization", f"Bearer {self._bearer()}")
         for attempt in itertools.count(1):
             try:
-                with urllib.request.urlopen(request, timeout=60) as response:
+                with urllib.request.urlopen(request, timeout=90) as response:
                     payload = response.read()
                 return json.loads(payload) if payload else None
             except urllib.error.HTTPError as err:
                 answer = err.read().decode(errors="replace")
-                # SQLite allows one writer: a write racing the scheduler's can fail with a
-                # "Database error" (500) after its transaction was rolled back. Try again.
+                # SQLite allows one writer: a write that waited too long for the lock fails with
+                # a "Database error" (500) after its transaction was rolled back. Try again.
                 if err.code < 500 or attempt == 5:
                     raise AirflowError(f"{method} {path} answered {err.code}: {answer}") from err
-                time.sleep(0.5 * attempt)
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+                # A lost answer may hide a write that happened: only reads are tried again.
+                if method != "GET" or attempt == 5:
+                    raise AirflowError(f"{method} {path} got no answer from {self.url}: {err}") from err
+            time.sleep(0.5 * attempt)
 
     def _bearer(self) -> str:
         if self._token is None:
@@ -445,7 +457,9 @@ class AirflowInstance:
                 ti_path = f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/taskInstances/{ti['task_id']}"
                 content = self._get(f"{ti_path}/logs/{ti['try_number']}").get("content", [])
                 text = [
-                    entry.get("event", str(entry)) if isinstance(entry, dict) else str(entry)
+                    " ".join(str(entry.get(k, "")) for k in ("event", "error_detail") if entry.get(k))
+                    if isinstance(entry, dict)
+                    else str(entry)
                     for entry in content
                 ]
                 report.extend(f"    {line}" for line in text[-lines:])

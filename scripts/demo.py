@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import signal
 import sys
 import tempfile
@@ -71,7 +72,7 @@ def _run_rows(airflow: AirflowInstance, data: Path, dag_ids: list[str]) -> list[
             rows.append(
                 (
                     dag_id,
-                    run["dag_run_id"].split(".")[0].split("+")[0],
+                    run["dag_run_id"].removesuffix("+00:00"),
                     run["partition_key"] or "-",
                     (run["partition_date"] or "-").replace("T00:00:00Z", ""),
                     run["state"],
@@ -116,13 +117,13 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     _print_table(_run_rows(airflow, data, dag_ids))
     pending = airflow.request("GET", "/ui/partitioned_dag_runs", params={"has_created_dag_run_id": False})
     print("\nRollups still waiting (the scheduler holds each until all its business days arrive):")
-    for apdr in pending["partitioned_dag_runs"]:
+    for apdr in sorted(pending["partitioned_dag_runs"], key=lambda a: (a["dag_id"], a["partition_key"])):
         why = "" if apdr["total_received"] else " (opened by weekend days alone: not business days)"
         print(
             f"  {apdr['dag_id']} {apdr['partition_key']}: "
             f"{apdr['total_received']} of {apdr['total_required']} business days received{why}"
         )
-    print(f"\nData folder: {data}")
+    print(f"\nData folder: {data} ({'kept' if keep else 'deleted when the demo ends; --keep keeps it'})")
     print(f"Done in {time.monotonic() - started:.0f} s.")
 
     if keep:
@@ -145,16 +146,21 @@ def main() -> int:
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop everything on `kill` too
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, even when started in the background
     started = time.monotonic()
     data = Path(tempfile.mkdtemp(prefix="airflow-partitions-data-"))
     airflow = AirflowInstance(REPO / "example_dags", extra_env={"AIRFLOW_PARTITIONS_DATA": str(data)})
     print(f"Starting Airflow (api-server, scheduler, dag-processor; SQLite) in {airflow.home} …", flush=True)
-    with airflow:
-        try:
-            _demo(airflow, started, data, keep=args.keep)
-        except AirflowError:
-            print(airflow.log_tail(), file=sys.stderr)
-            raise
+    try:
+        with airflow:
+            try:
+                _demo(airflow, started, data, keep=args.keep)
+            except Exception:
+                print(airflow.log_tail(), file=sys.stderr)
+                raise
+    finally:
+        if not args.keep:
+            shutil.rmtree(data, ignore_errors=True)
     return 0
 
 
@@ -164,6 +170,6 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         print("\nInterrupted; every Airflow process was stopped.")
         sys.exit(130)
-    except AirflowError as err:
-        print(f"\nThe demo failed: {err}", file=sys.stderr)
+    except Exception as err:  # any failure: say so plainly (the logs were printed above)
+        print(f"\nThe demo failed: {type(err).__name__}: {err}", file=sys.stderr)
         sys.exit(1)

@@ -97,7 +97,7 @@ def test_business_day_rollup_fires_once_after_the_last_weekday(airflow):
 
 def test_scheduled_runtime_partition_timetable_runs_and_emits_each_added_key(airflow):
     details = airflow.request("GET", "/api/v2/dags/it_runtime_producer/details")
-    assert details["timetable_summary"] == "* * * * *"
+    assert details["timetable_summary"] == "0 * * * *"
 
     def first_scheduled_success():
         runs = [r for r in airflow.dag_runs("it_runtime_producer") if r["run_type"] == "scheduled"]
