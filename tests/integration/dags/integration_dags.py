@@ -69,8 +69,10 @@ with DAG(
 
 with DAG(
     "it_runtime_producer",
+    # Hourly, with the latest tick run at once: one scheduled run early in the session and
+    # little write load afterwards (SQLite has one writer).
     schedule=ScheduledRuntimePartitionTimetable(
-        "* * * * *", timezone="America/New_York", run_immediately=True
+        "0 * * * *", timezone="America/New_York", run_immediately=True
     ),
     start_date=pendulum.datetime(2026, 1, 1, tz="UTC"),
     catchup=False,
