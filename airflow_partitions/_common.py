@@ -33,10 +33,11 @@ def load(data: dict[str, Any], owner: type) -> dict[str, Any]:
     Check the ``format_version`` of *data* (written by :func:`dump`) and return *data*.
 
     :raises ValueError: if *data* was written by a newer release of airflow-partitions than
-        the one installed (``format_version`` above :data:`FORMAT_VERSION`).
+        the one installed (``format_version`` above :data:`FORMAT_VERSION`), or its
+        ``format_version`` is not a positive integer.
     """
     found = data.get("format_version", 1)
-    if not isinstance(found, int) or found > FORMAT_VERSION:
+    if type(found) is not int or not 1 <= found <= FORMAT_VERSION:
         raise ValueError(
             f"{owner.__name__}: the stored Dag was serialized with format_version {found!r}, "
             f"but this airflow-partitions reads up to {FORMAT_VERSION}. Upgrade airflow-partitions "

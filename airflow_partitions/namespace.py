@@ -35,7 +35,8 @@ class PrefixStripMapper(PartitionMapper):
     :param prefix: The namespace to strip, e.g. ``"eu"``. Non-empty.
     :param separator: What stands between the prefix and the key. Non-empty; default ``"::"``.
     :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
-    :raises ValueError: at Dag parse, if *prefix* or *separator* is empty or not a string.
+    :raises ValueError: at Dag parse, if *prefix* or *separator* is empty or not a string, or
+        *prefix* is only white space.
         At mapping time, if nothing but white space follows ``<prefix><separator>``
         (``"eu::"``: Airflow refuses blank partition keys); the scheduler logs it as
         ``failed to map partition_key`` and other keys keep flowing.
@@ -45,17 +46,25 @@ class PrefixStripMapper(PartitionMapper):
         super().__init__(max_downstream_keys=max_downstream_keys)
         self.prefix = require_text(prefix, owner="PrefixStripMapper", name="prefix", example="eu")
         self.separator = require_text(separator, owner="PrefixStripMapper", name="separator", example="::")
+        if not prefix.strip():
+            raise ValueError(
+                f"PrefixStripMapper: prefix must not be only white space, such as 'eu'; got {prefix!r}."
+            )
         self._qualifier = prefix + separator
 
     def to_downstream(self, key: str) -> str:
         """Return *key* without its ``<prefix><separator>``, or *key* itself if it has none."""
+        if not isinstance(key, str):
+            raise ValueError(
+                f"PrefixStripMapper(prefix={self.prefix!r}): partition key {key!r} is not a string."
+            )
         if not key.startswith(self._qualifier):
             return key
         stripped = key[len(self._qualifier) :]
         if not stripped.strip():
             raise ValueError(
-                f"PrefixStripMapper(prefix={self.prefix!r}): partition key {key!r} has nothing but "
-                f"white space after {self._qualifier!r}; expected '{self._qualifier}<key>' with a "
+                f"PrefixStripMapper(prefix={self.prefix!r}): partition key {key!r} has nothing (or only "
+                f"white space) after {self._qualifier!r}; expected '{self._qualifier}<key>' with a "
                 f"non-blank key, e.g. '{self._qualifier}daily-sales'."
             )
         return stripped

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from airflow.timetables.trigger import CronTriggerTimetable
 from croniter import CroniterBadDateError, croniter
+from dateutil.relativedelta import relativedelta
 from pendulum.tz.timezone import FixedTimezone, Timezone
 
 from airflow_partitions._common import dump, load, require_text
@@ -37,12 +39,15 @@ class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
 
     :param cron: A five-field cron expression or preset (``"@daily"``), read by ``croniter``
         exactly as Airflow reads it.
-    :param timezone: An IANA time zone name (``"America/New_York"``) or a pendulum time zone.
+    :param timezone: An IANA time zone name (``"America/New_York"``), a ``ZoneInfo`` or a pendulum
+        time zone.
     :param interval: Data interval length before each tick, as in ``CronTriggerTimetable``.
     :param run_immediately: As in ``CronTriggerTimetable``: whether the first run is the most
         recent past tick.
-    :raises ValueError: at Dag parse, if *cron* is not a valid five-field expression or
-        *timezone* is not a known IANA time zone.
+    :raises ValueError: at Dag parse, if *cron* is not a valid five-field expression or preset
+        (or names no date that exists, like ``"0 6 31 2 *"``), *timezone* is not a known IANA time
+        zone, *interval* is not a non-negative duration, or *run_immediately* is neither a bool
+        nor a timedelta.
     """
 
     partitioned_at_runtime = True
@@ -57,6 +62,19 @@ class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
     ) -> None:
         owner = "ScheduledRuntimePartitionTimetable"
         require_text(cron, owner=owner, name="cron", example="0 6 * * *")
+        if isinstance(timezone, ZoneInfo):
+            timezone = timezone.key
+        if not isinstance(interval, datetime.timedelta | relativedelta) or (
+            isinstance(interval, datetime.timedelta) and interval < datetime.timedelta()
+        ):
+            raise ValueError(
+                f"{owner}: interval must be a non-negative timedelta or relativedelta, "
+                f"e.g. timedelta(hours=1); got {interval!r}."
+            )
+        if not isinstance(run_immediately, bool | datetime.timedelta):
+            raise ValueError(
+                f"{owner}: run_immediately must be True, False or a timedelta; got {run_immediately!r}."
+            )
         if not isinstance(timezone, str | Timezone | FixedTimezone):
             raise ValueError(
                 f"{owner}: timezone must be an IANA time zone name such as 'America/New_York' "
@@ -70,7 +88,10 @@ class ScheduledRuntimePartitionTimetable(CronTriggerTimetable):
                 "'America/New_York'."
             ) from err
         # Core accepts a bad expression here and fails later; we refuse it at Dag parse.
-        if len(self._expression.split()) != 5 or not croniter.is_valid(self._expression):
+        fields = self._expression.split()
+        if not croniter.is_valid(self._expression) or (
+            len(fields) != 5 and not self._expression.startswith("@")
+        ):
             raise ValueError(
                 f"{owner}: cron {cron!r} is not a valid five-field cron expression "
                 "(minute hour day-of-month month day-of-week) or preset, e.g. '0 6 * * *' or '@daily'."

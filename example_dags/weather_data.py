@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import os
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -46,7 +46,7 @@ def local_day_hours(day: date) -> int:
     start = datetime(day.year, day.month, day.day, tzinfo=NEW_YORK)
     end = datetime.combine(day + timedelta(days=1), start.time(), tzinfo=NEW_YORK)
     # Subtracting two datetimes that share a tzinfo ignores their offsets: compare in UTC.
-    return round((end.astimezone(timezone.utc) - start.astimezone(timezone.utc)).total_seconds() / 3600)
+    return round((end.astimezone(UTC) - start.astimezone(UTC)).total_seconds() / 3600)
 
 
 def observations(airport: str, day: date) -> list[dict[str, str]]:
@@ -60,7 +60,7 @@ def observations(airport: str, day: date) -> list[dict[str, str]]:
         rows = [row for row in csv.DictReader(handle) if row["origin"] == airport]
     selected = []
     for row in rows:
-        instant = datetime.fromisoformat(row["time_hour"].replace("Z", "+00:00")).astimezone(timezone.utc)
+        instant = datetime.fromisoformat(row["time_hour"].replace("Z", "+00:00")).astimezone(UTC)
         if instant.astimezone(NEW_YORK).date() == day:
             selected.append(row)
     return sorted(selected, key=lambda row: row["time_hour"])

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import assume, given
@@ -15,6 +15,8 @@ texts = st.text(min_size=1, max_size=40)
 # Partition keys as Airflow accepts them: not empty, not whitespace-only
 # (``SerializedDAG.validate_partition_key`` and the asset-event APIs refuse those).
 keys = texts.filter(str.strip)
+# A prefix of only white space is refused at parse, like a blank key.
+prefixes = texts.filter(str.strip)
 
 
 def outcome(mapper: PrefixStripMapper, key: str) -> tuple[str, str]:
@@ -91,7 +93,7 @@ def test_key_that_is_only_a_custom_qualifier_is_refused_naming_the_key():
 
 @pytest.mark.parametrize(
     "date",
-    [None, datetime(2026, 3, 10, tzinfo=timezone.utc), datetime(2026, 3, 10, 5, 30, tzinfo=timezone.utc)],
+    [None, datetime(2026, 3, 10, tzinfo=UTC), datetime(2026, 3, 10, 5, 30, tzinfo=UTC)],
 )
 def test_carry_partition_date_passes_the_producers_date_through(date):
     assert PrefixStripMapper("eu").carry_partition_date(date) is date
@@ -129,13 +131,29 @@ def test_serialize_lists_its_configuration():
 # -- properties -------------------------------------------------------------------------------
 
 
-@given(prefix=texts, separator=texts, key=keys)
+@pytest.mark.parametrize("prefix", [" ", "\t", "  \n"])
+def test_prefix_of_only_white_space_is_refused_at_construction(prefix):
+    with pytest.raises(ValueError, match="prefix must not be only white space"):
+        PrefixStripMapper(prefix)
+
+
+@pytest.mark.parametrize("separator", [" ", "\t"])
+def test_white_space_separator_is_allowed(separator):
+    assert PrefixStripMapper("eu", separator=separator).to_downstream(f"eu{separator}sales") == "sales"
+
+
+def test_non_string_key_is_refused_naming_it():
+    with pytest.raises(ValueError, match="42"):
+        PrefixStripMapper("eu").to_downstream(42)
+
+
+@given(prefix=prefixes, separator=texts, key=keys)
 def test_qualified_key_maps_to_the_bare_key(prefix, separator, key):
     mapper = PrefixStripMapper(prefix, separator=separator)
     assert mapper.to_downstream(prefix + separator + key) == key
 
 
-@given(prefix=texts, separator=texts, key=keys)
+@given(prefix=prefixes, separator=texts, key=keys)
 def test_key_not_starting_with_the_qualifier_is_unchanged(prefix, separator, key):
     assume(not key.startswith(prefix + separator))
     assert PrefixStripMapper(prefix, separator=separator).to_downstream(key) == key
@@ -144,7 +162,7 @@ def test_key_not_starting_with_the_qualifier_is_unchanged(prefix, separator, key
 @st.composite
 def mapper_and_key(draw):
     """A mapper and a key of at most 250 characters that may or may not carry its qualifier."""
-    prefix, separator = draw(texts), draw(texts)
+    prefix, separator = draw(prefixes), draw(texts)
     rest = draw(st.text(min_size=1, max_size=250))
     key = draw(st.sampled_from([rest, prefix + separator + rest]))[:250]
     return PrefixStripMapper(prefix, separator=separator), key
@@ -163,7 +181,7 @@ def test_output_is_never_empty_nor_longer_than_the_input(case):
 
 
 @given(
-    prefix=texts,
+    prefix=prefixes,
     separator=texts,
     max_downstream_keys=st.none() | st.integers(min_value=1, max_value=1_000_000),
     keys=st.lists(texts, max_size=5),
