@@ -182,3 +182,20 @@ def test_member_count_matches_numpy_busday_count(year, month, tz):
     assert all(d.weekday() < 5 for d in days)
     assert all(first <= d < next_first for d in days)
     assert all(m.tzinfo is tz and (m.hour, m.minute) == (0, 0) for m in members)
+
+
+@pytest.mark.parametrize("start", [date(2026, 3, 1), "2026-03", None])
+def test_non_datetime_period_start_is_refused_naming_it(start):
+    with pytest.raises(ValueError, match="expects the month's start as a datetime"):
+        BusinessDayWindow().to_upstream(start)
+
+
+def test_month_decoded_with_a_fixed_offset_waits_for_the_right_days_after_fall_back():
+    # StartOfMonthMapper with '%z' decodes "2026-11-0400" to 2026-11-01 00:00-04:00 (EDT). After
+    # the 2026-11-01 fall-back, New York is at -05:00: the expected keys must still be the
+    # month's weekdays, 2026-11-02 (Monday) to 2026-11-30 (Monday), 21 of them.
+    mapper = StartOfMonthMapper(timezone="America/New_York", input_format="%Y-%m-%d", output_format="%Y-%m%z")
+    expected = sorted(
+        RollupMapper(upstream_mapper=mapper, window=BusinessDayWindow()).to_upstream("2026-11-0400")
+    )
+    assert (len(expected), expected[0], expected[-1]) == (21, "2026-11-02", "2026-11-30")

@@ -149,3 +149,34 @@ def test_round_trip_through_airflows_serialization():
     assert type(decoded) is ScheduledRuntimePartitionTimetable
     assert json.dumps(decoded.serialize()) == json.dumps(timetable.serialize())
     assert decoded.partitioned_at_runtime is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"interval": "1h"}, "interval must be a non-negative timedelta"),
+        ({"interval": timedelta(hours=-1)}, "interval must be a non-negative timedelta"),
+        ({"run_immediately": "yes"}, "run_immediately must be True, False or a timedelta"),
+    ],
+)
+def test_bad_interval_or_run_immediately_is_refused_at_construction(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ScheduledRuntimePartitionTimetable("0 6 * * *", timezone="UTC", **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("preset", "expected"), [("@midnight", utc(2026, 3, 11)), ("@annually", utc(2027, 1, 1))]
+)
+def test_croniter_presets_core_accepts_are_accepted(preset, expected):
+    info = ScheduledRuntimePartitionTimetable(preset, timezone="UTC").next_dagrun_info(
+        last_automated_data_interval=None,
+        restriction=TimeRestriction(earliest=utc(2026, 3, 10, 12), latest=None, catchup=True),
+    )
+    assert info.run_after == expected
+
+
+def test_zoneinfo_timezone_is_accepted_and_stored_by_name():
+    from zoneinfo import ZoneInfo
+
+    timetable = ScheduledRuntimePartitionTimetable("0 6 * * *", timezone=ZoneInfo("Europe/Berlin"))
+    assert timetable.serialize()["timezone"] == "Europe/Berlin"
