@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from datetime import date
+from pathlib import Path
 
 from airflow.sdk import DAG, PartitionedAssetTimetable, task
+
+# The helper module beside this file, wherever this folder sits in the dags folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from weather_data import AIRPORTS, DATA, daily_asset, landing_asset, local_day_hours, number
 
 from airflow_partitions import PrefixStripMapper

@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from datetime import timedelta
+from pathlib import Path
 
 from airflow.sdk import DAG, Asset, task
 from airflow.sdk.exceptions import AirflowSkipException
+
+# The helper module beside this file, wherever this folder sits in the dags folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from weather_data import AIRPORTS, DATA, NEW_YORK, folder_uri
 
 from airflow_partitions import ScheduledRuntimePartitionTimetable

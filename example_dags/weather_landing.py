@@ -11,9 +11,14 @@ of JFK's hourly observations to ``landing/JFK/2013-03-11.csv`` and emits an asse
 from __future__ import annotations
 
 import csv
+import sys
 from datetime import date
+from pathlib import Path
 
 from airflow.sdk import DAG, PartitionedAtRuntime, task
+
+# The helper module beside this file, wherever this folder sits in the dags folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from weather_data import AIRPORTS, DATA, landing_asset, observations
 
 for airport in AIRPORTS:

@@ -5,15 +5,21 @@ Roll each airport's daily summaries up into a business-day monthly report.
 of a month has arrived, then runs once with ``partition_key == "2013-03"``:
 ``RollupMapper(StartOfMonthMapper(input_format="%Y-%m-%d"), BusinessDayWindow())`` maps each
 daily key (``2013-03-11``) to its month and waits for the month's 21 weekdays, not for its
-weekends. The report goes to ``monthly/JFK/2013-03.json``.
+weekends. The month is New York's, so ``partition_date`` is 2013-03-01T00:00-05:00. The report
+goes to ``monthly/JFK/2013-03.json``.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime
+from pathlib import Path
 
 from airflow.sdk import DAG, PartitionedAssetTimetable, RollupMapper, StartOfMonthMapper, task
+
+# The helper module beside this file, wherever this folder sits in the dags folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from weather_data import AIRPORTS, DATA, daily_asset
 
 from airflow_partitions import BusinessDayWindow
@@ -24,7 +30,8 @@ for airport in AIRPORTS:
         schedule=PartitionedAssetTimetable(
             assets=daily_asset(airport),
             default_partition_mapper=RollupMapper(
-                upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
+                # New York months, like the New York local days they roll up.
+                upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d", timezone="America/New_York"),
                 window=BusinessDayWindow(),
             ),
         ),
