@@ -22,6 +22,7 @@ DAG_IDS = [
     "it_runtime_producer",
     "it_new_york_day_from_utc_hours",
     "it_hour_from_quarter_hours",
+    "it_six_hour_slots_from_day",
 ]
 
 

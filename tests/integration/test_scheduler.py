@@ -150,3 +150,14 @@ def test_quarter_hour_slots_roll_up_into_each_complete_hour(airflow):
     runs = airflow.wait_for_runs("it_hour_from_quarter_hours", 2, timeout=60)
     assert [r["partition_key"] for r in runs] == ["2026-03-10T09", "2026-03-10T10"]
     assert runs[1]["partition_date"] == "2026-03-10T10:00:00Z"
+
+
+def test_day_fans_out_to_one_run_per_six_hour_slot(airflow):
+    airflow.create_asset_event("it_days", partition_key="2026-03-10T13:45:00+00:00")  # any key in the day
+    runs = airflow.wait_for_runs("it_six_hour_slots_from_day", 4, timeout=90)
+    assert sorted((r["partition_key"], r["partition_date"]) for r in runs) == [
+        ("2026-03-10T00:00", "2026-03-10T00:00:00Z"),
+        ("2026-03-10T06:00", "2026-03-10T06:00:00Z"),
+        ("2026-03-10T12:00", "2026-03-10T12:00:00Z"),
+        ("2026-03-10T18:00", "2026-03-10T18:00:00Z"),
+    ]

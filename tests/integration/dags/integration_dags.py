@@ -20,7 +20,9 @@ from airflow_partitions import (
     Minutes,
     PrefixStripMapper,
     ScheduledRuntimePartitionTimetable,
+    TemporalFanOutMapper,
     TemporalMapper,
+    TemporalRollupMapper,
     TemporalWindow,
 )
 
@@ -29,6 +31,7 @@ daily_sales = Asset("it_daily_sales")
 runtime_output = Asset("it_runtime_output")
 utc_hours = Asset("it_utc_hours")
 quarter_hours = Asset("it_quarter_hours")
+days = Asset("it_days")
 
 
 @task
@@ -105,8 +108,20 @@ with DAG(
     "it_hour_from_quarter_hours",
     schedule=PartitionedAssetTimetable(
         assets=quarter_hours,
-        default_partition_mapper=RollupMapper(
+        default_partition_mapper=TemporalRollupMapper(
             upstream_mapper=TemporalMapper(Hour()), window=TemporalWindow(Minutes(15))
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_six_hour_slots_from_day",
+    schedule=PartitionedAssetTimetable(
+        assets=days,
+        default_partition_mapper=TemporalFanOutMapper(
+            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Minutes(360))
         ),
     ),
     catchup=False,
