@@ -306,7 +306,12 @@ class Grain(ABC):
         kind = data.pop("kind")
         if kind not in Grain._registry:
             raise ValueError(f"unknown grain kind {kind!r}; known: {sorted(Grain._registry)}.")
-        return Grain._registry[kind](**data)
+        return Grain._registry[kind]._from_parameters(data)
+
+    @classmethod
+    def _from_parameters(cls, parameters: dict[str, Any]) -> Grain:
+        """Build the grain from :meth:`_parameters`' output (grains nesting values rebuild them)."""
+        return cls(**parameters)
 
 
 class _WallGrain(Grain):
@@ -324,9 +329,12 @@ class _WallGrain(Grain):
     #: its date, whose midnight is 6 hours before the period starts.
     _name_offset: ClassVar[timedelta] = timedelta()
 
+    def _named_wall(self, key: str) -> datetime:
+        """Return the naive local time *key* names, moved by :attr:`_name_offset` into its period."""
+        return parse_instant(key, self.tz).astimezone(self.tz).replace(tzinfo=None) + self._name_offset
+
     def _named_period(self, key: str) -> Period:
-        wall = parse_instant(key, self.tz).astimezone(self.tz).replace(tzinfo=None)
-        return self._period(self._floor_wall(wall + self._name_offset))
+        return self._period(self._floor_wall(self._named_wall(key)))
 
     def _period(self, start_wall: datetime) -> Period:
         return Period(_resolve(start_wall, self.tz), _resolve(self._shift_wall(start_wall, 1), self.tz), self)
