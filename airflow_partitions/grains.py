@@ -57,6 +57,10 @@ from airflow_partitions._common import dump, load
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
+#: A period key of a fiscal or retail calendar: the calendar's label, a year and optionally a unit
+#: letter and number (``FY2026``, ``FY2026-Q3``, ``R2026-M01``, ``R2026-W53``). The instants it
+#: names depend on the calendar, so only a grain of that calendar reads it (``_calendar_start``).
+_CALENDAR_KEY = re.compile(r"(?P<label>[A-Za-z]+)(?P<year>\d{4})(?:-(?P<unit>Q\d|[MW]\d{2}))?")
 _EXPECTED_KEYS = (
     "an ISO 8601 date or time such as '2026-07-30', '2026-07-30T09', '2026-07-30T09:15:00Z', "
     "'2026-07-30T09:15+02:00' or '20260730T0915Z', or a period key such as '2026', '2026-03', "
@@ -81,13 +85,15 @@ def time_zone(name: str, *, owner: str) -> ZoneInfo:
         ) from err
 
 
-def read_key(key: str, input_format: str | None = None) -> datetime:
+def read_key(key: str, input_format: str | None = None, grain: Grain | None = None) -> datetime:
     """
     Return the date and time a partition key names, naive if the key carries no offset.
 
     Reads every ISO 8601 form ``datetime.fromisoformat`` reads, and the period keys ``YYYY``,
     ``YYYY-MM``, ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads
-    the key with ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``).
+    the key with ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``). With a fiscal or
+    retail *grain*, also reads the labelled keys of its calendar (``FY2026-Q3``, ``R2026-W05``):
+    the start of the period they name, aware, in the grain's time zone.
 
     :raises ValueError: naming the key and the forms expected, if the key is not a string or
         names no real date or time (``2026-02-30``).
@@ -99,18 +105,24 @@ def read_key(key: str, input_format: str | None = None) -> datetime:
     except ValueError as err:
         match = None if input_format else _PERIOD_KEY.fullmatch(key)
         if match is None:
+            labelled = None if input_format or grain is None else _CALENDAR_KEY.fullmatch(key)
+            if labelled is not None:
+                label, year, unit = labelled["label"], int(labelled["year"]), labelled["unit"] or ""
+                return grain._calendar_start(key, label, year, unit).replace(tzinfo=grain.tz)
             expected = f"a key in the format {input_format!r}" if input_format else _EXPECTED_KEYS
             raise ValueError(f"partition key {key!r} is not {expected} ({err}).") from None
         return _period_key_start(key, match)
 
 
-def parse_instant(key: str, tz: ZoneInfo, input_format: str | None = None) -> datetime:
+def parse_instant(
+    key: str, tz: ZoneInfo, input_format: str | None = None, grain: Grain | None = None
+) -> datetime:
     """
     Return the aware instant a partition key names (:func:`read_key`); no offset means *tz*.
 
     :raises ValueError: as :func:`read_key`.
     """
-    instant = read_key(key, input_format)
+    instant = read_key(key, input_format, grain)
     return instant if instant.tzinfo is not None else instant.replace(tzinfo=tz)
 
 
@@ -235,7 +247,7 @@ class Grain(ABC):
 
         :raises ValueError: naming the key, if :func:`parse_instant` cannot read it.
         """
-        return self.floor(parse_instant(key, self.tz, input_format))
+        return self.floor(parse_instant(key, self.tz, input_format, self))
 
     def parse(self, key: str) -> Period:
         """
@@ -256,6 +268,20 @@ class Grain(ABC):
     def _named_period(self, key: str) -> Period:
         """Return the period a canonical *key* names (before the canonical-spelling check)."""
         return self.period_of(key)
+
+    def _calendar_start(self, key: str, label: str, year: int, unit: str) -> datetime:
+        """
+        Return the naive local start of the period a labelled calendar *key* names.
+
+        :func:`read_key` splits the key into *label* (``"FY"``), *year* and *unit* (``"Q3"``,
+        ``"W05"``, ``""`` for a year). Only fiscal and retail grains read such keys.
+
+        :raises ValueError: naming the key and what was expected.
+        """
+        raise ValueError(
+            f"partition key {key!r} is not {_EXPECTED_KEYS}; labelled keys such as 'FY2026' are read "
+            f"only by a grain of their own fiscal or retail calendar, not by {self!r}."
+        )
 
     #: Whether the periods tile the time line without gaps (every grain but :class:`Cron`,
     #: whose ticks need not nest in a coarser period).
@@ -331,7 +357,8 @@ class _WallGrain(Grain):
 
     def _named_wall(self, key: str) -> datetime:
         """Return the naive local time *key* names, moved by :attr:`_name_offset` into its period."""
-        return parse_instant(key, self.tz).astimezone(self.tz).replace(tzinfo=None) + self._name_offset
+        instant = parse_instant(key, self.tz, grain=self)
+        return instant.astimezone(self.tz).replace(tzinfo=None) + self._name_offset
 
     def _named_period(self, key: str) -> Period:
         return self._period(self._floor_wall(self._named_wall(key)))

@@ -31,11 +31,11 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from airflow.partition_mappers.base import PartitionMapper, RollupMapper
-from airflow.partition_mappers.temporal import FanOutMapper
+from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import dump, load
-from airflow_partitions.grains import Grain, Period, parse_instant, read_key, time_zone
+from airflow_partitions.grains import Grain, Period, read_key, time_zone
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -71,8 +71,9 @@ class TemporalMapper(PartitionMapper):
     ``2026-07-30T09:15+0200``, ``20260730T0915Z``, the keys core's ``CronPartitionTimetable``
     writes) and our period keys (``2026-03``, ``2026-Q1``, ``2026-W11``); a key without an
     offset is read in *input_timezone*, by default the grain's time zone (the first occurrence on
-    fall-back's repeated hour). With *input_format*, keys are read with ``strptime`` instead
-    (``"%Y%m%d"``: ``20260730``).
+    fall-back's repeated hour). A fiscal or retail grain also reads the labelled keys of its own
+    calendar (``FY2026-Q3``, ``R2026-W05``), in its own time zone. With *input_format*, keys are
+    read with ``strptime`` instead (``"%Y%m%d"``: ``20260730``).
     Writes the grain's canonical key: ``TemporalMapper(Day())`` maps all of the above to
     ``2026-07-30``, ``TemporalMapper(Hour(timezone="America/New_York"))`` maps
     ``2026-11-01T05:30:00Z`` to ``2026-11-01T01-04:00`` and ``2026-11-01T06:30:00Z`` to
@@ -140,10 +141,15 @@ class TemporalMapper(PartitionMapper):
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
-        if not self.offset:
-            return self.grain.key_at(read_key(key, self.input_format), self._input_tz)
-        period = self.grain.floor(parse_instant(key, self._input_tz, self.input_format))
-        return self.grain.key(self.grain.shift(period, self.offset))
+        when = read_key(key, self.input_format, self.grain)
+        try:
+            if not self.offset:
+                return self.grain.key_at(when, self._input_tz)
+            period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=self._input_tz))
+            return self.grain.key(self.grain.shift(period, self.offset))
+        except ValueError as err:
+            # A grain with gaps (business days) has no period for some instants: name the key.
+            raise ValueError(f"partition key {key!r}: {err}") from None
 
     def decode_downstream(self, downstream_key: str) -> Period:
         """Return the upstream period a downstream key stands for (its own period, less ``offset``)."""
@@ -294,7 +300,11 @@ class TemporalRollupMapper(RollupMapper):
         )
         if window.grain.tiles:
             for instant in _NESTING_SAMPLES:
-                window.grain.members(upstream_mapper.grain.floor(instant))
+                try:
+                    period = upstream_mapper.grain.floor(instant)
+                except ValueError:
+                    continue  # a grain with gaps has no period there (a business day on a Sunday)
+                window.grain.members(period)
 
     def to_upstream(self, downstream_key: str) -> frozenset[str]:
         """Return the keys the period *downstream_key* names is waiting for (memoized)."""
@@ -317,8 +327,17 @@ class TemporalFanOutMapper(FanOutMapper):
     ``TemporalFanOutMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))``
     turns ``2026-03-10`` into ``2026-03-10T00`` … ``2026-03-10T23`` (one Dag run each).
 
+    With core's windows it defaults as core's ``FanOutMapper`` does, and a
+    :class:`~airflow_partitions.business.BusinessDayWindow` fans a month out to its business days
+    with ``StartOfDayMapper()`` (``2026-03`` → ``2026-03-02`` … ``2026-03-31``).
+
     :raises ValueError: at Dag parse, as core's ``FanOutMapper``, for a window with no default.
     """
+
+    default_downstream_mapper_by_window_name: ClassVar[dict[str, type[PartitionMapper]]] = {
+        **FanOutMapper.default_downstream_mapper_by_window_name,
+        "BusinessDayWindow": StartOfDayMapper,
+    }
 
     @classmethod
     def _resolve_default_downstream_mapper(cls, window: Window) -> PartitionMapper:
