@@ -25,6 +25,9 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 # (Airflow stores each class by qualname): a class listed here never changes module.
 _EXPORTS: dict[str, str] = {
     "BusinessDayWindow": "airflow_partitions.business",
+    # Business calendars and their grain: values nested in mappers and windows, not registered.
+    "BusinessCalendar": "airflow_partitions.business",
+    "BusinessDay": "airflow_partitions.business",
     "PrefixStripMapper": "airflow_partitions.namespace",
     "ScheduledRuntimePartitionTimetable": "airflow_partitions.timetables",
     "TemporalFanOutMapper": "airflow_partitions.temporal",
