@@ -146,10 +146,10 @@ class TemporalMapper(PartitionMapper):
             if not self.offset:
                 return self.grain.key_at(when, self._input_tz)
             period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=self._input_tz))
-            return self.grain.key(self.grain.shift(period, self.offset))
         except ValueError as err:
             # A grain with gaps (business days) has no period for some instants: name the key.
             raise ValueError(f"partition key {key!r}: {err}") from None
+        return self.grain.key(self.grain.shift(period, self.offset))
 
     def decode_downstream(self, downstream_key: str) -> Period:
         """Return the upstream period a downstream key stands for (its own period, less ``offset``)."""
