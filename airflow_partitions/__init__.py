@@ -51,6 +51,12 @@ _EXPORTS: dict[str, str] = {
             "Year",
         )
     },
+    # Fiscal and retail calendar grains (values too).
+    **{name: "airflow_partitions.fiscal" for name in ("FiscalMonth", "FiscalQuarter", "FiscalYear")},
+    **{
+        name: "airflow_partitions.retail"
+        for name in ("RetailMonth", "RetailQuarter", "RetailWeek", "RetailYear")
+    },
 }
 
 __all__ = sorted(_EXPORTS)
