@@ -79,3 +79,8 @@ def landing_asset(airport: str) -> Asset:
 def daily_asset(airport: str) -> Asset:
     """Return the asset of *airport*'s daily summaries, keyed ``2013-03-11``."""
     return Asset(f"weather_{airport.lower()}_daily", uri=folder_uri("daily", airport))
+
+
+def hourly_asset(airport: str) -> Asset:
+    """Return the asset of *airport*'s hourly observations, keyed by UTC hour: ``2013-03-10T05``."""
+    return Asset(f"weather_{airport.lower()}_hourly", uri=folder_uri("hourly", airport))

@@ -5,7 +5,9 @@ One producer per airport: ``weather_land_jfk`` is triggered with a namespaced pa
 such as ``jfk::2013-03-11`` (for example through the REST API, ``POST
 /api/v2/dags/weather_land_jfk/dagRuns`` with ``partition_key``), copies that New York local day
 of JFK's hourly observations to ``landing/JFK/2013-03-11.csv`` and emits an asset event on
-``weather_jfk_landing`` carrying the same key.
+``weather_jfk_landing`` carrying the same key. It also emits one event per observed hour on
+``weather_jfk_hourly``, keyed by the UTC hour (``2013-03-11T04`` … ``2013-03-12T03``), as a
+feed of hourly readings would.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from airflow.sdk import DAG, PartitionedAtRuntime, task
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from weather_data import AIRPORTS, DATA, landing_asset, observations
+from weather_data import AIRPORTS, DATA, hourly_asset, landing_asset, observations
 
 for airport in AIRPORTS:
     with DAG(
@@ -30,8 +32,8 @@ for airport in AIRPORTS:
         doc_md=__doc__,
     ):
 
-        @task(outlets=[landing_asset(airport)])
-        def land(airport: str = airport, dag_run=None) -> str:
+        @task(outlets=[landing_asset(airport), hourly_asset(airport)])
+        def land(airport: str = airport, dag_run=None, outlet_events=None) -> str:
             """Copy the airport-day named by the run's partition key to the landing folder."""
             namespace, _, day_text = dag_run.partition_key.partition("::")
             if namespace != airport.lower():
@@ -48,6 +50,8 @@ for airport in AIRPORTS:
                 writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
                 writer.writeheader()
                 writer.writerows(rows)
+            # time_hour is UTC ("2013-03-11T04:00:00Z"): its hour is the UTC hour key.
+            outlet_events[hourly_asset(airport)].add_partitions([row["time_hour"][:13] for row in rows])
             return str(target.relative_to(DATA))
 
         land()

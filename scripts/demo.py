@@ -24,6 +24,9 @@ from pathlib import Path
 from airflow_partitions.testing import AirflowError, AirflowInstance
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "example_dags"))
+from weather_data import local_day_hours, observations  # noqa: E402 - the example Dags' own helpers
+
 AIRPORTS = ("ewr", "jfk", "lga")
 # Airport-days to land: the spring-forward day (23 local hours) and the day after at every
 # airport, the fall-back day (25 local hours) at two, and every day of March 2013 at JFK so its
@@ -44,6 +47,9 @@ def _describe(airflow: AirflowInstance, data: Path, run: dict, output: str) -> s
     if output.startswith("daily/"):
         day = json.loads((data / output).read_text())
         return f"{output} ({day['hours_observed']} of {day['hours_in_day']} local hours observed)"
+    if output.startswith("local_days/"):
+        hours = (data / output).read_text().count("\n") - 1
+        return f"{output} ({hours} real hours, local times with offsets)"
     if output.startswith("monthly/"):
         month = json.loads((data / output).read_text())
         return f"{output} ({month['business_days']} business days, mean {month['temp_mean_f']} °F)"
@@ -94,7 +100,7 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
 def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -> None:
     print(f"Airflow UI: {airflow.url}  (every user is admin; open it while the demo runs)")
     # Pipeline order: producers, per-airport consumers, monthly rollups, then the export.
-    dag_ids = [f"weather_{kind}_{a}" for kind in ("land", "daily", "monthly") for a in AIRPORTS]
+    dag_ids = [f"weather_{kind}_{a}" for kind in ("land", "daily", "local_day", "monthly") for a in AIRPORTS]
     dag_ids.append("weather_daily_export")
     airflow.wait_for_dags(dag_ids)
     print(f"{len(dag_ids)} Dags parsed after {time.monotonic() - started:.0f} s.")
@@ -103,9 +109,12 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     for key in LANDINGS:
         airflow.trigger(f"weather_land_{key.split('::')[0]}", partition_key=key)
     for airport in AIRPORTS:
-        landed = sum(key.startswith(airport) for key in LANDINGS)
-        airflow.wait_for_runs(f"weather_land_{airport}", landed, timeout=300)
-        airflow.wait_for_runs(f"weather_daily_{airport}", landed, timeout=300)
+        landed = [date.fromisoformat(key.split("::")[1]) for key in LANDINGS if key.startswith(airport)]
+        airflow.wait_for_runs(f"weather_land_{airport}", len(landed), timeout=300)
+        airflow.wait_for_runs(f"weather_daily_{airport}", len(landed), timeout=300)
+        # A local day completes when every real hour of it was observed (worked out from the data).
+        complete = [d for d in landed if len(observations(airport.upper(), d)) == local_day_hours(d)]
+        airflow.wait_for_runs(f"weather_local_day_{airport}", len(complete), timeout=300)
     airflow.wait_for_runs("weather_monthly_jfk", 1, timeout=120)
 
     print("Running the daily export for 2013-03-10 (input exists) and 2013-07-04 (none) …", flush=True)
@@ -116,12 +125,18 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     print()
     _print_table(_run_rows(airflow, data, dag_ids))
     pending = airflow.request("GET", "/ui/partitioned_dag_runs", params={"has_created_dag_run_id": False})
-    print("\nRollups still waiting (the scheduler holds each until all its business days arrive):")
+    print("\nRollups still waiting (the scheduler holds each until all its members arrive):")
     for apdr in sorted(pending["partitioned_dag_runs"], key=lambda a: (a["dag_id"], a["partition_key"])):
-        why = "" if apdr["total_received"] else " (opened by weekend days alone: not business days)"
+        monthly = apdr["dag_id"].startswith("weather_monthly")
+        unit = "business days" if monthly else "real hours"
+        why = (
+            " (opened by weekend days alone: not business days)"
+            if monthly and not apdr["total_received"]
+            else ""
+        )
         print(
             f"  {apdr['dag_id']} {apdr['partition_key']}: "
-            f"{apdr['total_received']} of {apdr['total_required']} business days received{why}"
+            f"{apdr['total_received']} of {apdr['total_required']} {unit} received{why}"
         )
     print(f"\nData folder: {data} ({'kept' if keep else 'deleted when the demo ends; --keep keeps it'})")
     print(f"Done in {time.monotonic() - started:.0f} s.")

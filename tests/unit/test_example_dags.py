@@ -11,7 +11,7 @@ from airflow.serialization.serialized_objects import DagSerialization
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_dags"
 AIRPORTS = ("ewr", "jfk", "lga")
-EXPECTED = {f"weather_{kind}_{a}" for kind in ("land", "daily", "monthly") for a in AIRPORTS} | {
+EXPECTED = {f"weather_{kind}_{a}" for kind in ("land", "daily", "local_day", "monthly") for a in AIRPORTS} | {
     "weather_daily_export"
 }
 
