@@ -38,7 +38,14 @@ class LabelledGrain(_WallGrain):
             )
 
     def _label(self, year: int, unit: str = "", number: int = 0) -> str:
-        """Return the key ``FY2026`` (no *unit*), ``FY2026-Q3``, ``R2026-M01`` or ``R2026-W53``."""
+        """
+        Return the key ``FY2026`` (no *unit*), ``FY2026-Q3``, ``R2026-M01`` or ``R2026-W53``.
+
+        :raises ValueError: for a year the four digits of a key cannot write (a fiscal year named
+            by its end year 10000 holds 31 December 9999).
+        """
+        if not 1 <= year <= 9999:
+            raise ValueError(f"{self!r}: year {year} cannot be written in a key's four digits.")
         if not unit:
             return f"{self.prefix}{year:04d}"
         return f"{self.prefix}{year:04d}-{unit}{number:0{1 if unit == 'Q' else 2}d}"
@@ -53,7 +60,10 @@ class LabelledGrain(_WallGrain):
         """
 
     def _calendar_start(self, key: str, label: str, year: int, unit: str) -> datetime:
-        start = self._unit_start(year, unit[:1], int(unit[1:] or 0)) if label == self.prefix else None
+        try:
+            start = self._unit_start(year, unit[:1], int(unit[1:] or 0)) if label == self.prefix else None
+        except (ValueError, OverflowError):  # a period outside datetime's years 1 to 9999
+            start = None
         if start is None:
             examples = ", ".join(repr(self._label(2026, u, 1)) for u in ("", *self.units))
             raise ValueError(

@@ -97,10 +97,10 @@ class _RetailGrain(LabelledGrain):
         return self._label(year, self.unit, self._firsts.index(week) + 1)
 
     def _unit_start(self, year: int, unit: str, number: int) -> datetime | None:
-        firsts = _first_weeks(unit, self.pattern)
-        count = (_year_start(year + 1) - _year_start(year)).days // 7 if unit == "W" else len(firsts)
         if not unit:
             return _week_start(year, 0)
+        firsts = _first_weeks(unit, self.pattern)
+        count = (_year_start(year + 1) - _year_start(year)).days // 7 if unit == "W" else len(firsts)
         return _week_start(year, firsts[number - 1]) if 1 <= number <= count else None
 
     def _parameters(self) -> dict[str, Any]:

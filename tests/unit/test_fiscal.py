@@ -308,10 +308,17 @@ def test_fiscal_parameters_are_keyword_only_and_start_month_is_required():
         FiscalYear()  # type: ignore[call-arg]
 
 
-@pytest.mark.parametrize("key", ["FY2026-Q5", "FY2026-Q0", "FY2026-M01", "FY2026-W01", "R2026", "Fy2026"])
+@pytest.mark.parametrize(
+    "key", ["FY2026-Q5", "FY2026-Q0", "FY2026-M01", "FY2026-W01", "R2026", "Fy2026", "FY0000", "FY0001"]
+)
 def test_a_labelled_key_of_no_period_of_the_calendar_is_refused_naming_it(key):
     with pytest.raises(ValueError, match=rf"'{key}'.*'FY2026', 'FY2026-Q1'"):
         TemporalMapper(JULY).to_downstream(key)
+
+
+def test_a_fiscal_year_beyond_four_digits_is_refused_naming_the_key():
+    with pytest.raises(ValueError, match=r"'9999-12-31'.*year 10000"):
+        TemporalMapper(JULY).to_downstream("9999-12-31")
 
 
 def test_a_grain_of_another_kind_refuses_fiscal_keys_naming_the_key():

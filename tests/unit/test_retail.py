@@ -252,7 +252,8 @@ def test_a_prefix_that_is_not_ascii_letters_is_refused_naming_it(prefix):
 
 
 @pytest.mark.parametrize(
-    "key", ["R2025-W53", "R2023-W54", "R2025-W00", "R2025-M13", "R2025-Q5", "FY2025", "r2025"]
+    "key",
+    ["R2025-W53", "R2023-W54", "R2025-W00", "R2025-M13", "R2025-Q5", "FY2025", "r2025", "R0000", "R9999-W53"],
 )
 def test_a_labelled_key_of_no_period_of_the_calendar_is_refused_naming_it(key):
     with pytest.raises(ValueError, match=rf"'{key}'.*'R2026', 'R2026-Q1', 'R2026-M01', 'R2026-W01'"):
