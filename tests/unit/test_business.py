@@ -26,11 +26,15 @@ from airflow_partitions import (
     BusinessDay,
     BusinessDayWindow,
     Day,
+    FiscalMonth,
+    FiscalQuarter,
     Grain,
     Hour,
     IsoWeek,
     Month,
     Quarter,
+    RetailMonth,
+    RetailWeek,
     TemporalFanOutMapper,
     TemporalMapper,
     TemporalRollupMapper,
@@ -674,6 +678,30 @@ def test_quarter_window_holds_the_quarters_working_days():
     assert (members[0].key, members[-1].key) == ("2026-04-01", "2026-06-30")
 
 
+def test_fiscal_quarter_window_holds_its_working_days():
+    quarter = TemporalMapper(FiscalQuarter(start_month=10)).decode_downstream("FY2027-Q1")
+    members = TemporalWindow(BusinessDay(US)).to_upstream(quarter)
+    # October to December 2026: 22 + 21 + 23 weekdays, less Columbus Day, Veterans Day,
+    # Thanksgiving and Christmas.
+    assert len(members) == 66 - 4
+    assert (members[0].key, members[-1].key) == ("2026-10-01", "2026-12-31")
+
+
+def test_fiscal_month_from_the_26th_waits_for_its_working_days():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(FiscalMonth(start_day=26)), window=TemporalWindow(BusinessDay(US))
+    )
+    # 26 November (Thanksgiving) to 25 December (Christmas) 2026, both holidays.
+    assert rollup.to_downstream("2026-11-26") == "2026-12"
+    expected = sorted(rollup.to_upstream("2026-12"))
+    assert (len(expected), expected[0], expected[-1]) == (20, "2026-11-27", "2026-12-24")
+
+
+def test_retail_week_window_holds_its_working_days():
+    week = TemporalMapper(RetailWeek()).decode_downstream("R2026-W43")
+    assert [m.key for m in TemporalWindow(BusinessDay(US)).to_upstream(week)] == THANKSGIVING_WEEK
+
+
 def test_a_week_with_a_holiday_fires_on_its_working_days_and_ignores_the_holidays_key():
     rollup = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Week()), window=TemporalWindow(BusinessDay(US))
@@ -840,7 +868,18 @@ def test_business_day_shifts_add_up(name, day, a, b):
     calendar_names,
     days,
     zones,
-    st.sampled_from([Week(), Week(start="sunday"), IsoWeek(), Month(), Quarter()]),
+    st.sampled_from(
+        [
+            Week(),
+            Week(start="sunday"),
+            IsoWeek(),
+            Month(),
+            Quarter(),
+            FiscalQuarter(start_month=7),
+            FiscalMonth(start_day=26),
+            RetailMonth(),
+        ]
+    ),
 )
 def test_members_are_exactly_the_working_days_in_order_and_map_back(name, day, zone, coarse):
     calendar = PROPERTY_CALENDARS[name]
