@@ -71,7 +71,7 @@ class _RetailGrain(LabelledGrain):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.pattern not in _PATTERNS:
+        if not isinstance(self.pattern, str) or self.pattern not in _PATTERNS:
             raise ValueError(
                 f"{type(self).__name__}: pattern must be one of {', '.join(map(repr, _PATTERNS))} "
                 f"(weeks of each quarter's three months); got {self.pattern!r}."
