@@ -23,6 +23,8 @@ DAG_IDS = [
     "it_new_york_day_from_utc_hours",
     "it_hour_from_quarter_hours",
     "it_six_hour_slots_from_day",
+    "it_business_week",
+    "it_previous_business_day",
 ]
 
 

@@ -161,3 +161,30 @@ def test_day_fans_out_to_one_run_per_six_hour_slot(airflow):
         ("2026-03-10T12:00", "2026-03-10T12:00:00Z"),
         ("2026-03-10T18:00", "2026-03-10T18:00:00Z"),
     ]
+
+
+def test_business_week_with_thanksgiving_fires_on_its_four_working_days(airflow):
+    # Worked out from the calendar: Thanksgiving is Thursday 2026-11-26, a US federal holiday.
+    working_days = ["2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27"]
+    for key in [*working_days[:-1], "2026-11-28"]:  # three working days and the Saturday
+        airflow.create_asset_event("it_daily_orders", partition_key=key)
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-three-working-days")
+    assert airflow.dag_runs("it_business_week") == []
+
+    airflow.create_asset_event("it_daily_orders", partition_key=working_days[-1])
+    [run] = airflow.wait_for_runs("it_business_week", 1, timeout=60)
+    assert (run["partition_key"], run["partition_date"]) == ("2026-11-23", "2026-11-23T00:00:00Z")
+    # The holiday's key, if a producer sends one, maps to the week and is not needed.
+    airflow.create_asset_event("it_daily_orders", partition_key="2026-11-26")
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-the-holiday")
+    assert [r["partition_key"] for r in airflow.dag_runs("it_business_week")] == ["2026-11-23"]
+
+
+def test_previous_business_day_skips_thanksgiving_and_refuses_a_saturday(airflow):
+    airflow.create_asset_event("it_landed_files", partition_key="2026-11-28")  # a Saturday
+    airflow.create_asset_event("it_landed_files", partition_key="2026-11-27")
+    [run] = airflow.wait_for_runs("it_previous_business_day", 1, timeout=60)
+    assert (run["partition_key"], run["partition_date"]) == ("2026-11-25", "2026-11-25T05:00:00Z")
+    logs = airflow.request("GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key"})
+    texts = [entry["extra"] for entry in logs["event_logs"]]
+    assert any("'2026-11-28'" in text and "not a business day" in text for text in texts), texts

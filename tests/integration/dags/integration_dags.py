@@ -14,6 +14,8 @@ from airflow.sdk import (
 )
 
 from airflow_partitions import (
+    BusinessCalendar,
+    BusinessDay,
     BusinessDayWindow,
     Day,
     Hour,
@@ -24,6 +26,7 @@ from airflow_partitions import (
     TemporalMapper,
     TemporalRollupMapper,
     TemporalWindow,
+    Week,
 )
 
 regional_sales = Asset("it_regional_sales")
@@ -32,6 +35,8 @@ runtime_output = Asset("it_runtime_output")
 utc_hours = Asset("it_utc_hours")
 quarter_hours = Asset("it_quarter_hours")
 days = Asset("it_days")
+daily_orders = Asset("it_daily_orders")
+landed_files = Asset("it_landed_files")
 
 
 @task
@@ -122,6 +127,31 @@ with DAG(
         assets=days,
         default_partition_mapper=TemporalFanOutMapper(
             upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Minutes(360))
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_business_week",
+    schedule=PartitionedAssetTimetable(
+        assets=daily_orders,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Week()),
+            window=TemporalWindow(BusinessDay(BusinessCalendar(country="US"))),
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_previous_business_day",
+    schedule=PartitionedAssetTimetable(
+        assets=landed_files,
+        default_partition_mapper=TemporalMapper(
+            BusinessDay(BusinessCalendar(country="US", subdiv="NY"), timezone="America/New_York"), offset=-1
         ),
     ),
     catchup=False,
