@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,3 +49,192 @@ def configured_instances() -> dict[str, Any]:
             run_immediately=timedelta(minutes=30),
         ),
     }
+
+
+def configured_temporal_instances() -> dict[str, Any]:
+    """Return grains, temporal mappers and windows configured away from their defaults, by name."""
+    from airflow.partition_mappers.wait_policy import MinimumCount
+
+    from airflow_partitions.grains import Cron, Day, Hour, IsoWeek, Minutes, Month, Quarter, Week, Year
+    from airflow_partitions.temporal import (
+        TemporalFanOutMapper,
+        TemporalMapper,
+        TemporalRollupMapper,
+        TemporalWindow,
+    )
+
+    grains = {
+        "Minutes": Minutes(15, timezone="Asia/Kathmandu"),
+        "Hour": Hour(timezone="America/New_York"),
+        "Day": Day(start_hour=6, timezone="Europe/Berlin"),
+        "Week": Week(start="sunday", timezone="Australia/Sydney"),
+        "IsoWeek": IsoWeek(timezone="Asia/Kolkata"),
+        "Month": Month(timezone="America/Santiago"),
+        "Quarter": Quarter(timezone="Pacific/Chatham"),
+        "Year": Year(timezone="Australia/Lord_Howe"),
+        "Cron": Cron("0 9-17 * * 1-5", timezone="America/New_York"),
+    }
+    return {
+        **{f"grain:{name}": grain for name, grain in grains.items()},
+        "TemporalMapper": TemporalMapper(
+            Day(start_hour=6, timezone="Europe/Berlin"),
+            input_timezone="Asia/Kolkata",
+            input_format="%Y%m%dT%H%M%z",
+            offset=-1,
+            max_downstream_keys=40,
+        ),
+        "TemporalWindow": TemporalWindow(Minutes(360, timezone="America/New_York")),
+        "TemporalRollupMapper": TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC", offset=-1),
+            window=TemporalWindow(Hour()),
+            wait_policy=MinimumCount(20),
+            max_downstream_keys=7,
+        ),
+        "TemporalFanOutMapper": TemporalFanOutMapper(
+            upstream_mapper=TemporalMapper(Week(start="sunday", timezone="Australia/Sydney")),
+            window=TemporalWindow(Day(timezone="Australia/Sydney")),
+            max_downstream_keys=9,
+        ),
+    }
+
+
+@functools.lru_cache(maxsize=4096)
+def _offset_changes_in_year(zone: str, year: int) -> tuple[tuple[datetime, timedelta, timedelta], ...]:
+    tz = ZoneInfo(zone)
+    changes = []
+    day = timedelta(days=1)
+    start = datetime(year, 1, 1, tzinfo=UTC)
+    end = datetime(year + 1, 1, 1, tzinfo=UTC)
+    instant, offset = start - day, (start - day).astimezone(tz).utcoffset()
+    while instant < end:
+        later = instant + day
+        later_offset = later.astimezone(tz).utcoffset()
+        if later_offset != offset:
+            lo, hi = instant, later  # offset(lo) == offset, offset(hi) == later_offset: bisect to 1 s
+            while hi - lo > timedelta(seconds=1):
+                mid = lo + (hi - lo) / 2
+                mid = mid.replace(microsecond=0)
+                if mid.astimezone(tz).utcoffset() == offset:
+                    lo = mid
+                else:
+                    hi = mid
+            if start <= hi < end:
+                changes.append((hi, offset, later_offset))
+        instant, offset = later, later_offset
+    return tuple(changes)
+
+
+def offset_changes(zone: str, lo: datetime, hi: datetime) -> list[tuple[datetime, timedelta, timedelta]]:
+    """
+    Return the instants in ``[lo, hi]`` at which *zone*'s UTC offset changes, per :mod:`zoneinfo`.
+
+    Each change is ``(instant, offset before, offset after)``, the instant being the first
+    second (UTC) with the new offset. Read off the IANA data by sampling the offset daily and
+    bisecting; two changes less than a day apart would be missed (in the zones the unit tests
+    use, changes are at least 34 days apart from 1900 to 2200). Independent of the package
+    under test.
+    """
+    return [
+        change
+        for year in range(lo.astimezone(UTC).year, hi.astimezone(UTC).year + 1)
+        for change in _offset_changes_in_year(zone, year)
+        if lo <= change[0] <= hi
+    ]
+
+
+def _is_clock_grain(grain: Any) -> bool:
+    from airflow_partitions.grains import Minutes
+
+    return isinstance(grain, Minutes) and 60 % grain.n == 0
+
+
+def _is_hourly_cron(grain: Any) -> bool:
+    """Whether *grain* is a cron grain ticking every hour (Airflow's DST handling differs for those)."""
+    from airflow.utils.dates import cron_presets
+    from croniter import croniter
+
+    from airflow_partitions.grains import Cron
+
+    return isinstance(grain, Cron) and croniter(
+        cron_presets.get(grain.expression, grain.expression)
+    ).expanded[1] == ["*"]
+
+
+def _is_wall_boundary(grain: Any, wall: datetime) -> bool:
+    """Whether the naive local time *wall* (whole minute) is where a period of *grain* starts."""
+    from airflow.utils.dates import cron_presets
+    from croniter import croniter
+
+    from airflow_partitions.grains import Cron, Day, IsoWeek, Minutes, Month, Quarter, Week, Year
+
+    midnight = (wall.hour, wall.minute) == (0, 0)
+    weekdays = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    if isinstance(grain, Minutes):
+        return (wall.hour * 60 + wall.minute) % grain.n == 0
+    if isinstance(grain, Day):
+        return (wall.hour, wall.minute) == (grain.start_hour, 0)
+    if isinstance(grain, IsoWeek):
+        return midnight and wall.weekday() == 0
+    if isinstance(grain, Week):
+        return midnight and wall.weekday() == weekdays.index(grain.start)
+    if isinstance(grain, Year):
+        return midnight and (wall.month, wall.day) == (1, 1)
+    if isinstance(grain, Quarter):
+        return midnight and wall.day == 1 and wall.month in (1, 4, 7, 10)
+    if isinstance(grain, Month):
+        return midnight and wall.day == 1
+    if isinstance(grain, Cron):
+        return croniter.match(cron_presets.get(grain.expression, grain.expression), wall)
+    raise TypeError(grain)
+
+
+def known_bug(grain: Any, lo: datetime, hi: datetime) -> str | None:
+    """
+    Say why *grain* near the instants ``[lo, hi]`` is in a known package bug's reach, else ``None``.
+
+    The property tests ``assume`` this is ``None``; each reason names the strict-xfail test that
+    reproduces the bug on a minimal example. Worked out from the IANA data (:func:`offset_changes`),
+    not from the package:
+
+    - a clock grain (``Minutes(n)``, ``n`` dividing 60, and ``Hour``) across an offset change
+      that is not a whole number of its slots (Lord Howe's 30-minute DST against hours);
+    - a grain with times in its keys (``Minutes``, ``Hour``, ``Cron``) near an offset with a
+      seconds part (local mean time before 1906 in India, 1910 in Chile): keys drop the seconds;
+    - a wall-clock grain with a period boundary strictly inside a spring-forward gap or a
+      fall-back repeat (``Minutes(90)`` at 01:30 in New York's repeated hour), or a day starting
+      on the first repeated wall time (``Day(start_hour=1)`` in New York);
+    - a cron grain ticking every hour across an offset change that is not whole hours (Airflow
+      steps such crons in real time); another cron grain with a tick in (or at either end of) a
+      gap or repeat (Airflow moves and merges those ticks).
+    """
+    from airflow_partitions.grains import Cron, Day, Minutes
+
+    tz = ZoneInfo(grain.timezone)
+    changes = offset_changes(grain.timezone, lo, hi)
+    offsets = {lo.astimezone(tz).utcoffset(), *(o for _, *pair in changes for o in pair)}
+    if isinstance(grain, Minutes | Cron) and any(o.seconds % 60 for o in offsets):
+        return "offset with a seconds part, keys written to the minute (xfail: *seconds_offset*)"
+    for at, before, after in changes:
+        if _is_clock_grain(grain):
+            if (after - before) % timedelta(minutes=grain.n):
+                return "offset change not a whole number of slots (xfail: *half_hour_dst*)"
+            continue
+        if _is_hourly_cron(grain):
+            if (after - before) % timedelta(hours=1):
+                return "hourly cron across an offset change not whole hours (xfail: *dst_moved_cron*)"
+            continue
+        # Local wall-clock times skipped (after > before) or repeated (after < before).
+        first, last = sorted(((at + before).replace(tzinfo=None), (at + after).replace(tzinfo=None)))
+        closed = isinstance(grain, Cron)
+        # A day starting on the first repeated wall time (xfail: *first_repeated_hour*).
+        from_first = closed or (after < before and isinstance(grain, Day))
+        wall = first.replace(second=0, microsecond=0)
+        wall += timedelta(minutes=0 if from_first and wall == first else 1)
+        while wall < last or (closed and wall == last):
+            if _is_wall_boundary(grain, wall) and closed:
+                return f"cron tick {wall:%H:%M} in a DST change (xfail: *dst_moved_cron*, *cron_shift_back*)"
+            if _is_wall_boundary(grain, wall):
+                xfails = "*boundary_inside*, *first_repeated_hour*"
+                return f"period boundary {wall:%H:%M} in a DST change (xfail: {xfails})"
+            wall += timedelta(minutes=1)
+    return None
