@@ -139,15 +139,36 @@ def _period_key_start(key: str, match: re.Match[str]) -> datetime:
 
 
 def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
-    """Return the first real instant at or after the local wall-clock time *wall* (fold 0)."""
-    return wall.replace(tzinfo=tz).astimezone(UTC).astimezone(tz)
+    """
+    Return the first real instant at or after the local wall-clock time *wall*.
+
+    An ambiguous *wall* (repeated by fall-back) means its first occurrence; one skipped by
+    spring-forward means the end of the gap (New York's 2026-03-08T02:40 is 03:00 EDT).
+    """
+    first = wall.replace(tzinfo=tz, fold=0)
+    local = first.astimezone(UTC).astimezone(tz)
+    if local.replace(tzinfo=None) == wall.replace(fold=0):
+        return local
+    # Skipped: fold 1 reads the wall time with the offset after the change (an instant before
+    # the gap ends), fold 0 with the one before (after it). Find the change to the second.
+    naive = wall.replace(fold=0)
+    lo, hi = int(wall.replace(tzinfo=tz, fold=1).timestamp()), int(first.timestamp())
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if datetime.fromtimestamp(mid, tz).replace(tzinfo=None) >= naive:
+            hi = mid
+        else:
+            lo = mid
+    return datetime.fromtimestamp(hi, tz)
 
 
 def _offset(instant: datetime) -> str:
     offset = instant.utcoffset() or timedelta()
     sign = "-" if offset < timedelta() else "+"
-    minutes = abs(offset) // timedelta(minutes=1)
-    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    seconds = int(abs(offset).total_seconds())
+    text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}"
+    # Local mean times before standard zones had offsets in seconds (Santiago: -04:42:45).
+    return text + f":{seconds % 60:02d}" if seconds % 60 else text
 
 
 @dataclass(frozen=True, eq=False)
@@ -389,7 +410,17 @@ class _WallGrain(Grain):
 
     def floor(self, instant: datetime) -> Period:
         """Return the period that contains the aware *instant*."""
-        return self._period(self._floor_wall(instant.astimezone(self.tz).replace(tzinfo=None)))
+        period = self._period(self._floor_wall(instant.astimezone(self.tz).replace(tzinfo=None)))
+        if not self.tiles:
+            return period
+        # A cut inside a repeated or skipped local hour can leave the instant just outside the
+        # period its wall time names: step to the neighbour that holds it.
+        utc = instant.astimezone(UTC)
+        while utc >= period.utc[1]:
+            period = self.shift(period, 1)
+        while utc < period.utc[0]:
+            period = self.shift(period, -1)
+        return period
 
     def shift(self, period: Period, n: int) -> Period:
         """Return the period *n* periods after *period* (before it if *n* is negative)."""

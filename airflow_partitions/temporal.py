@@ -25,6 +25,7 @@ objects hit the same entries. Re-evaluating a pending rollup costs a few diction
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
@@ -36,6 +37,8 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import dump, load
 from airflow_partitions.grains import Grain, Period, read_key, time_zone
+
+_DATE_ONLY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -142,6 +145,9 @@ class TemporalMapper(PartitionMapper):
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
         when = read_key(key, self.input_format, self.grain)
+        name_offset = getattr(self.grain, "_name_offset", None)
+        if name_offset and not self.input_format and _DATE_ONLY.fullmatch(key):
+            when += name_offset  # a bare date names its own day, also when days start at 06:00
         try:
             if not self.offset:
                 return self.grain.key_at(when, self._input_tz)
@@ -298,13 +304,32 @@ class TemporalRollupMapper(RollupMapper):
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
         )
-        if window.grain.tiles:
-            for instant in _NESTING_SAMPLES:
-                try:
-                    period = upstream_mapper.grain.floor(instant)
-                except ValueError:
-                    continue  # a grain with gaps has no period there (a business day on a Sunday)
-                window.grain.members(period)
+        for instant in _NESTING_SAMPLES:
+            try:
+                period = upstream_mapper.grain.floor(instant)
+            except ValueError:
+                continue  # a grain with gaps has no period there (a business day on a Sunday)
+            self._check_sample(period)
+
+    def _check_sample(self, period: Period) -> None:
+        """
+        Refuse a window that does not nest, or whose member keys would not map back to *period*.
+
+        Airflow matches the keys producers send against :meth:`to_upstream` by string, and routes
+        each key by ``to_downstream``: unless ``u in to_upstream(D)`` implies ``to_downstream(u) ==
+        D``, the rollup waits forever (e.g. naive UTC hour keys read in New York time).
+        """
+        mapper, grain = self.upstream_mapper, self.window.grain
+        members = grain.members(period)  # raises if the grains do not nest
+        downstream = mapper.grain.key(mapper.grain.shift(period, mapper.offset) if mapper.offset else period)
+        for member in members[:3] + members[-3:]:
+            key = mapper.encode_upstream(member)
+            if (mapped := mapper.to_downstream(key)) != downstream:
+                raise ValueError(
+                    f"TemporalRollupMapper: member key {key!r} of {downstream!r} maps to {mapped!r}, so "
+                    "the rollup would wait forever; read naive member keys in the window grain's zone: "
+                    f"TemporalMapper(..., input_timezone={grain.timezone!r})."
+                )
 
     def to_upstream(self, downstream_key: str) -> frozenset[str]:
         """Return the keys the period *downstream_key* names is waiting for (memoized)."""
