@@ -18,7 +18,12 @@ from airflow_partitions.temporal import (
     TemporalRollupMapper,
     TemporalWindow,
 )
-from airflow_partitions.timetables import ScheduledRuntimePartitionTimetable
+from airflow_partitions.timetables import (
+    ExplicitPartitionTimetable,
+    GrainPartitionTimetable,
+    IntervalRuntimePartitionTimetable,
+    ScheduledRuntimePartitionTimetable,
+)
 
 
 class AirflowPartitionsPlugin(AirflowPlugin):
@@ -27,4 +32,9 @@ class AirflowPartitionsPlugin(AirflowPlugin):
     name = "airflow_partitions"
     partition_mappers = [PrefixStripMapper, TemporalFanOutMapper, TemporalMapper, TemporalRollupMapper]
     windows = [BusinessDayWindow, TemporalWindow]
-    timetables = [ScheduledRuntimePartitionTimetable]
+    timetables = [
+        ExplicitPartitionTimetable,
+        GrainPartitionTimetable,
+        IntervalRuntimePartitionTimetable,
+        ScheduledRuntimePartitionTimetable,
+    ]
