@@ -50,11 +50,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from functools import cached_property
+from importlib import import_module
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions._common import dump, load
 
+#: Modules defining grains beyond this one, imported when a stored grain names an unknown kind.
+_GRAIN_MODULES = ("airflow_partitions.business", "airflow_partitions.fiscal", "airflow_partitions.retail")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
 #: A period key of a fiscal or retail calendar: the calendar's label, a year and optionally a unit
@@ -351,6 +354,10 @@ class Grain(ABC):
         data = dict(load(data, Grain))
         data.pop("format_version", None)
         kind = data.pop("kind")
+        if kind not in Grain._registry:
+            # Grains register on import; the scheduler may not have imported their module yet.
+            for module in _GRAIN_MODULES:
+                import_module(module)
         if kind not in Grain._registry:
             raise ValueError(f"unknown grain kind {kind!r}; known: {sorted(Grain._registry)}.")
         return Grain._registry[kind]._from_parameters(data)

@@ -25,6 +25,7 @@ DAG_IDS = [
     "it_six_hour_slots_from_day",
     "it_business_week",
     "it_previous_business_day",
+    "it_fiscal_quarter",
 ]
 
 

@@ -188,3 +188,16 @@ def test_previous_business_day_skips_thanksgiving_and_refuses_a_saturday(airflow
     logs = airflow.request("GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key"})
     texts = [entry["extra"] for entry in logs["event_logs"]]
     assert any("'2026-11-28'" in text and "not a business day" in text for text in texts), texts
+
+
+def test_fiscal_quarter_fires_once_when_its_third_month_arrives(airflow):
+    # A July fiscal year named by its end year: FY2026-Q1 is July to September 2025.
+    for key in ["2025-07", "2025-08"]:
+        airflow.create_asset_event("it_fiscal_months", partition_key=key)
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-two-fiscal-months")
+    assert airflow.dag_runs("it_fiscal_quarter") == []
+
+    airflow.create_asset_event("it_fiscal_months", partition_key="2025-09")
+    [run] = airflow.wait_for_runs("it_fiscal_quarter", 1, timeout=60)
+    assert run["partition_key"] == "FY2026-Q1"
+    assert run["partition_date"] == "2025-07-01T00:00:00Z"

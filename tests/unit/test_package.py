@@ -123,3 +123,13 @@ def test_provider_entry_point():
     ]
     assert [ep.value for ep in ours] == ["airflow_partitions.provider_info:get_provider_info"]
     assert ours[0].load() is get_provider_info
+
+
+def test_a_stored_grain_of_any_kind_loads_in_a_process_that_never_imported_its_module():
+    # The scheduler rebuilds stored Dags without importing the modules their Dag files used.
+    code = (
+        "from airflow_partitions.grains import Grain\n"
+        "grain = Grain.deserialize({'format_version': 1, 'kind': 'fiscal_quarter', 'start_month': 7})\n"
+        "print(grain.key(grain.period_of('2025-08-15')))"
+    )
+    assert run_python(code).strip() == "FY2026-Q1"  # a July fiscal year named by its end: Aug 2025 is Q1

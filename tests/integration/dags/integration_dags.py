@@ -18,6 +18,8 @@ from airflow_partitions import (
     BusinessDay,
     BusinessDayWindow,
     Day,
+    FiscalMonth,
+    FiscalQuarter,
     Hour,
     Minutes,
     PrefixStripMapper,
@@ -35,6 +37,7 @@ runtime_output = Asset("it_runtime_output")
 utc_hours = Asset("it_utc_hours")
 quarter_hours = Asset("it_quarter_hours")
 days = Asset("it_days")
+fiscal_months = Asset("it_fiscal_months")
 daily_orders = Asset("it_daily_orders")
 landed_files = Asset("it_landed_files")
 
@@ -152,6 +155,18 @@ with DAG(
         assets=landed_files,
         default_partition_mapper=TemporalMapper(
             BusinessDay(BusinessCalendar(country="US", subdiv="NY"), timezone="America/New_York"), offset=-1
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_fiscal_quarter",
+    schedule=PartitionedAssetTimetable(
+        assets=fiscal_months,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(FiscalQuarter(start_month=7)), window=TemporalWindow(FiscalMonth())
         ),
     ),
     catchup=False,
