@@ -393,8 +393,17 @@ class GrainPartitionTimetable(Timetable):
     def next_dagrun_info(
         self, *, last_automated_data_interval: DataInterval | None, restriction: TimeRestriction
     ) -> DagRunInfo | None:
-        """Refuse the pre-partition API: runs of this timetable have no data interval to go by."""
-        raise NotImplementedError("GrainPartitionTimetable schedules by partition: call next_dagrun_info_v2.")
+        """
+        Answer the pre-partition API (``LatestOnlyOperator``, ``AssetOrTimeSchedule`` call it).
+
+        Runs of this timetable have no data interval: an earlier run is found by the interval's
+        end, read as its ``run_after``.
+        """
+        last = None
+        if last_automated_data_interval is not None:
+            end = last_automated_data_interval.end
+            last = DagRunInfo(run_after=end, data_interval=last_automated_data_interval)
+        return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
 
     def iter_partition_dagrun_infos(
         self, *, earliest: datetime.datetime, latest: datetime.datetime
@@ -617,10 +626,17 @@ class ExplicitPartitionTimetable(Timetable):
     def next_dagrun_info(
         self, *, last_automated_data_interval: DataInterval | None, restriction: TimeRestriction
     ) -> DagRunInfo | None:
-        """Refuse the pre-partition API: runs of this timetable have no data interval to go by."""
-        raise NotImplementedError(
-            "ExplicitPartitionTimetable schedules by partition: call next_dagrun_info_v2."
-        )
+        """
+        Answer the pre-partition API (``LatestOnlyOperator``, ``AssetOrTimeSchedule`` call it).
+
+        Runs of this timetable have no data interval: an earlier run is found by the interval's
+        end, read as its ``run_after``.
+        """
+        last = None
+        if last_automated_data_interval is not None:
+            end = last_automated_data_interval.end
+            last = DagRunInfo(run_after=end, data_interval=last_automated_data_interval)
+        return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
 
     def iter_partition_dagrun_infos(
         self, *, earliest: datetime.datetime, latest: datetime.datetime

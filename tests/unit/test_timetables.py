@@ -730,3 +730,18 @@ def test_new_timetables_round_trip_through_airflows_serialization(timetable):
         assert list(decoded.iter_partition_dagrun_infos(**window)) == list(
             timetable.iter_partition_dagrun_infos(**window)
         )
+
+
+@pytest.mark.parametrize(
+    ("timetable", "last_run", "expected"),
+    [
+        (business_t_minus_1(), ny(2026, 11, 25, 6), ("2026-11-25", ny(2026, 11, 27, 6))),
+        (ExplicitPartitionTimetable(CLOSES), utc(2026, 11, 4, 23), ("2026-11", utc(2026, 12, 3, 23))),
+    ],
+)
+def test_pre_partition_api_goes_by_the_last_run_time(timetable, last_run, expected):
+    # LatestOnlyOperator and AssetOrTimeSchedule still call next_dagrun_info.
+    info = timetable.next_dagrun_info(
+        last_automated_data_interval=DataInterval(last_run, last_run), restriction=restriction()
+    )
+    assert (info.partition_key, info.run_after) == expected
