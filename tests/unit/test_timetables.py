@@ -745,3 +745,31 @@ def test_pre_partition_api_goes_by_the_last_run_time(timetable, last_run, expect
         last_automated_data_interval=DataInterval(last_run, last_run), restriction=restriction()
     )
     assert (info.partition_key, info.run_after) == expected
+
+
+def test_serialized_dag_backfill_path_creates_exactly_the_business_days():
+    # What `airflow backfill create --from-date 2026-11-23 --to-date 2026-11-30` asks the Dag.
+    from airflow.sdk import DAG, Asset, task
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    with DAG("business_days", schedule=business_t_minus_1(), start_date=ny(2026, 11, 1), catchup=True) as dag:
+
+        @task(outlets=[Asset("business_day_export")])
+        def export():
+            pass
+
+        export()
+
+    serialized = DagSerialization.from_dict(json.loads(json.dumps(DagSerialization.to_dict(dag))))
+    assert isinstance(serialized.timetable, GrainPartitionTimetable)
+    infos = list(serialized.iter_dagrun_infos_between(utc(2026, 11, 23), utc(2026, 11, 30)))
+    assert [info.partition_key for info in infos] == [
+        "2026-11-23",
+        "2026-11-24",
+        "2026-11-25",
+        "2026-11-27",
+        "2026-11-30",
+    ]
+    first = serialized.next_dagrun_info(last_automated_run_info=None)
+    # Election Day, Tuesday 2026-11-03, is a New York State holiday: Monday's run is on Wednesday.
+    assert (first.partition_key, first.run_after) == ("2026-11-02", ny(2026, 11, 4, 6))
