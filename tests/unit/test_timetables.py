@@ -208,6 +208,7 @@ from airflow_partitions import (  # noqa: E402
     IntervalRuntimePartitionTimetable,
     Minutes,
     Month,
+    RetailMonth,
     RetailWeek,
     TemporalMapper,
     Week,
@@ -773,3 +774,14 @@ def test_serialized_dag_backfill_path_creates_exactly_the_business_days():
     first = serialized.next_dagrun_info(last_automated_run_info=None)
     # Election Day, Tuesday 2026-11-03, is a New York State holiday: Monday's run is on Wednesday.
     assert (first.partition_key, first.run_after) == ("2026-11-02", ny(2026, 11, 4, 6))
+
+
+def test_retail_months_run_the_monday_after_each_closes():
+    # NRF 4-5-4: retail 2026 starts Sunday 2026-02-01; February has 4 weeks, March 5, April 4.
+    timetable = GrainPartitionTimetable(RetailMonth(), lag=timedelta(days=1))
+    runs = scheduled(timetable, utc(2026, 2, 1), 3)
+    assert [(i.partition_key, i.partition_date, i.run_after) for i in runs] == [
+        ("R2026-M01", utc(2026, 2, 1), utc(2026, 3, 2)),
+        ("R2026-M02", utc(2026, 3, 1), utc(2026, 4, 6)),
+        ("R2026-M03", utc(2026, 4, 5), utc(2026, 5, 4)),
+    ]
