@@ -26,6 +26,9 @@ DAG_IDS = [
     "it_business_week",
     "it_previous_business_day",
     "it_fiscal_quarter",
+    "it_runtime_consumer",
+    "it_business_day_producer",
+    "it_business_week_of_produced_days",
 ]
 
 

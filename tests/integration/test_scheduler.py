@@ -113,6 +113,12 @@ def test_scheduled_runtime_partition_timetable_runs_and_emits_each_added_key(air
     assert sorted(e["partition_key"] for e in events) == sorted(keys)
     assert len(events) == 2
     assert {k.split("::")[0] for k in keys} == {"eu", "us"}
+    # ... and the consumer of the eu namespace runs for its key.
+    eu_key = next(k for k in keys if k.startswith("eu::")).removeprefix("eu::")
+    consumer_run = wait_until(
+        lambda: _run_with_key(airflow, "it_runtime_consumer", eu_key), timeout=60, what="the consumer run"
+    )
+    assert consumer_run["partition_key"] == eu_key
 
 
 def test_new_york_day_on_dst_start_fires_once_after_its_23rd_utc_hour(airflow):
@@ -201,3 +207,29 @@ def test_fiscal_quarter_fires_once_when_its_third_month_arrives(airflow):
     [run] = airflow.wait_for_runs("it_fiscal_quarter", 1, timeout=60)
     assert run["partition_key"] == "FY2026-Q1"
     assert run["partition_date"] == "2025-07-01T00:00:00Z"
+
+
+def test_business_day_backfill_runs_exactly_the_business_days_and_completes_their_week(airflow):
+    # 2026-11-23 … 2026-11-30: Thanksgiving (Thursday 26th) and the weekend are not US business days.
+    airflow.request(
+        "POST",
+        "/api/v2/backfills",
+        body={
+            "dag_id": "it_business_day_producer",
+            "from_date": "2026-11-23T00:00:00Z",
+            "to_date": "2026-11-30T12:00:00Z",
+        },
+    )
+    runs = airflow.wait_for_runs("it_business_day_producer", 5, timeout=120)
+    assert sorted(r["partition_key"] for r in runs) == [
+        "2026-11-23",
+        "2026-11-24",
+        "2026-11-25",
+        "2026-11-27",
+        "2026-11-30",
+    ]
+    assert {r["run_type"] for r in runs} == {"backfill"}
+    # The week of Monday 2026-11-23 holds 4 business days, all produced: one run, keyed by its Monday.
+    [week] = airflow.wait_for_runs("it_business_week_of_produced_days", 1, timeout=60)
+    assert week["partition_key"] == "2026-11-23"
+    assert week["partition_date"] == "2026-11-23T05:00:00Z"  # New York midnight, EST

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pendulum
 from airflow.sdk import (
     DAG,
@@ -20,6 +22,7 @@ from airflow_partitions import (
     Day,
     FiscalMonth,
     FiscalQuarter,
+    GrainPartitionTimetable,
     Hour,
     Minutes,
     PrefixStripMapper,
@@ -38,6 +41,8 @@ utc_hours = Asset("it_utc_hours")
 quarter_hours = Asset("it_quarter_hours")
 days = Asset("it_days")
 fiscal_months = Asset("it_fiscal_months")
+business_day_files = Asset("it_business_day_files")
+US_BUSINESS_DAY_NEW_YORK = BusinessDay(BusinessCalendar(country="US"), timezone="America/New_York")
 daily_orders = Asset("it_daily_orders")
 landed_files = Asset("it_landed_files")
 
@@ -167,6 +172,44 @@ with DAG(
         assets=fiscal_months,
         default_partition_mapper=TemporalRollupMapper(
             upstream_mapper=TemporalMapper(FiscalQuarter(start_month=7)), window=TemporalWindow(FiscalMonth())
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_runtime_consumer",
+    schedule=PartitionedAssetTimetable(
+        assets=runtime_output, default_partition_mapper=PrefixStripMapper("eu")
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_business_day_producer",
+    # One partition per US business day in New York, run at 06:00 the next business day.
+    schedule=GrainPartitionTimetable(US_BUSINESS_DAY_NEW_YORK, offset=-1, lag=timedelta(hours=6)),
+    # Scheduled runs only from 2100: none whose key would depend on when the tests run.
+    # Backfill walks partitions regardless of start_date.
+    start_date=pendulum.datetime(2100, 1, 1, tz="UTC"),
+    catchup=False,
+):
+
+    @task(outlets=[business_day_files])
+    def land_business_day() -> None:
+        """Emit one event on business_day_files; it carries the run's partition key."""
+
+    land_business_day()
+
+with DAG(
+    "it_business_week_of_produced_days",
+    schedule=PartitionedAssetTimetable(
+        assets=business_day_files,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Week(timezone="America/New_York")),
+            window=TemporalWindow(US_BUSINESS_DAY_NEW_YORK),
         ),
     ),
     catchup=False,
