@@ -211,7 +211,43 @@ class IntervalRuntimePartitionTimetable(DeltaTriggerTimetable):
         return super().deserialize(load(data, cls))
 
 
-class GrainPartitionTimetable(Timetable):
+class _KeyedAheadTimetable(Timetable):
+    """What our timetables that work out partition keys ahead of the run share (private)."""
+
+    partitioned = True
+
+    def next_dagrun_info(
+        self, *, last_automated_data_interval: DataInterval | None, restriction: TimeRestriction
+    ) -> DagRunInfo | None:
+        """
+        Answer the pre-partition API (``LatestOnlyOperator``, ``AssetOrTimeSchedule`` call it).
+
+        Runs of this timetable have no data interval: an earlier run is found by the interval's
+        end, read as its ``run_after``.
+        """
+        last = None
+        if last_automated_data_interval is not None:
+            end = last_automated_data_interval.end
+            last = DagRunInfo(run_after=end, data_interval=last_automated_data_interval)
+        return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
+
+    def infer_manual_data_interval(self, *, run_after: pendulum.DateTime) -> DataInterval:
+        """Return the instant a manual run was triggered at as its data interval (as core's triggers)."""
+        return DataInterval(run_after, run_after)
+
+    def generate_run_id(
+        self,
+        *,
+        run_type: DagRunType,
+        run_after: pendulum.DateTime,
+        data_interval: DataInterval | None,
+        **extra: Any,
+    ) -> str:
+        """Return ``<type>__<run_after>__<key>__<random>``, as core's ``CronPartitionTimetable``."""
+        return _run_id(run_type, run_after, extra.get("partition_key"))
+
+
+class GrainPartitionTimetable(_KeyedAheadTimetable):
     """
     One run per period of a grain, for the partition *offset* periods from it, keyed ahead.
 
@@ -269,8 +305,6 @@ class GrainPartitionTimetable(Timetable):
     :raises ValueError: at Dag parse, if *grain* is not a grain, *offset* not an integer within
         ``±1000`` or *lag* not a non-negative ``timedelta``.
     """
-
-    partitioned = True
 
     def __init__(
         self, grain: Grain, *, offset: int = -1, lag: datetime.timedelta = datetime.timedelta()
@@ -390,21 +424,6 @@ class GrainPartitionTimetable(Timetable):
             return None
         return self._info(partition)
 
-    def next_dagrun_info(
-        self, *, last_automated_data_interval: DataInterval | None, restriction: TimeRestriction
-    ) -> DagRunInfo | None:
-        """
-        Answer the pre-partition API (``LatestOnlyOperator``, ``AssetOrTimeSchedule`` call it).
-
-        Runs of this timetable have no data interval: an earlier run is found by the interval's
-        end, read as its ``run_after``.
-        """
-        last = None
-        if last_automated_data_interval is not None:
-            end = last_automated_data_interval.end
-            last = DagRunInfo(run_after=end, data_interval=last_automated_data_interval)
-        return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
-
     def iter_partition_dagrun_infos(
         self, *, earliest: datetime.datetime, latest: datetime.datetime
     ) -> Iterator[DagRunInfo]:
@@ -444,21 +463,6 @@ class GrainPartitionTimetable(Timetable):
                 f"GrainPartitionTimetable: partition key {partition_key!r} is not a key of "
                 f"{self.grain!r}: {err}"
             ) from err
-
-    def infer_manual_data_interval(self, *, run_after: pendulum.DateTime) -> DataInterval:
-        """Return the instant a manual run was triggered at as its data interval (as core's triggers)."""
-        return DataInterval(run_after, run_after)
-
-    def generate_run_id(
-        self,
-        *,
-        run_type: DagRunType,
-        run_after: pendulum.DateTime,
-        data_interval: DataInterval | None,
-        **extra: Any,
-    ) -> str:
-        """Return ``<type>__<run_after>__<key>__<random>``, as core's ``CronPartitionTimetable``."""
-        return _run_id(run_type, run_after, extra.get("partition_key"))
 
     @property
     def summary(self) -> str:
@@ -501,7 +505,7 @@ class GrainPartitionTimetable(Timetable):
         )
 
 
-class ExplicitPartitionTimetable(Timetable):
+class ExplicitPartitionTimetable(_KeyedAheadTimetable):
     """
     A fixed list of partitions, each with the time its run is due: month-end closes, say.
 
@@ -525,8 +529,6 @@ class ExplicitPartitionTimetable(Timetable):
         most 250 characters, a key listed twice, a naive or non-``datetime`` time, or two entries
         with the same time.
     """
-
-    partitioned = True
 
     def __init__(
         self, partitions: Mapping[str, datetime.datetime] | Iterable[tuple[str, datetime.datetime]]
@@ -623,21 +625,6 @@ class ExplicitPartitionTimetable(Timetable):
             return None
         return self._info(index)
 
-    def next_dagrun_info(
-        self, *, last_automated_data_interval: DataInterval | None, restriction: TimeRestriction
-    ) -> DagRunInfo | None:
-        """
-        Answer the pre-partition API (``LatestOnlyOperator``, ``AssetOrTimeSchedule`` call it).
-
-        Runs of this timetable have no data interval: an earlier run is found by the interval's
-        end, read as its ``run_after``.
-        """
-        last = None
-        if last_automated_data_interval is not None:
-            end = last_automated_data_interval.end
-            last = DagRunInfo(run_after=end, data_interval=last_automated_data_interval)
-        return self.next_dagrun_info_v2(last_dagrun_info=last, restriction=restriction)
-
     def iter_partition_dagrun_infos(
         self, *, earliest: datetime.datetime, latest: datetime.datetime
     ) -> Iterator[DagRunInfo]:
@@ -659,21 +646,6 @@ class ExplicitPartitionTimetable(Timetable):
                 f"partitions ({len(self._times)} keys, e.g. {self._entries[0][1]!r})."
             )
         return self._times[partition_key]
-
-    def infer_manual_data_interval(self, *, run_after: pendulum.DateTime) -> DataInterval:
-        """Return the instant a manual run was triggered at as its data interval."""
-        return DataInterval(run_after, run_after)
-
-    def generate_run_id(
-        self,
-        *,
-        run_type: DagRunType,
-        run_after: pendulum.DateTime,
-        data_interval: DataInterval | None,
-        **extra: Any,
-    ) -> str:
-        """Return ``<type>__<run_after>__<key>__<random>``, as core's ``CronPartitionTimetable``."""
-        return _run_id(run_type, run_after, extra.get("partition_key"))
 
     @property
     def summary(self) -> str:
