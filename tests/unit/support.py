@@ -231,3 +231,26 @@ def known_bug(grain: Any, lo: datetime, hi: datetime) -> str | None:
                 return f"cron tick {wall:%H:%M} in a DST change (xfail: *dst_moved_cron*, *cron_shift_back*)"
             wall += timedelta(minutes=1)
     return None
+
+
+def assert_period_contract(grain: Any, instant: datetime, steps: int) -> None:
+    """The period containing *instant* contains it, its key names it both ways, shifts add up."""
+    from airflow_partitions import TemporalMapper
+
+    period = grain.floor(instant)
+    assert instant in period
+    assert grain.parse(period.key) == period
+    assert grain.key_at(instant) == period.key
+    assert TemporalMapper(grain).to_downstream(instant.isoformat()) == period.key
+    assert grain.shift(period, 1).start == period.end
+    assert grain.shift(grain.shift(period, steps), -steps) == period
+
+
+def assert_every_instant_maps_back(grain: Any, instant: datetime, millionths: int) -> None:
+    """The first, a chosen and the last instant of *instant*'s period all map to its key."""
+    from airflow_partitions import TemporalMapper
+
+    period = grain.floor(instant)
+    start, end = period.utc  # real-time arithmetic: local wall arithmetic can land in a DST gap
+    for inside in (start, start + (end - start) * millionths // 1_000_000, end - timedelta(microseconds=1)):
+        assert TemporalMapper(grain).to_downstream(inside.isoformat()) == period.key

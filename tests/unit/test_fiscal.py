@@ -29,7 +29,7 @@ from airflow_partitions import (
     TemporalRollupMapper,
     TemporalWindow,
 )
-from tests.unit.support import run_python
+from tests.unit.support import assert_every_instant_maps_back, assert_period_contract, run_python
 
 NEW_YORK = "America/New_York"
 JULY = FiscalYear(start_month=7)
@@ -381,26 +381,13 @@ def family(calendar: dict) -> tuple[FiscalMonth, FiscalQuarter, FiscalYear]:
 @given(calendars, instants)
 def test_the_period_containing_an_instant_contains_it_and_its_key_maps_back(calendar, instant):
     for grain in family(calendar):
-        period = grain.floor(instant)
-        assert instant in period
-        assert grain.parse(period.key) == period
-        assert grain.key_at(instant) == period.key
-        assert TemporalMapper(grain).to_downstream(instant.isoformat()) == period.key
-        assert grain.shift(period, 1).start == period.end
-        assert grain.shift(grain.shift(period, 5), -5) == period
+        assert_period_contract(grain, instant, steps=5)
 
 
 @given(calendars, instants, st.integers(0, 999_999))
 def test_every_instant_of_a_period_maps_back_to_its_key(calendar, instant, millionths):
     for grain in family(calendar):
-        period = grain.floor(instant)
-        start, end = period.utc  # real-time arithmetic: local wall arithmetic can land in a DST gap
-        for inside in (
-            start,
-            start + (end - start) * millionths // 1_000_000,
-            end - timedelta(microseconds=1),
-        ):
-            assert TemporalMapper(grain).to_downstream(inside.isoformat()) == period.key
+        assert_every_instant_maps_back(grain, instant, millionths)
 
 
 @given(calendars, instants)
