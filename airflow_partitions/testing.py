@@ -199,18 +199,20 @@ class AirflowInstance:
             "AIRFLOW__API__WORKERS": "1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.1",
-            # SQLite (in WAL mode, see _use_sqlite_wal): wait up to 20 s for the write lock, not
-            # the default 5 s, which a loaded 2-core machine exceeds (the scheduler then dies
-            # with "database is locked"); well under the client's 90 s, so a request that still
-            # loses fails with a 500 that request() retries, rather than timing out.
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn
-            or f"sqlite:///{self.home / 'airflow.db'}?timeout=20",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn or self._sqlite_url(60),
             **(extra_env or {}),
         }
+        # SQLite (in WAL mode, see _use_sqlite_wal) has one writer; every process waits up to
+        # 60 s for it (the default 5 s is too short on a loaded 2-core machine: the scheduler
+        # dies with "database is locked"). request() waits 120 s for an answer, so a request
+        # held that long still gets one, and retries the 500 of a write that lost the race.
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
         self._token: str | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
+
+    def _sqlite_url(self, lock_wait: int) -> str:
+        return f"sqlite:///{self.home / 'airflow.db'}?timeout={lock_wait}"
 
     def _airflow(self, *args: str, **kwargs: Any) -> subprocess.Popen[bytes]:
         return subprocess.Popen([sys.executable, "-m", "airflow", *args], env=self.env, **kwargs)
@@ -337,7 +339,7 @@ class AirflowInstance:
             request.add_header("Authorization", f"Bearer {self._bearer()}")
         for attempt in itertools.count(1):
             try:
-                with urllib.request.urlopen(request, timeout=90) as response:
+                with urllib.request.urlopen(request, timeout=120) as response:
                     payload = response.read()
                 return json.loads(payload) if payload else None
             except urllib.error.HTTPError as err:

@@ -20,7 +20,15 @@ from airflow.sdk import DAG, PartitionedAssetTimetable, task
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from weather_data import AIRPORTS, DATA, daily_asset, landing_asset, local_day_hours, number
+from weather_data import (
+    AIRPORTS,
+    DATA,
+    RETRY_TRANSIENT_FAILURES,
+    daily_asset,
+    landing_asset,
+    local_day_hours,
+    number,
+)
 
 from airflow_partitions import PrefixStripMapper
 
@@ -33,6 +41,7 @@ for airport in AIRPORTS:
         ),
         catchup=False,
         tags=["airflow-partitions", "example"],
+        default_args=RETRY_TRANSIENT_FAILURES,
         doc_md=__doc__,
     ):
 

@@ -19,6 +19,9 @@ from zoneinfo import ZoneInfo
 from airflow.sdk import Asset
 
 AIRPORTS = ("EWR", "JFK", "LGA")
+
+#: Every example task retries twice, 3 s apart: a file or database hiccup is not a lost partition.
+RETRY_TRANSIENT_FAILURES = {"retries": 2, "retry_delay": timedelta(seconds=3)}
 NEW_YORK = ZoneInfo("America/New_York")
 
 #: Where the pipeline reads and writes its files: $AIRFLOW_PARTITIONS_DATA, else $AIRFLOW_HOME/data.

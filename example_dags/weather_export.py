@@ -22,7 +22,7 @@ from airflow.sdk.exceptions import AirflowSkipException
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from weather_data import AIRPORTS, DATA, NEW_YORK, folder_uri
+from weather_data import AIRPORTS, DATA, NEW_YORK, RETRY_TRANSIENT_FAILURES, folder_uri
 
 from airflow_partitions import ScheduledRuntimePartitionTimetable
 
@@ -33,6 +33,7 @@ with DAG(
     schedule=ScheduledRuntimePartitionTimetable("0 6 * * *", timezone="America/New_York"),
     catchup=False,
     tags=["airflow-partitions", "example"],
+    default_args=RETRY_TRANSIENT_FAILURES,
     doc_md=__doc__,
 ):
 

@@ -21,7 +21,7 @@ from airflow.sdk import DAG, PartitionedAtRuntime, task
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from weather_data import AIRPORTS, DATA, hourly_asset, landing_asset, observations
+from weather_data import AIRPORTS, DATA, RETRY_TRANSIENT_FAILURES, hourly_asset, landing_asset, observations
 
 for airport in AIRPORTS:
     with DAG(
@@ -29,6 +29,7 @@ for airport in AIRPORTS:
         schedule=PartitionedAtRuntime(),
         catchup=False,
         tags=["airflow-partitions", "example"],
+        default_args=RETRY_TRANSIENT_FAILURES,
         doc_md=__doc__,
     ):
 

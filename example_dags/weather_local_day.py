@@ -21,7 +21,7 @@ from airflow.sdk import DAG, PartitionedAssetTimetable, task
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from weather_data import AIRPORTS, DATA, NEW_YORK, hourly_asset
+from weather_data import AIRPORTS, DATA, NEW_YORK, RETRY_TRANSIENT_FAILURES, hourly_asset
 
 from airflow_partitions import Day, Hour, TemporalMapper, TemporalRollupMapper, TemporalWindow
 
@@ -37,6 +37,7 @@ for airport in AIRPORTS:
         ),
         catchup=False,
         tags=["airflow-partitions", "example"],
+        default_args=RETRY_TRANSIENT_FAILURES,
         doc_md=__doc__,
     ):
 

@@ -20,7 +20,7 @@ from airflow.sdk import DAG, PartitionedAssetTimetable, RollupMapper, StartOfMon
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from weather_data import AIRPORTS, DATA, daily_asset
+from weather_data import AIRPORTS, DATA, RETRY_TRANSIENT_FAILURES, daily_asset
 
 from airflow_partitions import BusinessDayWindow
 
@@ -37,6 +37,7 @@ for airport in AIRPORTS:
         ),
         catchup=False,
         tags=["airflow-partitions", "example"],
+        default_args=RETRY_TRANSIENT_FAILURES,
         doc_md=__doc__,
     ):
 
