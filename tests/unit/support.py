@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 import sys
@@ -254,3 +255,17 @@ def assert_every_instant_maps_back(grain: Any, instant: datetime, millionths: in
     start, end = period.utc  # real-time arithmetic: local wall arithmetic can land in a DST gap
     for inside in (start, start + (end - start) * millionths // 1_000_000, end - timedelta(microseconds=1)):
         assert TemporalMapper(grain).to_downstream(inside.isoformat()) == period.key
+
+
+def assert_serialized_alike_in_fresh_processes(values: list[Any], imports: str) -> None:
+    """
+    Check each value's ``serialize()`` is byte-identical here and in two fresh interpreters.
+
+    The children rebuild the values from their ``repr`` after running *imports*, with different
+    ``PYTHONHASHSEED`` values: what the scheduler fingerprints must not depend on the process.
+    """
+    rebuilt = ", ".join(map(repr, values))
+    code = f"import json\n{imports}\nprint(json.dumps([json.dumps(v.serialize()) for v in [{rebuilt}]]))"
+    in_process = [json.dumps(value.serialize()) for value in values]
+    for seed in ("0", "31337"):
+        assert json.loads(run_python(code, hashseed=seed)) == in_process

@@ -29,7 +29,11 @@ from airflow_partitions import (
     TemporalRollupMapper,
     TemporalWindow,
 )
-from tests.unit.support import assert_every_instant_maps_back, assert_period_contract, run_python
+from tests.unit.support import (
+    assert_every_instant_maps_back,
+    assert_period_contract,
+    assert_serialized_alike_in_fresh_processes,
+)
 
 NEW_YORK = "America/New_York"
 JULY = FiscalYear(start_month=7)
@@ -431,18 +435,11 @@ CONFIGURED = [
     FiscalYear(start_month=7, timezone="Australia/Sydney"),
 ]
 
-SERIALIZE_IN_CHILD = """
-import json
-from airflow_partitions import FiscalMonth, FiscalQuarter, FiscalYear
-print(json.dumps([json.dumps(grain.serialize()) for grain in [{grains}]]))
-"""
-
 
 def test_serialize_is_byte_identical_across_processes_and_hash_seeds():
-    code = SERIALIZE_IN_CHILD.format(grains=", ".join(map(repr, CONFIGURED)))
-    in_process = [json.dumps(grain.serialize()) for grain in CONFIGURED]
-    for seed in ("0", "31337"):
-        assert json.loads(run_python(code, hashseed=seed)) == in_process
+    assert_serialized_alike_in_fresh_processes(
+        CONFIGURED, "from airflow_partitions import FiscalMonth, FiscalQuarter, FiscalYear"
+    )
 
 
 @pytest.mark.parametrize("grain", CONFIGURED, ids=lambda grain: type(grain).__name__)
