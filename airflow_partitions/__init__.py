@@ -28,6 +28,8 @@ _EXPORTS: dict[str, str] = {
     # Business calendars and their grain: values nested in mappers and windows, not registered.
     "BusinessCalendar": "airflow_partitions.business",
     "BusinessDay": "airflow_partitions.business",
+    "PrefixAddMapper": "airflow_partitions.namespace",
+    "PrefixReplaceMapper": "airflow_partitions.namespace",
     "PrefixStripMapper": "airflow_partitions.namespace",
     "ExplicitPartitionTimetable": "airflow_partitions.timetables",
     "GrainPartitionTimetable": "airflow_partitions.timetables",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_partitions.business import BusinessDayWindow
-from airflow_partitions.namespace import PrefixStripMapper
+from airflow_partitions.namespace import PrefixAddMapper, PrefixReplaceMapper, PrefixStripMapper
 from airflow_partitions.temporal import (
     TemporalFanOutMapper,
     TemporalMapper,
@@ -30,7 +30,14 @@ class AirflowPartitionsPlugin(AirflowPlugin):
     """Register airflow-partitions' partition mappers, windows and timetables with Airflow."""
 
     name = "airflow_partitions"
-    partition_mappers = [PrefixStripMapper, TemporalFanOutMapper, TemporalMapper, TemporalRollupMapper]
+    partition_mappers = [
+        PrefixAddMapper,
+        PrefixReplaceMapper,
+        PrefixStripMapper,
+        TemporalFanOutMapper,
+        TemporalMapper,
+        TemporalRollupMapper,
+    ]
     windows = [BusinessDayWindow, TemporalWindow]
     timetables = [
         ExplicitPartitionTimetable,

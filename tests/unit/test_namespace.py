@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from airflow_partitions import PrefixStripMapper
+from airflow_partitions import PrefixAddMapper, PrefixReplaceMapper, PrefixStripMapper
 
 # Prefixes and separators: any non-empty text.
 texts = st.text(min_size=1, max_size=40)
@@ -196,3 +196,80 @@ def test_deserialized_mapper_behaves_and_serializes_identically(prefix, separato
     qualifier = prefix + separator
     for key in [*keys, *(qualifier + k for k in keys), qualifier]:
         assert outcome(rebuilt, key) == outcome(mapper, key)
+
+
+# -- PrefixAddMapper and PrefixReplaceMapper -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("daily-sales", "eu::daily-sales"),
+        ("2026-03-10", "eu::2026-03-10"),
+        ("eu::daily-sales", "eu::daily-sales"),  # already qualified: unchanged
+        ("us::daily-sales", "eu::us::daily-sales"),
+    ],
+)
+def test_add_qualifies_keys_once(key, expected):
+    assert PrefixAddMapper("eu").to_downstream(key) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("eu::daily-sales", "emea::daily-sales"),
+        ("us::daily-sales", "us::daily-sales"),  # another namespace: unchanged
+        ("daily-sales", "daily-sales"),
+    ],
+)
+def test_replace_moves_keys_between_namespaces(key, expected):
+    assert PrefixReplaceMapper("eu", "emea").to_downstream(key) == expected
+
+
+def test_add_refuses_a_key_it_would_make_longer_than_250_characters_naming_it():
+    key = "k" * 247  # "eu::" + 247 characters = 251
+    with pytest.raises(ValueError, match="251 characters, over Airflow's 250"):
+        PrefixAddMapper("eu").to_downstream(key)
+    assert PrefixAddMapper("eu").to_downstream("k" * 246) == "eu::" + "k" * 246
+
+
+@pytest.mark.parametrize("mapper", [PrefixAddMapper("eu"), PrefixReplaceMapper("eu", "emea")])
+@pytest.mark.parametrize("key", ["eu::", "eu::  ", 42])
+def test_blank_remainders_and_non_strings_are_refused_naming_the_key(mapper, key):
+    with pytest.raises(ValueError, match=re.escape(repr(key))):
+        mapper.to_downstream(key)
+
+
+@pytest.mark.parametrize("new_prefix", ["", " ", None])
+def test_replace_refuses_a_blank_new_prefix_at_construction(new_prefix):
+    with pytest.raises(ValueError, match="new_prefix"):
+        PrefixReplaceMapper("eu", new_prefix)
+
+
+@given(prefix=prefixes, new_prefix=prefixes, separator=texts, key=keys)
+def test_add_then_strip_and_replace_there_and_back_give_the_key_back(prefix, new_prefix, separator, key):
+    assume(not key.startswith(prefix + separator) and len(prefix + separator + key) <= 250)
+    added = PrefixAddMapper(prefix, separator=separator).to_downstream(key)
+    assert added == prefix + separator + key
+    assert PrefixStripMapper(prefix, separator=separator).to_downstream(added) == key
+    moved = PrefixReplaceMapper(prefix, new_prefix, separator=separator).to_downstream(added)
+    assert moved == new_prefix + separator + key
+    assert PrefixReplaceMapper(new_prefix, prefix, separator=separator).to_downstream(moved) == added
+
+
+@pytest.mark.parametrize(
+    ("mapper", "key", "expected"),
+    [
+        (PrefixAddMapper("eu", separator="/"), "x", "eu/x"),
+        (PrefixReplaceMapper("eu", "emea", max_downstream_keys=3), "eu::x", "emea::x"),
+    ],
+    ids=["add", "replace"],
+)
+def test_add_and_replace_round_trip_through_airflows_serialization(mapper, key, expected):
+    from airflow.serialization.decoders import decode_partition_mapper
+    from airflow.serialization.encoders import encode_partition_mapper
+
+    rebuilt = decode_partition_mapper(json.loads(json.dumps(encode_partition_mapper(mapper))))
+    assert type(rebuilt) is type(mapper)
+    assert json.dumps(rebuilt.serialize()) == json.dumps(mapper.serialize())
+    assert rebuilt.to_downstream(key) == mapper.to_downstream(key) == expected
