@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "PrefixAddMapper": "airflow_partitions.namespace",
     "PrefixReplaceMapper": "airflow_partitions.namespace",
     "PrefixStripMapper": "airflow_partitions.namespace",
+    "RegexMapper": "airflow_partitions.keyshape",
     "ExplicitPartitionTimetable": "airflow_partitions.timetables",
     "GrainPartitionTimetable": "airflow_partitions.timetables",
     "IntervalRuntimePartitionTimetable": "airflow_partitions.timetables",

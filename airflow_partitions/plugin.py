@@ -11,6 +11,7 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.keyshape import RegexMapper
 from airflow_partitions.namespace import PrefixAddMapper, PrefixReplaceMapper, PrefixStripMapper
 from airflow_partitions.temporal import (
     TemporalFanOutMapper,
@@ -34,6 +35,7 @@ class AirflowPartitionsPlugin(AirflowPlugin):
         PrefixAddMapper,
         PrefixReplaceMapper,
         PrefixStripMapper,
+        RegexMapper,
         TemporalFanOutMapper,
         TemporalMapper,
         TemporalRollupMapper,
