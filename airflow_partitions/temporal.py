@@ -131,6 +131,9 @@ class TemporalMapper(PartitionMapper):
                 f"got {input_format!r}."
             )
         self.input_format = input_format
+        # How far a bare date's midnight lies before the day it names (days from 06:00): fixed
+        # by the configuration, so worked out once here rather than for every key.
+        self._date_shift = None if input_format else getattr(grain, "_name_offset", None)
         self.offset = offset
 
     def _config(self) -> tuple[Any, ...]:
@@ -145,9 +148,8 @@ class TemporalMapper(PartitionMapper):
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
         when = read_key(key, self.input_format, self.grain)
-        name_offset = getattr(self.grain, "_name_offset", None)
-        if name_offset and not self.input_format and _DATE_ONLY.fullmatch(key):
-            when += name_offset  # a bare date names its own day, also when days start at 06:00
+        if self._date_shift and _DATE_ONLY.fullmatch(key):
+            when += self._date_shift  # a bare date names its own day, also when days start at 06:00
         try:
             if not self.offset:
                 return self.grain.key_at(when, self._input_tz)

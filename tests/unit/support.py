@@ -269,3 +269,14 @@ def assert_serialized_alike_in_fresh_processes(values: list[Any], imports: str) 
     in_process = [json.dumps(value.serialize()) for value in values]
     for seed in ("0", "31337"):
         assert json.loads(run_python(code, hashseed=seed)) == in_process
+
+
+def at(text: str) -> datetime:
+    """An aware instant from ISO 8601 *text*; naive text means UTC."""
+    instant = datetime.fromisoformat(text)
+    return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
+
+
+def utc(text: str) -> datetime:
+    """``"2026-03-08T05:00Z"`` as an aware UTC datetime."""
+    return datetime.fromisoformat(text).astimezone(UTC)

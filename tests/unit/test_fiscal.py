@@ -33,16 +33,11 @@ from tests.unit.support import (
     assert_every_instant_maps_back,
     assert_period_contract,
     assert_serialized_alike_in_fresh_processes,
+    at,
 )
 
 NEW_YORK = "America/New_York"
 JULY = FiscalYear(start_month=7)
-
-
-def at(text: str) -> datetime:
-    """An aware instant; naive text means UTC."""
-    instant = datetime.fromisoformat(text)
-    return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
 
 
 def bounds(grain: Grain, key: str) -> tuple[datetime, datetime]:

@@ -38,16 +38,11 @@ from airflow_partitions.grains import (
     Year,
     parse_instant,
 )
-from tests.unit.support import known_bug, offset_changes
+from tests.unit.support import known_bug, offset_changes, utc
 
 HOUR = timedelta(hours=1)
 NEW_YORK = ZoneInfo("America/New_York")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-
-
-def utc(text: str) -> datetime:
-    """``"2026-03-08T05:00Z"`` as an aware UTC datetime."""
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def hours_from(start: datetime, count: int) -> list[datetime]:

@@ -37,16 +37,11 @@ from tests.unit.support import (
     assert_every_instant_maps_back,
     assert_period_contract,
     assert_serialized_alike_in_fresh_processes,
+    at,
 )
 
 NEW_YORK = "America/New_York"
 DAY = timedelta(days=1)
-
-
-def at(text: str) -> datetime:
-    """An aware instant; naive text means UTC."""
-    instant = datetime.fromisoformat(text)
-    return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
 
 
 def days(grain: Grain, key: str) -> tuple[date, date]:

@@ -45,14 +45,10 @@ from airflow_partitions.temporal import (
     TemporalRollupMapper,
     TemporalWindow,
 )
-from tests.unit.support import configured_temporal_instances, known_bug, offset_changes, run_python
+from tests.unit.support import configured_temporal_instances, known_bug, offset_changes, run_python, utc
 
 HOUR = timedelta(hours=1)
 NEW_YORK = "America/New_York"
-
-
-def utc(text: str) -> datetime:
-    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def utc_hours(start: str, count: int) -> list[str]:
