@@ -56,3 +56,31 @@ def require_text(value: Any, *, owner: str, name: str, example: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"{owner}: {name} must be a non-empty string such as {example!r}; got {value!r}.")
     return value
+
+
+def check_fan_out(owner: str, largest: int, example: str, max_downstream_keys: int | None) -> None:
+    """
+    Refuse, at Dag parse, a mapper one of whose upstream keys can map to more keys than allowed.
+
+    The cap is *max_downstream_keys* if set, else Airflow's ``[scheduler]
+    partition_mapper_max_downstream_keys`` (default 1000). The scheduler skips an event whose
+    keys exceed it (a ``partition fan-out exceeded`` audit-log row); checking the largest
+    possible fan-out here reports it when the Dag is written, not the first 31-day month.
+
+    :param largest: The most downstream keys one upstream key can map to.
+    :param example: An upstream key (or period) that maps to *largest* keys, for the message.
+    :raises ValueError: naming *owner*, *example*, *largest* and the cap, if *largest* exceeds it.
+    """
+    if max_downstream_keys is None:
+        from airflow.configuration import conf
+
+        cap = conf.getint("scheduler", "partition_mapper_max_downstream_keys", fallback=1000)
+        source = f"[scheduler] partition_mapper_max_downstream_keys ({cap})"
+    else:
+        cap, source = max_downstream_keys, f"max_downstream_keys={max_downstream_keys}"
+    if largest > cap:
+        raise ValueError(
+            f"{owner}: {example} maps to {largest} downstream keys, more than {source}; the scheduler "
+            f"would queue no Dag run for it. Pass max_downstream_keys={largest} or more, or a coarser "
+            "window."
+        )

@@ -49,8 +49,9 @@ import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from functools import cached_property
+from functools import cached_property, lru_cache
 from importlib import import_module
+from itertools import pairwise
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -667,6 +668,56 @@ class Year(Month):
     def _wall_key(self, start: datetime) -> str:
         """Return ``YYYY``."""
         return f"{start.year:04d}"
+
+
+#: The stretch :func:`most_members` samples: December 2027 through 2028, a leap year, so it
+#: holds every month length, a 53-week ISO year's end and the 2028 DST changes of any zone.
+_SAMPLE_SPAN = (datetime(2027, 12, 1, tzinfo=UTC), datetime(2029, 1, 1, tzinfo=UTC))
+
+
+def _sample_periods(grain: Grain) -> list[Period]:
+    """Return the periods of *grain* :func:`most_members` inspects (at most a few thousand)."""
+    first, last = _SAMPLE_SPAN
+    period = grain.floor(first)
+    if period.duration >= timedelta(hours=23):
+        starts = [first]
+        stop = last
+    else:  # sub-daily: the periods around each DST change of 2028, and one ordinary day
+        days = [first + timedelta(days=n) for n in range((last - first).days)]
+        starts = [first] + [
+            day - timedelta(hours=12)
+            for day, after in pairwise(days)
+            if day.astimezone(grain.tz).utcoffset() != after.astimezone(grain.tz).utcoffset()
+        ]
+        stop = None
+    periods: list[Period] = []
+    for start in starts:
+        period = grain.floor(start)
+        end = stop or start + timedelta(hours=48)
+        while period.utc[0] < end:
+            periods.append(period)
+            period = grain.shift(period, 1)
+    return periods
+
+
+@lru_cache(maxsize=256)
+def most_members(grain: Grain, member: Grain) -> tuple[int, Period]:
+    """
+    Return the largest number of *member* periods in one *grain* period, and such a period.
+
+    ``most_members(Month(), Day())`` is ``(31, <2027-12>)``; ``most_members(Day(timezone=
+    "America/New_York"), Hour())`` is 25 (the fall-back day). Worked out over December 2027
+    through 2028, which holds every month length, a leap day and each DST change of the grain's
+    zone; the Gregorian calendar and today's DST rules repeat these lengths in other years.
+    Tiling members are counted in the longest sampled period, cron ticks in every one (slow:
+    seconds for a daily grain). Memoized per process: it runs once per configuration.
+
+    :raises ValueError: if *member* periods do not tile *grain* periods.
+    """
+    periods = _sample_periods(grain)
+    if member.tiles:  # tiling members of fixed rules: the longest period holds the most
+        periods = [max(periods, key=lambda p: p.duration)]
+    return max(((len(member.members(p)), p) for p in periods), key=lambda pair: pair[0])
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,11 @@ Each class is a thin view over a :class:`~airflow_partitions.grains.Grain`:
   shifted by whole periods (``offset=-1``: T-1 processing).
 - :class:`TemporalWindow` lists the periods of a finer grain inside one coarser period, for
   Airflow's ``RollupMapper`` (wait for all of them) and ``FanOutMapper`` (one run each).
-- :class:`TemporalRollupMapper` is Airflow's ``RollupMapper`` for the two above, checking at
-  Dag parse that the window's grain nests in the mapper's, and caching each expected key set.
+- :class:`SlidingWindow` is N consecutive periods trailing, leading or centred on each
+  downstream period (the last 7 days), one upstream key feeding N downstream periods.
+- :class:`TemporalRollupMapper` is Airflow's ``RollupMapper`` for the above, checking at
+  Dag parse that the window's grain nests in the mapper's, routing each key to every sliding
+  window it belongs to, caching each expected key set, and taking a completion deadline.
 - :class:`TemporalFanOutMapper` is Airflow's ``FanOutMapper`` with a default downstream mapper
   for our windows.
 
@@ -31,12 +34,13 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from airflow.partition_mappers.base import PartitionMapper, RollupMapper
+from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions._common import dump, load
-from airflow_partitions.grains import Grain, Period, read_key, time_zone
+from airflow_partitions._common import check_fan_out, dump, load
+from airflow_partitions.deadlines import PolicyRollupMapper
+from airflow_partitions.grains import Grain, Period, most_members, read_key, time_zone
 
 _DATE_ONLY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
 
@@ -244,6 +248,78 @@ class TemporalWindow(Window):
         return cls(Grain.deserialize(load(data, cls)["grain"]))
 
 
+_ALIGNMENTS = ("trailing", "leading", "centred")
+
+
+class SlidingWindow(Window):
+    """
+    The *periods* consecutive periods of *grain* trailing, leading or centred on a downstream one.
+
+    ``SlidingWindow(Day(), 7)`` (trailing, the default) under ``TemporalMapper(Day())``: the
+    window for ``2026-03-09`` is ``2026-03-03`` … ``2026-03-09``, and an upstream key
+    ``2026-03-05`` belongs to the windows ``2026-03-05`` … ``2026-03-11``. ``align="leading"``:
+    ``2026-03-09`` … ``2026-03-15``; ``align="centred"`` (odd *periods*): ``2026-03-06`` …
+    ``2026-03-12``. Any grain works (``SlidingWindow(Hour(), 24)``, ``SlidingWindow(BusinessDay(
+    calendar), 5)``); periods are the grain's own, so a New York day is 23, 24 or 25 real hours.
+
+    Only :class:`TemporalRollupMapper` can use it: the rollup's ``to_downstream`` must return
+    every window a key belongs to (:meth:`containing`), which core's ``RollupMapper`` does not
+    (core's ``WeekWindow(direction=BACKWARD)`` routes each day only to itself, so it never
+    fires). The two directions agree: ``u in to_upstream(D)`` if and only if ``D in
+    containing(u)``. Size: exactly *periods* members, and each key feeds *periods* windows.
+
+    :param grain: The grain of the members; it must be the rollup mapper's grain.
+    :param periods: How many periods the window holds (at least 1).
+    :param align: ``"trailing"`` (ending with the downstream period), ``"leading"`` (starting
+        with it) or ``"centred"`` (around it; *periods* must be odd).
+    :raises ValueError: at Dag parse, for a grain that is not a grain, *periods* not a positive
+        integer, an unknown *align*, or an even centred window.
+    """
+
+    expected_decoded_type: ClassVar[type] = Period
+
+    def __init__(self, grain: Grain, periods: int, *, align: str = "trailing") -> None:
+        super().__init__()
+        self.grain = _require_grain(grain, "SlidingWindow")
+        if type(periods) is not int or periods < 1:
+            raise ValueError(f"SlidingWindow: periods must be a positive integer such as 7; got {periods!r}.")
+        if align not in _ALIGNMENTS:
+            raise ValueError(f"SlidingWindow: align must be one of {_ALIGNMENTS}; got {align!r}.")
+        if align == "centred" and periods % 2 == 0:
+            raise ValueError(
+                f"SlidingWindow: a centred window needs an odd number of periods; got {periods}."
+            )
+        self.periods = periods
+        self.align = align
+        first = {"trailing": 1 - periods, "leading": 0, "centred": -(periods // 2)}[align]
+        #: Offsets, in periods, of the members from the downstream period.
+        self.offsets = range(first, first + periods)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.serialize() == self.serialize()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.grain, self.periods, self.align))
+
+    def to_upstream(self, decoded_downstream: Period) -> list[Period]:
+        """Return the member periods of the window on *decoded_downstream*, in order."""
+        return [self.grain.shift(decoded_downstream, n) for n in self.offsets]
+
+    def containing(self, period: Period) -> list[Period]:
+        """Return the downstream periods whose window holds *period*, in order."""
+        return [self.grain.shift(period, -n) for n in reversed(self.offsets)]
+
+    def serialize(self) -> dict[str, Any]:
+        """Return ``{"align", "format_version", "grain", "periods"}``."""
+        return dump(grain=self.grain.serialize(), periods=self.periods, align=self.align)
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> SlidingWindow:
+        """Rebuild the window from :meth:`serialize`'s output."""
+        data = load(data, cls)
+        return cls(Grain.deserialize(data["grain"]), data["periods"], align=data["align"])
+
+
 #: Fixed sample instants at which a rollup's grains are checked to nest, at Dag parse: an
 #: ordinary day, both 2026 US DST changes, a year end and a leap day (deterministic: no clock).
 _NESTING_SAMPLES = tuple(
@@ -258,47 +334,54 @@ _NESTING_SAMPLES = tuple(
 )
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
-def _expected_keys(mapper: TemporalMapper, window: TemporalWindow, downstream_key: str) -> frozenset[str]:
-    return frozenset(
-        mapper.encode_upstream(m) for m in window.to_upstream(mapper.decode_downstream(downstream_key))
-    )
-
-
-class TemporalRollupMapper(RollupMapper):
+class TemporalRollupMapper(PolicyRollupMapper):
     """
-    Airflow's ``RollupMapper`` for a :class:`TemporalMapper` and a :class:`TemporalWindow`.
+    Airflow's ``RollupMapper`` for a :class:`TemporalMapper` and a temporal or sliding window.
 
     ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))``
     maps ``2026-03-10T09`` to ``2026-03-10`` and runs the consumer once all 24 hour keys of that
     day have arrived, exactly as ``RollupMapper`` with the same arguments would. In addition:
 
+    - With a :class:`SlidingWindow`, each upstream key is routed to every window it belongs to:
+      ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(),
+      7))`` maps ``2026-03-05`` to ``2026-03-05`` … ``2026-03-11``, and runs ``2026-03-09`` once
+      ``2026-03-03`` … ``2026-03-09`` have all arrived (one run per complete window).
+    - ``wait_policy`` may be a :class:`~airflow_partitions.deadlines.CompletionDeadline`: fire
+      when complete, or after the period's end plus a grace with what has arrived.
     - At Dag parse, it checks that the window's grain tiles the mapper's (on an ordinary day, both
       2026 US DST changes, a year end and a leap day), so ``TemporalWindow(IsoWeek())`` under
-      ``TemporalMapper(Month())`` is refused there, not discovered by the scheduler.
+      ``TemporalMapper(Month())`` is refused there, not discovered by the scheduler; and that
+      the member keys map back to the period that waits for them.
     - It memoizes each downstream key's expected upstream key set process-wide, so the scheduler's
       re-evaluation of a pending rollup on every tick is one cache look-up.
 
     :param upstream_mapper: A :class:`TemporalMapper` (reads upstream keys, names the period).
-    :param window: A :class:`TemporalWindow` (the member grain).
-    :param wait_policy: Airflow's ``WaitForAll`` (default) or ``MinimumCount``.
-    :raises ValueError: at Dag parse if the mapper or window is not ours, or the window's grain
-        does not nest in the mapper's.
+    :param window: A :class:`TemporalWindow` (the member grain) or a :class:`SlidingWindow`
+        (of the mapper's grain).
+    :param wait_policy: Airflow's ``WaitForAll`` (default) or ``MinimumCount``, or a
+        :class:`~airflow_partitions.deadlines.CompletionDeadline`.
+    :param max_downstream_keys: Airflow's fan-out cap; a sliding window's *periods* must not
+        exceed it (checked at parse).
+    :raises ValueError: at Dag parse if the mapper or window is not ours, the window's grain
+        does not nest in the mapper's (or, sliding, differs from it), member keys would not map
+        back, or a sliding window is wider than the fan-out cap.
     """
 
     def __init__(
         self,
         *,
         upstream_mapper: TemporalMapper,
-        window: TemporalWindow,
+        window: TemporalWindow | SlidingWindow,
         wait_policy: Any = None,
         max_downstream_keys: int | None = None,
     ) -> None:
-        if not isinstance(upstream_mapper, TemporalMapper) or not isinstance(window, TemporalWindow):
+        if not isinstance(upstream_mapper, TemporalMapper) or not isinstance(
+            window, TemporalWindow | SlidingWindow
+        ):
             raise ValueError(
-                "TemporalRollupMapper: upstream_mapper must be a TemporalMapper and window a TemporalWindow; "
-                f"got {type(upstream_mapper).__name__} and {type(window).__name__} (use Airflow's "
-                "RollupMapper for other mappers and windows)."
+                "TemporalRollupMapper: upstream_mapper must be a TemporalMapper and window a TemporalWindow "
+                f"or SlidingWindow; got {type(upstream_mapper).__name__} and {type(window).__name__} (use "
+                "Airflow's RollupMapper for other mappers and windows)."
             )
         super().__init__(
             upstream_mapper=upstream_mapper,
@@ -306,6 +389,13 @@ class TemporalRollupMapper(RollupMapper):
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
         )
+        if isinstance(window, SlidingWindow):
+            if window.grain != upstream_mapper.grain:
+                raise ValueError(
+                    "TemporalRollupMapper: a SlidingWindow's grain must be the mapper's; got "
+                    f"{window.grain!r} under {upstream_mapper.grain!r}."
+                )
+            check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
         for instant in _NESTING_SAMPLES:
             try:
                 period = upstream_mapper.grain.floor(instant)
@@ -318,33 +408,34 @@ class TemporalRollupMapper(RollupMapper):
         Refuse a window that does not nest, or whose member keys would not map back to *period*.
 
         Airflow matches the keys producers send against :meth:`to_upstream` by string, and routes
-        each key by ``to_downstream``: unless ``u in to_upstream(D)`` implies ``to_downstream(u) ==
-        D``, the rollup waits forever (e.g. naive UTC hour keys read in New York time).
+        each key by ``to_downstream``: unless ``u in to_upstream(D)`` implies ``D in
+        to_downstream(u)``, the rollup waits forever (e.g. naive UTC hour keys read in New York
+        time).
         """
         mapper, grain = self.upstream_mapper, self.window.grain
-        members = grain.members(period)  # raises if the grains do not nest
+        members = self.window.to_upstream(period)  # raises if the grains do not nest
         downstream = mapper.grain.key(mapper.grain.shift(period, mapper.offset) if mapper.offset else period)
         for member in members[:3] + members[-3:]:
             key = mapper.encode_upstream(member)
-            if (mapped := mapper.to_downstream(key)) != downstream:
+            mapped = self.to_downstream(key)
+            if downstream not in ([mapped] if isinstance(mapped, str) else mapped):
                 raise ValueError(
                     f"TemporalRollupMapper: member key {key!r} of {downstream!r} maps to {mapped!r}, so "
                     "the rollup would wait forever; read naive member keys in the window grain's zone: "
                     f"TemporalMapper(..., input_timezone={grain.timezone!r})."
                 )
 
-    def to_upstream(self, downstream_key: str) -> frozenset[str]:
-        """Return the keys the period *downstream_key* names is waiting for (memoized)."""
-        return _expected_keys(self.upstream_mapper, self.window, downstream_key)
+    def to_downstream(self, key: str) -> str | list[str]:
+        """
+        Return the key of the period holding *key* or, sliding, the keys of every window it feeds.
 
-    def serialize(self) -> dict[str, Any]:
-        """Return Airflow's ``RollupMapper`` form (mapper, window, wait policy), versioned."""
-        return dump(**super().serialize())
-
-    @classmethod
-    def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
-        """Rebuild the rollup from :meth:`serialize`'s output."""
-        return super().deserialize(load(data, cls))
+        :raises ValueError: naming the key, as :meth:`TemporalMapper.to_downstream`.
+        """
+        mapped = self.upstream_mapper.to_downstream(key)
+        if not isinstance(self.window, SlidingWindow):
+            return mapped
+        grain = self.upstream_mapper.grain
+        return [p.key for p in self.window.containing(grain.parse(mapped))]
 
 
 class TemporalFanOutMapper(FanOutMapper):
@@ -358,8 +449,33 @@ class TemporalFanOutMapper(FanOutMapper):
     :class:`~airflow_partitions.business.BusinessDayWindow` fans a month out to its business days
     with ``StartOfDayMapper()`` (``2026-03`` → ``2026-03-02`` … ``2026-03-31``).
 
-    :raises ValueError: at Dag parse, as core's ``FanOutMapper``, for a window with no default.
+    At Dag parse, the largest fan-out of a :class:`TemporalWindow` under a :class:`TemporalMapper`
+    (31 days of a month, 25 hours of a New York fall-back day, 366 days of a leap year) is checked
+    against *max_downstream_keys* (default: ``[scheduler] partition_mapper_max_downstream_keys``,
+    1000), so ``Year()`` fanned out to ``Hour()`` (8,784) is refused when the Dag is parsed rather
+    than skipped by the scheduler.
+
+    :raises ValueError: at Dag parse, as core's ``FanOutMapper``, for a window with no default;
+        naming the widest period, if the largest fan-out exceeds the cap.
     """
+
+    def __init__(
+        self,
+        *,
+        upstream_mapper: PartitionMapper,
+        window: Window,
+        downstream_mapper: PartitionMapper | None = None,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        super().__init__(
+            upstream_mapper=upstream_mapper,
+            window=window,
+            downstream_mapper=downstream_mapper,
+            max_downstream_keys=max_downstream_keys,
+        )
+        if isinstance(upstream_mapper, TemporalMapper) and isinstance(window, TemporalWindow):
+            largest, widest = most_members(upstream_mapper.grain, window.grain)
+            check_fan_out("TemporalFanOutMapper", largest, f"period {widest.key!r}", max_downstream_keys)
 
     default_downstream_mapper_by_window_name: ClassVar[dict[str, type[PartitionMapper]]] = {
         **FanOutMapper.default_downstream_mapper_by_window_name,
