@@ -11,9 +11,16 @@ from __future__ import annotations
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_partitions.business import BusinessDayWindow
-from airflow_partitions.keyshape import RegexMapper
+from airflow_partitions.composite import (
+    CompositeKeyMapper,
+    DimensionFanOutMapper,
+    DimensionRollupMapper,
+    DimensionWindow,
+)
+from airflow_partitions.keyshape import LookupMapper, RegexMapper
 from airflow_partitions.namespace import PrefixAddMapper, PrefixReplaceMapper, PrefixStripMapper
 from airflow_partitions.temporal import (
+    SlidingWindow,
     TemporalFanOutMapper,
     TemporalMapper,
     TemporalRollupMapper,
@@ -32,6 +39,10 @@ class AirflowPartitionsPlugin(AirflowPlugin):
 
     name = "airflow_partitions"
     partition_mappers = [
+        CompositeKeyMapper,
+        DimensionFanOutMapper,
+        DimensionRollupMapper,
+        LookupMapper,
         PrefixAddMapper,
         PrefixReplaceMapper,
         PrefixStripMapper,
@@ -40,7 +51,7 @@ class AirflowPartitionsPlugin(AirflowPlugin):
         TemporalMapper,
         TemporalRollupMapper,
     ]
-    windows = [BusinessDayWindow, TemporalWindow]
+    windows = [BusinessDayWindow, DimensionWindow, SlidingWindow, TemporalWindow]
     timetables = [
         ExplicitPartitionTimetable,
         GrainPartitionTimetable,

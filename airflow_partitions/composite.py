@@ -1,0 +1,561 @@
+"""
+Composite partition keys: named dimensions, each mapped by any mapper, rolled up or fanned out.
+
+A composite key joins several dimensions with a delimiter: ``us|east|2026-03-10T09:00:00`` is
+(region, zone, time). :class:`CompositeKeyMapper` reads such keys, maps each dimension with a
+mapper of its own (a :class:`~airflow_partitions.temporal.TemporalMapper` for the time,
+a :class:`~airflow_partitions.keyshape.LookupMapper` for a code) and writes the dimensions it
+keeps, in the order it is given. Core's ``ProductMapper`` needs one mapper per segment and
+keeps them all, in order; it cannot drop or reorder a dimension, and core's ``RollupMapper``
+refuses it.
+
+:class:`DimensionWindow` names, per dimension, what a rollup waits for (a temporal window for
+the time, a fixed list of regions for a dimension the downstream key drops);
+:class:`DimensionRollupMapper` rolls up those dimensions and keeps the others, each combination
+of kept values independently; :class:`DimensionFanOutMapper` is the mirror fan-out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from itertools import product
+from math import prod
+from typing import Any, ClassVar
+
+from airflow.partition_mappers.base import PartitionMapper
+from airflow.partition_mappers.temporal import FanOutMapper
+from airflow.partition_mappers.window import Window
+
+from airflow_partitions._common import check_fan_out, dump, load, require_text
+from airflow_partitions.deadlines import PolicyRollupMapper
+from airflow_partitions.grains import most_members
+from airflow_partitions.namespace import MAX_KEY_LENGTH
+from airflow_partitions.temporal import TemporalFanOutMapper, TemporalMapper, TemporalWindow
+
+
+def _core(value: Any, kind: str) -> Any:
+    """
+    Return *value* as the core class the scheduler will see (``kind``: mapper or window).
+
+    Dag files may build Airflow's mappers and windows from ``airflow.sdk`` (definitions without
+    ``to_downstream``); a round trip through Airflow's own serialization turns them into the
+    working core classes, as the scheduler's deserialization would.
+    """
+    from airflow.serialization import decoders, encoders
+
+    encode = getattr(encoders, f"encode_{kind}")
+    decode = getattr(decoders, f"decode_{kind}")
+    return decode(encode(value))
+
+
+def _format(mapper: PartitionMapper | None, decoded: Any) -> str:
+    """Write a decoded dimension value as a key segment, as Airflow's ``FanOutMapper`` does."""
+    if mapper is not None and callable(getattr(mapper, "format", None)):
+        return mapper.format(decoded)
+    if isinstance(decoded, datetime):
+        return decoded.isoformat()
+    return mapper.encode_upstream(decoded) if mapper is not None else str(decoded)
+
+
+def _names(value: Any, *, owner: str, what: str) -> tuple[str, ...]:
+    """Return *value* as a tuple of distinct identifiers (dimension names)."""
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+        raise ValueError(
+            f"{owner}: {what} must be a non-empty list of names such as ['region', 'day']; got {value!r}."
+        )
+    for name in value:
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{owner}: {what} must be identifiers such as 'region'; got {name!r}.")
+    if len(set(value)) != len(value):
+        raise ValueError(f"{owner}: {what} name a dimension twice: {list(value)!r}.")
+    return tuple(value)
+
+
+class CompositeKeyMapper(PartitionMapper):
+    r"""
+    Map a composite key dimension by dimension, and select, drop or reorder its dimensions.
+
+    ``CompositeKeyMapper(["region", "zone", "time"], {"time": TemporalMapper(Day())})`` maps
+    ``us|east|2026-03-10T09:00:00`` to ``us|east|2026-03-10``; with ``output=["region"]`` to
+    ``us``; with ``output=["time", "region"]`` to ``2026-03-10|us``. Dimensions without a
+    mapper are copied unchanged. A dimension mapper that returns several keys (a one-to-many
+    :class:`~airflow_partitions.keyshape.LookupMapper`) makes the composite return every
+    combination.
+
+    Delimiters inside segments: by default a key is split at every *delimiter* (so it must have
+    exactly one segment per dimension), and a mapped segment containing the delimiter is
+    refused. With ``escape="\\"``, ``\|`` in a key is a literal ``|`` inside a segment and ``\\``
+    a literal backslash, and output segments are escaped the same way.
+
+    Decoded form (for :class:`DimensionWindow` and rollups): a ``dict`` of the output
+    dimensions, each decoded by its mapper (``{"region": "us", "time": Period(2026-03-10)}``).
+    ``dag_run.partition_date``: the one dimension whose mapper gives a date, as core's
+    ``ProductMapper`` (none if zero or several do).
+
+    :param dimensions: Names of the upstream key's segments, in order (identifiers).
+    :param mappers: Dimension name → mapper for that segment (any Airflow or airflow-partitions
+        mapper, including temporal ones); others pass through.
+    :param output: The dimensions of the downstream key, in order; default: *dimensions*.
+    :param delimiter: The separator between segments; default ``"|"``.
+    :param escape: One character that escapes the delimiter (and itself) inside segments; by
+        default none, and delimiters inside segments are refused.
+    :param max_downstream_keys: Airflow's fan-out cap; checked at parse against the product of
+        the dimension mappers' largest fan-outs.
+    :raises ValueError: at Dag parse, for dimensions that are not distinct identifiers, mappers
+        for unknown dimensions, an *output* naming unknown dimensions or one twice, an empty
+        delimiter, an escape that is not one character distinct from the delimiter, or a fan-out
+        above the cap; at mapping time, naming the key, for a key with the wrong number of
+        segments, an empty segment, a dangling escape, a dimension mapper's error, a mapped
+        segment containing the delimiter (no *escape*), or an output over 250 characters.
+    """
+
+    expected_decoded_type: ClassVar[type] = dict
+
+    def __init__(
+        self,
+        dimensions: Sequence[str],
+        mappers: Mapping[str, PartitionMapper] | None = None,
+        *,
+        output: Sequence[str] | None = None,
+        delimiter: str = "|",
+        escape: str | None = None,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        super().__init__(max_downstream_keys=max_downstream_keys)
+        owner = "CompositeKeyMapper"
+        self.dimensions = _names(dimensions, owner=owner, what="dimensions")
+        self.output = self.dimensions if output is None else _names(output, owner=owner, what="output")
+        if unknown := [name for name in self.output if name not in self.dimensions]:
+            raise ValueError(f"{owner}: output names {unknown}, not dimensions {list(self.dimensions)}.")
+        mappers = dict(mappers or {})
+        if unknown := sorted(set(mappers) - set(self.dimensions)):
+            raise ValueError(f"{owner}: mappers name {unknown}, not dimensions {list(self.dimensions)}.")
+        self.mappers: dict[str, PartitionMapper] = {
+            name: mapper if isinstance(mapper, PartitionMapper) else _core(mapper, "partition_mapper")
+            for name, mapper in sorted(mappers.items())
+        }
+        self.delimiter = require_text(delimiter, owner=owner, name="delimiter", example="|")
+        if escape is not None and (not isinstance(escape, str) or len(escape) != 1 or escape in delimiter):
+            raise ValueError(
+                f"{owner}: escape must be one character not in the delimiter {delimiter!r}, such as '\\\\'; "
+                f"got {escape!r}."
+            )
+        self.escape = escape
+        self.largest_fan_out = prod(getattr(self.mappers.get(n), "largest_fan_out", 1) for n in self.output)
+        check_fan_out(owner, self.largest_fan_out, "a key", max_downstream_keys)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.serialize() == self.serialize()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.dimensions, self.output, self.delimiter, self.escape))
+
+    def split(self, key: str, names: Sequence[str] | None = None) -> dict[str, str]:
+        """
+        Return the segments of *key* by dimension name (*names*: default, the upstream layout).
+
+        :raises ValueError: naming the key, for a wrong segment count, an empty segment or a
+            dangling escape.
+        """
+        names = self.dimensions if names is None else names
+        if not isinstance(key, str):
+            raise ValueError(f"CompositeKeyMapper: partition key {key!r} is not a string.")
+        escape, delimiter = self.escape, self.delimiter
+        if escape is None or escape not in key:
+            segments = key.split(delimiter)
+        else:
+            segments, current, i = [], [], 0
+            while i < len(key):
+                if key[i] == escape:
+                    if key.startswith(delimiter, i + 1):
+                        current.append(delimiter)
+                        i += 1 + len(delimiter)
+                        continue
+                    if not key.startswith(escape, i + 1):
+                        raise ValueError(
+                            f"CompositeKeyMapper: partition key {key!r} has {escape!r} at position {i} "
+                            f"before neither {delimiter!r} nor {escape!r}."
+                        )
+                    current.append(escape)
+                    i += 2
+                elif key.startswith(delimiter, i):
+                    segments.append("".join(current))
+                    current = []
+                    i += len(delimiter)
+                else:
+                    current.append(key[i])
+                    i += 1
+            segments.append("".join(current))
+        if len(segments) != len(names) or not all(segments):
+            raise ValueError(
+                f"CompositeKeyMapper: partition key {key[:300]!r} must have {len(names)} non-empty "
+                f"segments {list(names)} separated by {delimiter!r}; got {len(segments)}"
+                f"{' (one empty)' if all(segments) is False and len(segments) == len(names) else ''}."
+            )
+        return dict(zip(names, segments, strict=True))
+
+    def join(self, segments: Iterable[str], source: str) -> str:
+        """
+        Return *segments* joined by the delimiter, escaped if an *escape* is set.
+
+        :raises ValueError: naming the *source* key, for a segment containing the delimiter
+            (no *escape*) or a result over 250 characters.
+        """
+        parts = []
+        for segment in segments:
+            if self.escape is not None:
+                segment = segment.replace(self.escape, self.escape * 2).replace(
+                    self.delimiter, self.escape + self.delimiter
+                )
+            elif self.delimiter in segment:
+                raise ValueError(
+                    f"CompositeKeyMapper: partition key {source[:300]!r} maps a dimension to {segment!r}, "
+                    f"which contains the delimiter {self.delimiter!r}; set escape='\\\\' to escape it."
+                )
+            parts.append(segment)
+        key = self.delimiter.join(parts)
+        if len(key) > MAX_KEY_LENGTH:
+            raise ValueError(
+                f"CompositeKeyMapper: partition key {source[:300]!r} maps to {len(key)} characters; "
+                f"Airflow keys hold at most {MAX_KEY_LENGTH}."
+            )
+        return key
+
+    def to_downstream(self, key: str) -> str | list[str]:
+        """Return the output dimensions of *key*, each mapped; every combination if one fans out."""
+        segments = self.split(key)
+        choices = []
+        for name in self.output:
+            mapper = self.mappers.get(name)
+            if mapper is None:
+                choices.append((segments[name],))
+                continue
+            try:
+                mapped = mapper.to_downstream(segments[name])
+            except ValueError as err:
+                raise ValueError(
+                    f"CompositeKeyMapper: partition key {key[:300]!r}, dimension {name!r}: {err}"
+                ) from None
+            choices.append((mapped,) if isinstance(mapped, str) else tuple(mapped))
+        keys = [self.join(combination, key) for combination in product(*choices)]
+        return keys[0] if len(keys) == 1 else keys
+
+    def decode_downstream(self, downstream_key: str) -> dict[str, Any]:
+        """Return ``{dimension: decoded value}`` for the output dimensions of *downstream_key*."""
+        return {
+            name: self.mappers[name].decode_downstream(segment) if name in self.mappers else segment
+            for name, segment in self.split(downstream_key, self.output).items()
+        }
+
+    def encode_upstream(self, decoded: dict[str, Any]) -> str:
+        """
+        Return the upstream key for *decoded*, which must give every upstream dimension.
+
+        :raises ValueError: naming the missing dimensions.
+        """
+        if missing := [name for name in self.dimensions if name not in decoded]:
+            raise ValueError(f"CompositeKeyMapper: no value for dimensions {missing} in {decoded!r}.")
+        return self.join(
+            (
+                self.mappers[name].encode_upstream(decoded[name]) if name in self.mappers else decoded[name]
+                for name in self.dimensions
+            ),
+            str(decoded),
+        )
+
+    def format(self, decoded: dict[str, Any]) -> str:
+        """Return the downstream key for *decoded* output dimensions (a fan-out's downstream side)."""
+        return self.join(
+            (_format(self.mappers.get(name), decoded[name]) for name in self.output), str(decoded)
+        )
+
+    def to_partition_date(self, downstream_key: str) -> datetime | None:
+        """Return the one date among the output dimensions (``None`` if zero or several)."""
+        try:
+            segments = self.split(downstream_key, self.output)
+        except ValueError:
+            return None
+        anchors = [
+            anchor
+            for name, segment in segments.items()
+            if name in self.mappers and (anchor := self.mappers[name].to_partition_date(segment)) is not None
+        ]
+        return anchors[0] if len(anchors) == 1 else None
+
+    def serialize(self) -> dict[str, Any]:
+        """Return the layout, delimiter, escape and each dimension's mapper (Airflow's encoding)."""
+        from airflow.serialization.encoders import encode_partition_mapper
+
+        return dump(
+            dimensions=list(self.dimensions),
+            output=list(self.output),
+            mappers={name: encode_partition_mapper(mapper) for name, mapper in self.mappers.items()},
+            delimiter=self.delimiter,
+            escape=self.escape,
+            max_downstream_keys=self.max_downstream_keys,
+        )
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> CompositeKeyMapper:
+        """Rebuild the mapper from :meth:`serialize`'s output."""
+        from airflow.serialization.decoders import decode_partition_mapper
+
+        data = load(data, cls)
+        return cls(
+            data["dimensions"],
+            {name: decode_partition_mapper(m) for name, m in data["mappers"].items()},
+            output=data["output"],
+            delimiter=data["delimiter"],
+            escape=data.get("escape"),
+            max_downstream_keys=data.get("max_downstream_keys"),
+        )
+
+
+class DimensionWindow(Window):
+    """
+    Per dimension of a composite key, the members a rollup waits for (or a fan-out runs).
+
+    ``DimensionWindow(time=TemporalWindow(Hour()))``: the downstream ``eu|2026-03-10`` waits for
+    ``eu|2026-03-10T00`` … ``eu|2026-03-10T23``, the other dimensions kept. ``DimensionWindow(
+    region=["eu", "us"])``, for a dimension the downstream key drops: ``2026-03-10`` waits for
+    ``eu|2026-03-10`` and ``us|2026-03-10``. Both at once wait for every combination.
+
+    Size: the product of each dimension's members (a window's size, or the list's length).
+
+    :param windows: Dimension name → a window of that dimension's decoded values (ours or
+        Airflow's), or a non-empty list of the dimension's values (for a dimension the downstream
+        key drops).
+    :raises ValueError: at Dag parse, for no dimensions, or a value that is neither a window nor
+        a non-empty list of distinct non-blank strings.
+    """
+
+    expected_decoded_type: ClassVar[type] = dict
+
+    def __init__(self, **windows: Window | Sequence[str]) -> None:
+        super().__init__()
+        if not windows:
+            raise ValueError(
+                "DimensionWindow: name at least one dimension, e.g. DimensionWindow(region=['eu'])."
+            )
+        self.windows: dict[str, Window | tuple[str, ...]] = {}
+        for name, value in sorted(windows.items()):
+            if isinstance(value, Window):
+                self.windows[name] = value
+            elif (
+                isinstance(value, list | tuple)
+                and value
+                and all(isinstance(v, str) and v.strip() for v in value)
+            ):
+                if len(set(value)) != len(value):
+                    raise ValueError(f"DimensionWindow: {name} lists a value twice: {list(value)!r}.")
+                self.windows[name] = tuple(sorted(value))
+            elif hasattr(value, "expected_decoded_type"):  # an airflow.sdk window definition
+                self.windows[name] = _core(value, "window")
+            else:
+                raise ValueError(
+                    f"DimensionWindow: {name} must be a window such as TemporalWindow(Hour()) or a non-empty "
+                    f"list of distinct values such as ['eu', 'us']; got {value!r}."
+                )
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.serialize() == self.serialize()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.windows))
+
+    def to_upstream(self, decoded_downstream: dict[str, Any]) -> list[dict[str, Any]]:
+        """Return every combination of the windowed dimensions' members, other dimensions kept."""
+        names = list(self.windows)
+        choices = [
+            self.windows[n]
+            if isinstance(self.windows[n], tuple)
+            else self.windows[n].to_upstream(decoded_downstream[n])
+            for n in names
+        ]
+        return [{**decoded_downstream, **dict(zip(names, combo, strict=True))} for combo in product(*choices)]
+
+    def largest_fan_out(self, mapper: CompositeKeyMapper) -> tuple[int, str]:
+        """
+        Return the most members one downstream key of *mapper* can have, and what bounds it.
+
+        Temporal windows under a :class:`TemporalMapper` dimension count their widest period
+        (31 days of a month); value lists their length; other windows count 1 (unknown).
+        """
+        sizes, reasons = [], []
+        for name, window in self.windows.items():
+            dimension = mapper.mappers.get(name)
+            if isinstance(window, tuple):
+                sizes.append(len(window))
+            elif isinstance(window, TemporalWindow) and isinstance(dimension, TemporalMapper):
+                count, widest = most_members(dimension.grain, window.grain)
+                sizes.append(count)
+                reasons.append(f"{name} {widest.key!r}")
+        return prod(sizes), f"a key with {', '.join(reasons)}" if reasons else "every key"
+
+    def serialize(self) -> dict[str, Any]:
+        """Return ``{"windows": {name: {"window": …} or {"values": [sorted]}}}``, sorted by name."""
+        from airflow.serialization.encoders import encode_window
+
+        return dump(
+            windows={
+                name: {"values": list(w)} if isinstance(w, tuple) else {"window": encode_window(w)}
+                for name, w in self.windows.items()
+            }
+        )
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> DimensionWindow:
+        """Rebuild the window from :meth:`serialize`'s output."""
+        from airflow.serialization.decoders import decode_window
+
+        windows = load(data, cls)["windows"]
+        return cls(
+            **{n: w["values"] if "values" in w else decode_window(w["window"]) for n, w in windows.items()}
+        )
+
+
+def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> None:
+    """Refuse a composite mapper and dimension window that cannot work together (at Dag parse)."""
+    if not isinstance(mapper, CompositeKeyMapper) or not isinstance(window, DimensionWindow):
+        raise ValueError(
+            f"{owner}: upstream_mapper must be a CompositeKeyMapper and window a DimensionWindow; got "
+            f"{type(mapper).__name__} and {type(window).__name__}."
+        )
+    for name, members in window.windows.items():
+        if name not in mapper.dimensions:
+            raise ValueError(
+                f"{owner}: DimensionWindow names {name!r}, not a dimension of {list(mapper.dimensions)}."
+            )
+        kept = name in mapper.output
+        if isinstance(members, tuple) and kept:
+            raise ValueError(
+                f"{owner}: dimension {name!r} is kept in the downstream key, so its value is fixed there; "
+                f"list values only for dimensions the downstream key drops, or use a window."
+            )
+        if not isinstance(members, tuple):
+            if not kept:
+                raise ValueError(
+                    f"{owner}: dimension {name!r} is dropped from the downstream key, so a window over it "
+                    "has nothing to start from; list its values instead, e.g. region=['eu', 'us']."
+                )
+            decoded = getattr(mapper.mappers.get(name), "expected_decoded_type", str)
+            if members.expected_decoded_type is not decoded:
+                raise ValueError(
+                    f"{owner}: the window for {name!r} expects {members.expected_decoded_type.__name__} "
+                    f"values, but the dimension's mapper decodes to {decoded.__name__}; pair a "
+                    "TemporalWindow with a TemporalMapper dimension."
+                )
+    if rollup and (
+        dropped := [n for n in mapper.dimensions if n not in mapper.output and n not in window.windows]
+    ):
+        raise ValueError(
+            f"{owner}: dimensions {dropped} are dropped from the downstream key, so the rollup cannot know "
+            f"which values to wait for; list them: DimensionWindow({dropped[0]}=[...])."
+        )
+
+
+class DimensionRollupMapper(PolicyRollupMapper):
+    """
+    Roll up some dimensions of a composite key and keep the others, each value independently.
+
+    Per region, hours into days::
+
+        DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}),
+            window=DimensionWindow(time=TemporalWindow(Hour())),
+        )
+
+    maps ``eu|2026-03-10T09`` to ``eu|2026-03-10`` and runs the consumer for ``eu|2026-03-10``
+    once all 24 hours of ``eu`` have arrived, whatever ``us`` has sent. Across a fixed list of
+    regions, per day (the downstream key drops the region)::
+
+        DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(["region", "day"], output=["day"]),
+            window=DimensionWindow(region=["eu", "us"]),
+        )
+
+    runs ``2026-03-10`` once ``eu|2026-03-10`` and ``us|2026-03-10`` have both arrived. Member
+    keys are written by the mapper's ``encode_upstream``: producers must send them exactly so
+    (temporal dimensions in their grain's canonical key). ``wait_policy`` may be a
+    :class:`~airflow_partitions.deadlines.CompletionDeadline` (its period: the latest time
+    dimension's).
+
+    :param upstream_mapper: A :class:`CompositeKeyMapper`.
+    :param window: A :class:`DimensionWindow` over its dimensions.
+    :param wait_policy: Airflow's ``WaitForAll`` (default) or ``MinimumCount``, or a
+        :class:`~airflow_partitions.deadlines.CompletionDeadline`.
+    :raises ValueError: at Dag parse, for a window naming unknown dimensions, a window over a
+        dropped dimension or values for a kept one, a dropped dimension the window does not
+        list, or a window whose decoded type differs from its dimension mapper's.
+    """
+
+    def __init__(
+        self,
+        *,
+        upstream_mapper: CompositeKeyMapper,
+        window: DimensionWindow,
+        wait_policy: Any = None,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        _check_dimensions("DimensionRollupMapper", upstream_mapper, window, rollup=True)
+        super().__init__(
+            upstream_mapper=upstream_mapper,
+            window=window,
+            wait_policy=wait_policy,
+            max_downstream_keys=max_downstream_keys,
+        )
+
+
+class DimensionFanOutMapper(FanOutMapper):
+    """
+    Fan one composite key out over some of its dimensions, the mirror of :class:`DimensionRollupMapper`.
+
+    ``DimensionFanOutMapper(upstream_mapper=CompositeKeyMapper(["region", "day"], {"day":
+    TemporalMapper(Day())}), window=DimensionWindow(day=TemporalWindow(Hour())))`` turns
+    ``eu|2026-03-10`` into ``eu|2026-03-10T00`` … ``eu|2026-03-10T23`` (one Dag run each).
+
+    The default downstream mapper writes the upstream mapper's output dimensions, each windowed
+    one with its window's default mapper (``TemporalMapper(grain)`` for a
+    :class:`~airflow_partitions.temporal.TemporalWindow`); pass *downstream_mapper* (a
+    :class:`CompositeKeyMapper`) to write others, such as a dimension the window lists values
+    for. The largest fan-out (widest temporal period times list lengths) is checked against the
+    cap at Dag parse.
+
+    :raises ValueError: at Dag parse, for a mapper and window that do not fit (as
+        :class:`DimensionRollupMapper`), a window listing values with no *downstream_mapper*,
+        or a largest fan-out above the cap.
+    """
+
+    def __init__(
+        self,
+        *,
+        upstream_mapper: CompositeKeyMapper,
+        window: DimensionWindow,
+        downstream_mapper: PartitionMapper | None = None,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        owner = "DimensionFanOutMapper"
+        _check_dimensions(owner, upstream_mapper, window, rollup=False)
+        if downstream_mapper is None:
+            if any(isinstance(w, tuple) for w in window.windows.values()):
+                raise ValueError(f"{owner}: a window listing values needs an explicit downstream_mapper.")
+            downstream_mapper = CompositeKeyMapper(
+                upstream_mapper.output,
+                {
+                    **{n: m for n, m in upstream_mapper.mappers.items() if n in upstream_mapper.output},
+                    **{
+                        n: TemporalFanOutMapper._resolve_default_downstream_mapper(w)
+                        for n, w in window.windows.items()
+                    },
+                },
+                delimiter=upstream_mapper.delimiter,
+                escape=upstream_mapper.escape,
+            )
+        super().__init__(
+            upstream_mapper=upstream_mapper,
+            window=window,
+            downstream_mapper=downstream_mapper,
+            max_downstream_keys=max_downstream_keys,
+        )
+        check_fan_out(owner, *window.largest_fan_out(upstream_mapper), max_downstream_keys)
