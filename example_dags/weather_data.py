@@ -87,3 +87,7 @@ def daily_asset(airport: str) -> Asset:
 def hourly_asset(airport: str) -> Asset:
     """Return the asset of *airport*'s hourly observations, keyed by UTC hour: ``2013-03-10T05``."""
     return Asset(f"weather_{airport.lower()}_hourly", uri=folder_uri("hourly", airport))
+
+
+#: Every airport's hourly observations on one asset, keyed ``airport|UTC hour``: ``jfk|2013-03-10T05``.
+READINGS = Asset("weather_readings", uri=folder_uri("readings"))

@@ -7,7 +7,8 @@ such as ``jfk::2013-03-11`` (for example through the REST API, ``POST
 of JFK's hourly observations to ``landing/JFK/2013-03-11.csv`` and emits an asset event on
 ``weather_jfk_landing`` carrying the same key. It also emits one event per observed hour on
 ``weather_jfk_hourly``, keyed by the UTC hour (``2013-03-11T04`` … ``2013-03-12T03``), as a
-feed of hourly readings would.
+feed of hourly readings would, and the same hours on the all-airport ``weather_readings`` asset
+with composite keys (``jfk|2013-03-11T04``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from airflow.sdk import DAG, PartitionedAtRuntime, task
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from weather_data import AIRPORTS, DATA, RETRY_TRANSIENT_FAILURES, hourly_asset, landing_asset, observations
+from weather_data import (
+    AIRPORTS,
+    DATA,
+    READINGS,
+    RETRY_TRANSIENT_FAILURES,
+    hourly_asset,
+    landing_asset,
+    observations,
+)
 
 for airport in AIRPORTS:
     with DAG(
@@ -33,7 +42,7 @@ for airport in AIRPORTS:
         doc_md=__doc__,
     ):
 
-        @task(outlets=[landing_asset(airport), hourly_asset(airport)])
+        @task(outlets=[landing_asset(airport), hourly_asset(airport), READINGS])
         def land(airport: str = airport, dag_run=None, outlet_events=None) -> str:
             """Copy the airport-day named by the run's partition key to the landing folder."""
             namespace, _, day_text = dag_run.partition_key.partition("::")
@@ -52,7 +61,9 @@ for airport in AIRPORTS:
                 writer.writeheader()
                 writer.writerows(rows)
             # time_hour is UTC ("2013-03-11T04:00:00Z"): its hour is the UTC hour key.
-            outlet_events[hourly_asset(airport)].add_partitions([row["time_hour"][:13] for row in rows])
+            hours = [row["time_hour"][:13] for row in rows]
+            outlet_events[hourly_asset(airport)].add_partitions(hours)
+            outlet_events[READINGS].add_partitions([f"{namespace}|{hour}" for hour in hours])
             return str(target.relative_to(DATA))
 
         land()

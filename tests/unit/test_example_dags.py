@@ -12,7 +12,8 @@ from airflow.serialization.serialized_objects import DagSerialization
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_dags"
 AIRPORTS = ("ewr", "jfk", "lga")
 EXPECTED = {f"weather_{kind}_{a}" for kind in ("land", "daily", "local_day", "monthly") for a in AIRPORTS} | {
-    "weather_daily_export"
+    "weather_airport_day",
+    "weather_daily_export",
 }
 
 
@@ -41,6 +42,7 @@ def test_examples_use_our_classes_where_the_docs_say(dagbag):
     stored = {dag_id: json.dumps(DagSerialization.to_dict(dagbag.dags[dag_id])) for dag_id in EXPECTED}
     assert "airflow_partitions.namespace.PrefixStripMapper" in stored["weather_daily_jfk"]
     assert "airflow_partitions.business.BusinessDayWindow" in stored["weather_monthly_jfk"]
+    assert "airflow_partitions.composite.DimensionRollupMapper" in stored["weather_airport_day"]
     assert (
         "airflow_partitions.timetables.ScheduledRuntimePartitionTimetable" in stored["weather_daily_export"]
     )
