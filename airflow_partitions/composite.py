@@ -242,11 +242,22 @@ class CompositeKeyMapper(PartitionMapper):
         return keys[0] if len(keys) == 1 else keys
 
     def decode_downstream(self, downstream_key: str) -> dict[str, Any]:
-        """Return ``{dimension: decoded value}`` for the output dimensions of *downstream_key*."""
-        return {
-            name: self.mappers[name].decode_downstream(segment) if name in self.mappers else segment
-            for name, segment in self.split(downstream_key, self.output).items()
-        }
+        """
+        Return ``{dimension: decoded value}`` for the output dimensions of *downstream_key*.
+
+        :raises ValueError: naming the key (and the dimension), if it cannot be decoded.
+        """
+        decoded: dict[str, Any] = {}
+        for name, segment in self.split(downstream_key, self.output).items():
+            try:
+                decoded[name] = (
+                    self.mappers[name].decode_downstream(segment) if name in self.mappers else segment
+                )
+            except ValueError as err:
+                raise ValueError(
+                    f"CompositeKeyMapper: partition key {downstream_key[:300]!r}, dimension {name!r}: {err}"
+                ) from None
+        return decoded
 
     def encode_upstream(self, decoded: dict[str, Any]) -> str:
         """
@@ -559,3 +570,12 @@ class DimensionFanOutMapper(FanOutMapper):
             max_downstream_keys=max_downstream_keys,
         )
         check_fan_out(owner, *window.largest_fan_out(upstream_mapper), max_downstream_keys)
+
+    def serialize(self) -> dict[str, Any]:
+        """Return core's ``FanOutMapper`` fields, key-sorted and versioned like our other classes."""
+        return dump(**super().serialize())
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
+        """Rebuild the fan-out from :meth:`serialize`'s output."""
+        return super().deserialize(load(data, cls))

@@ -138,7 +138,8 @@ class LookupMapper(PartitionMapper):
     :raises ValueError: at Dag parse, naming the entry, for an empty table, a key or target that
         is not a non-blank string of at most 250 characters, an empty or repeating target list,
         both *default* and *pass_through*, or a list longer than the fan-out cap; at mapping
-        time, naming the key and a few known keys, for a key missing from a strict table.
+        time, naming the key and a few known keys, for a key missing from a strict table, and naming
+        the key, for a blank or over-250-character key that would pass through.
     """
 
     def __init__(
@@ -188,7 +189,12 @@ class LookupMapper(PartitionMapper):
             if self.default is not None:
                 return self.default
             if self.pass_through and isinstance(key, str):
-                return key
+                if key.strip() and len(key) <= MAX_KEY_LENGTH:
+                    return key
+                raise ValueError(
+                    f"LookupMapper: partition key {key[:300]!r} ({len(key)} characters) is not in the lookup "
+                    f"table and cannot pass through: expected a non-blank key of at most {MAX_KEY_LENGTH}."
+                )
             known = ", ".join(repr(k) for k in list(self.table)[:5])
             more = f" and {len(self.table) - 5} more" if len(self.table) > 5 else ""
             raise ValueError(

@@ -474,7 +474,12 @@ class TemporalFanOutMapper(FanOutMapper):
             max_downstream_keys=max_downstream_keys,
         )
         if isinstance(upstream_mapper, TemporalMapper) and isinstance(window, TemporalWindow):
-            largest, widest = most_members(upstream_mapper.grain, window.grain)
+            try:
+                largest, widest = most_members(upstream_mapper.grain, window.grain)
+            except ValueError:
+                # Members that do not tile some sampled period (hours across Lord Howe's 30-minute
+                # DST change): the cap cannot be worked out, and the scheduler reports those periods.
+                return
             check_fan_out("TemporalFanOutMapper", largest, f"period {widest.key!r}", max_downstream_keys)
 
     default_downstream_mapper_by_window_name: ClassVar[dict[str, type[PartitionMapper]]] = {

@@ -5,12 +5,15 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
+
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,9 +41,66 @@ def run_python(code: str, *, hashseed: str | None = None) -> str:
 
 def configured_instances() -> dict[str, Any]:
     """Return one instance of each public class, configured away from its defaults where it can be."""
-    from airflow_partitions import BusinessDayWindow, PrefixStripMapper, ScheduledRuntimePartitionTimetable
+    from airflow_partitions import (
+        BusinessDayWindow,
+        CompletionDeadline,
+        CompositeKeyMapper,
+        Day,
+        DimensionFanOutMapper,
+        DimensionRollupMapper,
+        DimensionWindow,
+        Hour,
+        LookupMapper,
+        PrefixStripMapper,
+        ScheduledRuntimePartitionTimetable,
+        SlidingWindow,
+        TemporalMapper,
+        TemporalRollupMapper,
+        TemporalWindow,
+    )
 
+    new_york = "America/New_York"
+    regional_hours = CompositeKeyMapper(
+        ["region", "zone", "time"],
+        {
+            "region": LookupMapper({"store-9": "us", "store-1": "eu", "store-2": "eu"}, pass_through=True),
+            "time": TemporalMapper(Day(timezone=new_york)),
+        },
+        output=["time", "region"],
+        delimiter="::",
+        escape="~",
+        max_downstream_keys=3,
+    )
     return {
+        "LookupMapper": LookupMapper(
+            {"us": ["store-9", "store-3"], "eu": "store-1", "apac": ("store-7", "store-5")},
+            default="unassigned",
+            max_downstream_keys=2,
+        ),
+        "CompositeKeyMapper": regional_hours,
+        "DimensionWindow": DimensionWindow(
+            zone=["west", "east"], time=TemporalWindow(Hour(timezone=new_york))
+        ),
+        "DimensionRollupMapper": DimensionRollupMapper(
+            upstream_mapper=regional_hours,
+            window=DimensionWindow(zone=["west", "east"], time=TemporalWindow(Hour(timezone=new_york))),
+            wait_policy=CompletionDeadline(timedelta(hours=2), min_count=40, min_fraction=0.9),
+            max_downstream_keys=5,
+        ),
+        "DimensionFanOutMapper": DimensionFanOutMapper(
+            upstream_mapper=CompositeKeyMapper(
+                ["region", "day"], {"day": TemporalMapper(Day(timezone=new_york))}
+            ),
+            window=DimensionWindow(day=TemporalWindow(Hour(timezone=new_york))),
+            max_downstream_keys=25,
+        ),
+        "SlidingWindow": SlidingWindow(Day(timezone=new_york), 7, align="centred"),
+        "TemporalRollupMapper:sliding": TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day(timezone=new_york), offset=-1),
+            window=SlidingWindow(Day(timezone=new_york), 5, align="leading"),
+            wait_policy=CompletionDeadline(timedelta(minutes=30), min_count=4),
+            max_downstream_keys=6,
+        ),
         "PrefixStripMapper": PrefixStripMapper("eu", separator="/", max_downstream_keys=40),
         "BusinessDayWindow": BusinessDayWindow(),
         "ScheduledRuntimePartitionTimetable": ScheduledRuntimePartitionTimetable(
@@ -280,3 +340,23 @@ def at(text: str) -> datetime:
 def utc(text: str) -> datetime:
     """``"2026-03-08T05:00Z"`` as an aware UTC datetime."""
     return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def names_key(key: object) -> str:
+    """
+    A regex matching an error message that names *key* (its ``repr``; long keys may be cut at 300).
+
+    For ``pytest.raises(ValueError, match=names_key(key))``.
+    """
+    return re.escape(repr(key)[:200])
+
+
+def assert_maps_alike(original: Any, rebuilt: Any, key: str) -> None:
+    """*rebuilt* maps *key* exactly as *original* does, or both refuse it with ``ValueError``."""
+    try:
+        expected = original.to_downstream(key)
+    except ValueError:
+        with pytest.raises(ValueError):
+            rebuilt.to_downstream(key)
+        return
+    assert rebuilt.to_downstream(key) == expected

@@ -1,0 +1,348 @@
+"""
+CompletionDeadline, ExpectedKeys, PolicyRollupMapper's deadline plumbing and missing_upstream_keys.
+
+The deadline reads the real clock. Periods in 2026 (before these tests were written, on
+2026-11-30) are past; periods in 2036 are ahead; a grace of a century has not run out; so no
+clock is faked. Counts (22 of 24 for 90 %) are worked out by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from types import SimpleNamespace
+
+import pytest
+from airflow.partition_mappers.base import RollupMapper
+from airflow.partition_mappers.wait_policy import MinimumCount, WaitForAll
+from airflow.serialization.decoders import decode_partition_mapper
+from airflow.serialization.encoders import encode_partition_mapper
+from airflow.serialization.helpers import WaitPolicyNotSupported
+from hypothesis import given
+from hypothesis import strategies as st
+
+from airflow_partitions import (
+    CompletionDeadline,
+    CompositeKeyMapper,
+    Day,
+    DimensionRollupMapper,
+    DimensionWindow,
+    Hour,
+    SlidingWindow,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+    missing_upstream_keys,
+)
+from airflow_partitions.deadlines import ExpectedKeys
+from tests.unit.support import utc
+
+NEW_YORK = "America/New_York"
+TWO_HOURS = timedelta(hours=2)
+CENTURY = timedelta(days=36_525)
+
+
+def day_of_hours(policy=None, zone: str = "UTC") -> TemporalRollupMapper:
+    """Hours of a day rolled up into the day, under *policy*."""
+    return TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=zone)),
+        window=TemporalWindow(Hour(timezone=zone)),
+        wait_policy=policy,
+    )
+
+
+def hours(day: str, missing: tuple[int, ...] = ()) -> frozenset[str]:
+    """The UTC hour keys of *day* except the hours *missing*."""
+    return frozenset(f"{day}T{h:02d}" for h in range(24) if h not in missing)
+
+
+def fires(rollup: TemporalRollupMapper, day: str, arrived: frozenset[str]) -> bool:
+    """Whether the scheduler would fire *rollup*'s run for *day* with *arrived* keys matched."""
+    result = rollup.wait_policy.is_satisfied_by_keys(matched=arrived, expected=rollup.to_upstream(day))
+    assert result.unreachable is False
+    assert result.unreachable_reason is None
+    return result.satisfied
+
+
+# -- when it fires ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("day", ["2026-03-10", "2036-03-10"])
+def test_a_complete_window_fires_before_or_after_its_deadline(day):
+    assert fires(day_of_hours(CompletionDeadline(CENTURY, min_fraction=0.9)), day, hours(day))
+
+
+def test_past_the_deadline_a_window_with_enough_keys_fires():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_fraction=0.9))
+    assert fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3,)))
+    assert fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3, 17)))  # 22 of 24
+
+
+def test_past_the_deadline_a_window_with_too_few_keys_keeps_waiting():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_fraction=0.9))
+    assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3, 17, 18)))  # 21 of 24
+    assert not fires(rollup, "2026-03-10", frozenset())
+
+
+def test_an_incomplete_window_of_a_period_not_yet_over_does_not_fire():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=1))
+    assert not fires(rollup, "2036-03-10", hours("2036-03-10", missing=(3,)))
+
+
+def test_an_incomplete_window_within_its_grace_does_not_fire():
+    rollup = day_of_hours(CompletionDeadline(CENTURY, min_count=1))
+    assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3,)))
+
+
+def test_keys_the_window_does_not_expect_do_not_count():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=22))
+    strangers = frozenset(f"2026-03-11T{h:02d}" for h in range(5))
+    assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(1, 2, 3)) | strangers)
+
+
+@pytest.mark.parametrize(("arrived", "expected"), [(20, True), (19, False)])
+def test_min_count_after_the_deadline(arrived, expected):
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=20))
+    assert fires(rollup, "2026-03-10", hours("2026-03-10", missing=tuple(range(arrived, 24)))) is expected
+
+
+def test_with_neither_minimum_one_key_is_enough_after_the_deadline():
+    rollup = day_of_hours(CompletionDeadline(timedelta(0)))
+    assert fires(rollup, "2026-03-10", frozenset({"2026-03-10T05"}))
+    assert not fires(rollup, "2026-03-10", frozenset())
+
+
+def test_a_plain_set_of_expected_keys_carries_no_deadline_so_only_completeness_fires():
+    policy = CompletionDeadline(timedelta(0), min_count=1)
+    expected = set(hours("2026-03-10"))
+    assert not policy.is_satisfied_by_keys(
+        matched=hours("2026-03-10", missing=(3,)), expected=expected
+    ).satisfied
+    assert policy.is_satisfied_by_keys(matched=hours("2026-03-10"), expected=expected).satisfied
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected", "needed"),
+    [
+        (CompletionDeadline(TWO_HOURS, min_fraction=0.9), 24, 22),  # 21.6, rounded up
+        (CompletionDeadline(TWO_HOURS, min_fraction=0.9), 23, 21),  # 20.7
+        (CompletionDeadline(TWO_HOURS, min_fraction=0.9), 25, 23),  # 22.5
+        (CompletionDeadline(TWO_HOURS, min_fraction=0.5), 24, 12),
+        (CompletionDeadline(TWO_HOURS, min_fraction=0.1), 30, 3),  # 0.1 * 30 is 3.0000000000000004
+        (CompletionDeadline(TWO_HOURS, min_fraction=0.7), 10, 7),  # 0.7 * 10 is 7.000000000000001
+        (CompletionDeadline(TWO_HOURS, min_fraction=1), 24, 24),
+        (CompletionDeadline(TWO_HOURS, min_fraction=0.01), 24, 1),
+        (CompletionDeadline(TWO_HOURS, min_count=30), 24, 24),  # capped at the window's size
+        (CompletionDeadline(TWO_HOURS, min_count=20, min_fraction=0.5), 24, 20),  # both must hold
+        (CompletionDeadline(TWO_HOURS, min_count=5, min_fraction=0.9), 24, 22),
+        (CompletionDeadline(TWO_HOURS), 24, 1),
+    ],
+)
+def test_how_many_keys_are_needed_after_the_deadline(policy, expected, needed):
+    assert policy.needed(expected) == needed
+    assert policy.is_unreachable(expected) is False
+
+
+def test_a_minimum_above_the_window_size_is_capped_so_the_full_window_still_fires():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=30))
+    assert fires(rollup, "2026-03-10", hours("2026-03-10"))
+    assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(0,)))
+
+
+@given(percent=st.integers(1, 100), expected=st.integers(1, 5000), min_count=st.none() | st.integers(1, 6000))
+def test_needed_is_the_fraction_rounded_up_at_least_min_count_at_most_the_window(
+    percent, expected, min_count
+):
+    policy = CompletionDeadline(timedelta(0), min_count=min_count, min_fraction=percent / 100)
+    by_fraction = -(-percent * expected // 100)  # exact integer ceiling of percent% of expected
+    assert policy.needed(expected) == min(expected, max(min_count or 1, by_fraction))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"grace": 7200}, "got 7200"),
+        ({"grace": timedelta(seconds=-1)}, "timedelta(days=-1, seconds=86399)"),
+        ({"grace": None}, "got None"),
+        ({"grace": TWO_HOURS, "min_count": 0}, "min_count must be a positive integer; got 0"),
+        ({"grace": TWO_HOURS, "min_count": 2.0}, "got 2.0"),
+        ({"grace": TWO_HOURS, "min_count": True}, "got True"),
+        (
+            {"grace": TWO_HOURS, "min_fraction": 0},
+            "min_fraction must be a number in (0, 1] such as 0.9; got 0",
+        ),
+        ({"grace": TWO_HOURS, "min_fraction": 1.5}, "got 1.5"),
+        ({"grace": TWO_HOURS, "min_fraction": "90%"}, "got '90%'"),
+        ({"grace": TWO_HOURS, "min_fraction": True}, "got True"),
+    ],
+)
+def test_a_bad_deadline_is_refused_at_parse_naming_the_value(kwargs, named):
+    with pytest.raises(ValueError, match=re.escape(named)):
+        CompletionDeadline(**kwargs)
+
+
+# -- when a period closes --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rollup", "key", "closes_at"),
+    [
+        (day_of_hours(), "2026-03-10", "2026-03-11T00:00Z"),
+        (day_of_hours(zone=NEW_YORK), "2026-03-08", "2026-03-09T04:00Z"),  # midnight EDT
+        (day_of_hours(zone=NEW_YORK), "2026-11-01", "2026-11-02T05:00Z"),  # midnight EST
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7)),
+            "2026-03-09",
+            "2026-03-10T00:00Z",  # trailing: the window ends with the day itself
+        ),
+        (
+            TemporalRollupMapper(
+                upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7, align="leading")
+            ),
+            "2026-03-09",
+            "2026-03-16T00:00Z",  # leading: its last member, 2026-03-15, ends then
+        ),
+        (
+            TemporalRollupMapper(
+                upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7, align="centred")
+            ),
+            "2026-12-30",
+            "2027-01-03T00:00Z",  # centred: 2026-12-27 ... 2027-01-02
+        ),
+    ],
+)
+def test_expected_keys_close_at_the_end_of_the_latest_period_involved(rollup, key, closes_at):
+    expected = rollup.to_upstream(key)
+    assert isinstance(expected, ExpectedKeys)
+    assert expected.closes_at == utc(closes_at)
+
+
+def test_keys_without_time_close_never():
+    rollup = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["region", "day"], output=["day"]),
+        window=DimensionWindow(region=["eu", "us"]),
+        wait_policy=CompletionDeadline(timedelta(0)),
+    )
+    expected = rollup.to_upstream("2026-03-10")
+    assert expected == {"eu|2026-03-10", "us|2026-03-10"}
+    assert expected.closes_at is None
+    matched = frozenset({"eu|2026-03-10"})
+    assert not rollup.wait_policy.is_satisfied_by_keys(matched=matched, expected=expected).satisfied
+
+
+def test_a_dimension_rollup_closes_with_its_time_dimension_and_fires_after_the_deadline():
+    rollup = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}),
+        window=DimensionWindow(time=TemporalWindow(Hour())),
+        wait_policy=CompletionDeadline(TWO_HOURS, min_fraction=0.9),
+    )
+    expected = rollup.to_upstream("eu|2026-03-10")
+    assert expected.closes_at == utc("2026-03-11T00:00Z")
+    arrived = frozenset(f"eu|{key}" for key in hours("2026-03-10", missing=(3, 17)))
+    assert rollup.wait_policy.is_satisfied_by_keys(matched=arrived, expected=expected).satisfied
+
+
+# -- serialization and memo ------------------------------------------------------------------------
+
+
+def test_deadline_serializes_to_plain_versioned_json_and_back():
+    policy = CompletionDeadline(timedelta(hours=2, minutes=30), min_count=3, min_fraction=0.9)
+    assert json.dumps(policy.serialize()) == (
+        '{"format_version": 1, "grace_seconds": 9000.0, "min_count": 3, "min_fraction": 0.9}'
+    )
+    rebuilt = CompletionDeadline.deserialize(json.loads(json.dumps(policy.serialize())))
+    assert (rebuilt.grace, rebuilt.min_count, rebuilt.min_fraction) == (timedelta(seconds=9000), 3, 0.9)
+    assert rebuilt == policy
+    assert hash(rebuilt) == hash(policy)
+    assert rebuilt != CompletionDeadline(timedelta(hours=2, minutes=30), min_count=3)
+    assert CompletionDeadline(timedelta(0)).serialize() == {"format_version": 1, "grace_seconds": 0.0}
+
+
+def test_cores_rollup_mapper_cannot_serialize_a_completion_deadline():
+    core = RollupMapper(
+        upstream_mapper=TemporalMapper(Day()),
+        window=TemporalWindow(Hour()),
+        wait_policy=CompletionDeadline(TWO_HOURS),
+    )
+    with pytest.raises(WaitPolicyNotSupported, match="CompletionDeadline"):
+        encode_partition_mapper(core)
+
+
+def test_our_rollup_serializes_the_deadline_itself_and_airflow_round_trips_it():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_fraction=0.9))
+    data = rollup.serialize()
+    assert "wait_policy" not in data
+    assert data["completion_deadline"] == {"format_version": 1, "grace_seconds": 7200.0, "min_fraction": 0.9}
+    rebuilt = decode_partition_mapper(json.loads(json.dumps(encode_partition_mapper(rollup))))
+    assert type(rebuilt) is TemporalRollupMapper
+    assert rebuilt.wait_policy == CompletionDeadline(TWO_HOURS, min_fraction=0.9)
+    assert rebuilt == rollup
+    assert fires(rebuilt, "2026-03-10", hours("2026-03-10", missing=(3, 17)))
+
+
+@pytest.mark.parametrize("policy", [None, WaitForAll(), MinimumCount(20)])
+def test_our_rollup_keeps_cores_wait_policies_in_cores_form(policy):
+    rollup = day_of_hours(policy)
+    data = rollup.serialize()
+    assert "completion_deadline" not in data
+    rebuilt = TemporalRollupMapper.deserialize(json.loads(json.dumps(data)))
+    assert rebuilt.wait_policy == (policy or WaitForAll())
+
+
+def test_an_equal_rebuilt_rollup_hits_the_same_memoized_expected_keys():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS))
+    rebuilt = TemporalRollupMapper.deserialize(json.loads(json.dumps(rollup.serialize())))
+    assert rebuilt.to_upstream("2026-03-10") is rollup.to_upstream("2026-03-10")
+    other = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=3))
+    assert other != rollup
+    assert other.to_upstream("2026-03-10") == rollup.to_upstream("2026-03-10") == hours("2026-03-10")
+
+
+# -- what was missing ------------------------------------------------------------------------------
+
+
+def test_missing_keys_lists_the_hours_that_never_came_sorted():
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS))
+    assert rollup.missing_keys("2026-03-10", hours("2026-03-10", missing=(17, 3))) == [
+        "2026-03-10T03",
+        "2026-03-10T17",
+    ]
+    assert rollup.missing_keys("2026-03-10", hours("2026-03-10")) == []
+    with pytest.raises(ValueError, match=re.escape("'2026-03-10T05'")):
+        rollup.missing_keys("2026-03-10T05", [])
+
+
+def task_context(asset, mapper, partition_key: str | None, received: list[str]) -> dict:
+    """The parts of a task's context :func:`missing_upstream_keys` reads."""
+    from airflow.sdk import PartitionedAssetTimetable
+
+    timetable = PartitionedAssetTimetable(assets=asset, partition_mapper_config={asset: mapper})
+    return {
+        "dag": SimpleNamespace(timetable=timetable),
+        "dag_run": SimpleNamespace(partition_key=partition_key),
+        "triggering_asset_events": {asset: [SimpleNamespace(partition_key=key) for key in received]},
+    }
+
+
+def test_missing_upstream_keys_compares_the_runs_events_with_the_rollups_window():
+    from airflow.sdk import Asset
+
+    hourly = Asset("hourly")
+    context = task_context(
+        hourly, day_of_hours(CompletionDeadline(TWO_HOURS)), "2026-03-10", sorted(hours("2026-03-10", (3,)))
+    )
+    assert missing_upstream_keys(context, hourly) == ["2026-03-10T03"]
+    complete = task_context(hourly, day_of_hours(), "2026-03-10", sorted(hours("2026-03-10")))
+    assert missing_upstream_keys(complete, hourly) == []
+
+
+def test_missing_upstream_keys_refuses_a_run_that_is_not_a_rollups():
+    from airflow.partition_mappers.identity import IdentityMapper
+    from airflow.sdk import Asset
+
+    hourly = Asset("hourly")
+    with pytest.raises(ValueError, match="IdentityMapper"):
+        missing_upstream_keys(task_context(hourly, IdentityMapper(), "2026-03-10", []), hourly)
+    with pytest.raises(ValueError, match="partition key None"):
+        missing_upstream_keys(task_context(hourly, day_of_hours(), None, []), hourly)
