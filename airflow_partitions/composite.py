@@ -29,9 +29,8 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import check_fan_out, dump, load, require_text
 from airflow_partitions.deadlines import PolicyRollupMapper
-from airflow_partitions.grains import most_members
 from airflow_partitions.namespace import MAX_KEY_LENGTH
-from airflow_partitions.temporal import TemporalFanOutMapper, TemporalMapper, TemporalWindow
+from airflow_partitions.temporal import TemporalFanOutMapper, TemporalMapper, TemporalWindow, largest_fan_out
 
 
 def _core(value: Any, kind: str) -> Any:
@@ -151,16 +150,8 @@ class CompositeKeyMapper(PartitionMapper):
     def __hash__(self) -> int:
         return hash((self.dimensions, self.output, self.delimiter, self.escape))
 
-    def split(self, key: str, names: Sequence[str] | None = None) -> dict[str, str]:
-        """
-        Return the segments of *key* by dimension name (*names*: default, the upstream layout).
-
-        :raises ValueError: naming the key, for a wrong segment count, an empty segment or a
-            dangling escape.
-        """
-        names = self.dimensions if names is None else names
-        if not isinstance(key, str):
-            raise ValueError(f"CompositeKeyMapper: partition key {key!r} is not a string.")
+    def _segments(self, key: str) -> list[str]:
+        """Return *key* cut at each unescaped delimiter, escapes undone (any number of segments)."""
         escape, delimiter = self.escape, self.delimiter
         if escape is None or escape not in key:
             segments = key.split(delimiter)
@@ -174,7 +165,7 @@ class CompositeKeyMapper(PartitionMapper):
                         continue
                     if not key.startswith(escape, i + 1):
                         raise ValueError(
-                            f"CompositeKeyMapper: partition key {key!r} has {escape!r} at position {i} "
+                            f"CompositeKeyMapper: partition key {key[:300]!r} has {escape!r} at position {i} "
                             f"before neither {delimiter!r} nor {escape!r}."
                         )
                     current.append(escape)
@@ -187,10 +178,23 @@ class CompositeKeyMapper(PartitionMapper):
                     current.append(key[i])
                     i += 1
             segments.append("".join(current))
+        return segments
+
+    def split(self, key: str, names: Sequence[str] | None = None) -> dict[str, str]:
+        """
+        Return the segments of *key* by dimension name (*names*: default, the upstream layout).
+
+        :raises ValueError: naming the key, for a wrong segment count, an empty segment or a
+            dangling escape.
+        """
+        names = self.dimensions if names is None else names
+        if not isinstance(key, str):
+            raise ValueError(f"CompositeKeyMapper: partition key {key!r} is not a string.")
+        segments = self._segments(key)
         if len(segments) != len(names) or not all(segments):
             raise ValueError(
                 f"CompositeKeyMapper: partition key {key[:300]!r} must have {len(names)} non-empty "
-                f"segments {list(names)} separated by {delimiter!r}; got {len(segments)}"
+                f"segments {list(names)} separated by {self.delimiter!r}; got {len(segments)}"
                 f"{' (one empty)' if all(segments) is False and len(segments) == len(names) else ''}."
             )
         return dict(zip(names, segments, strict=True))
@@ -200,9 +204,10 @@ class CompositeKeyMapper(PartitionMapper):
         Return *segments* joined by the delimiter, escaped if an *escape* is set.
 
         :raises ValueError: naming the *source* key, for a segment containing the delimiter
-            (no *escape*) or a result over 250 characters.
+            (no *escape*), a segment that would merge with a delimiter of several characters
+            (``a:`` before ``::``), or a result over 250 characters.
         """
-        parts = []
+        segments, parts = list(segments), []
         for segment in segments:
             if self.escape is not None:
                 segment = segment.replace(self.escape, self.escape * 2).replace(
@@ -215,6 +220,12 @@ class CompositeKeyMapper(PartitionMapper):
                 )
             parts.append(segment)
         key = self.delimiter.join(parts)
+        if len(self.delimiter) > 1 and self._segments(key) != [*segments]:
+            raise ValueError(
+                f"CompositeKeyMapper: partition key {source[:300]!r} maps to segments {list(segments)!r}, "
+                f"one of which begins or ends like the delimiter {self.delimiter!r}: {key!r} would be read "
+                "back as other segments."
+            )
         if len(key) > MAX_KEY_LENGTH:
             raise ValueError(
                 f"CompositeKeyMapper: partition key {source[:300]!r} maps to {len(key)} characters; "
@@ -399,9 +410,9 @@ class DimensionWindow(Window):
             if isinstance(window, tuple):
                 sizes.append(len(window))
             elif isinstance(window, TemporalWindow) and isinstance(dimension, TemporalMapper):
-                count, widest = most_members(dimension.grain, window.grain)
+                count, widest = largest_fan_out(dimension, window)
                 sizes.append(count)
-                reasons.append(f"{name} {widest.key!r}")
+                reasons.append(f"{name} {widest}")
         return prod(sizes), f"a key with {', '.join(reasons)}" if reasons else "every key"
 
     def serialize(self) -> dict[str, Any]:

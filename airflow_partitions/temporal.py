@@ -438,6 +438,22 @@ class TemporalRollupMapper(PolicyRollupMapper):
         return [p.key for p in self.window.containing(grain.parse(mapped))]
 
 
+def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int, str]:
+    """
+    Return the most members of *window* in one period of *mapper*, and that period, for messages.
+
+    ``(31, "period '2027-12'")`` for days of a month (:func:`~airflow_partitions.grains.
+    most_members`). When the members do not tile some period (hours across Lord Howe's 30-minute
+    DST change) the size cannot be worked out: ``(1, …)``, and the scheduler reports those
+    periods when it meets them.
+    """
+    try:
+        largest, widest = most_members(mapper.grain, window.grain)
+    except ValueError:
+        return 1, "a period"
+    return largest, f"period {widest.key!r}"
+
+
 class TemporalFanOutMapper(FanOutMapper):
     """
     Airflow's ``FanOutMapper`` whose downstream mapper defaults to ``TemporalMapper(window.grain)``.
@@ -474,13 +490,9 @@ class TemporalFanOutMapper(FanOutMapper):
             max_downstream_keys=max_downstream_keys,
         )
         if isinstance(upstream_mapper, TemporalMapper) and isinstance(window, TemporalWindow):
-            try:
-                largest, widest = most_members(upstream_mapper.grain, window.grain)
-            except ValueError:
-                # Members that do not tile some sampled period (hours across Lord Howe's 30-minute
-                # DST change): the cap cannot be worked out, and the scheduler reports those periods.
-                return
-            check_fan_out("TemporalFanOutMapper", largest, f"period {widest.key!r}", max_downstream_keys)
+            check_fan_out(
+                "TemporalFanOutMapper", *largest_fan_out(upstream_mapper, window), max_downstream_keys
+            )
 
     default_downstream_mapper_by_window_name: ClassVar[dict[str, type[PartitionMapper]]] = {
         **FanOutMapper.default_downstream_mapper_by_window_name,
