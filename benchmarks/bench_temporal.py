@@ -40,8 +40,6 @@ from airflow.partition_mappers.window import DayWindow
 from airflow.serialization.decoders import decode_partition_mapper
 from airflow.serialization.encoders import encode_partition_mapper
 
-import airflow_partitions.grains
-import airflow_partitions.temporal
 from airflow_partitions import Day, Hour, TemporalMapper, TemporalRollupMapper, TemporalWindow
 
 SEED = 20260310
@@ -101,11 +99,15 @@ def clear_memos() -> int:
     Empty airflow_partitions' process-wide memos (module-level ``lru_cache`` functions).
 
     Called before every cold measurement: the memos survive across mapper objects, so without
-    this a "first" tick or a repeated key chunk would be served from a previous repeat.
+    this a "first" tick or a repeated key chunk would be served from a previous repeat. Every
+    imported ``airflow_partitions`` module is swept (the rollups' expected-key memo lives in
+    ``airflow_partitions.deadlines``, the business calendars' year cache in ``business``).
     Returns how many memos were cleared.
     """
     cleared = 0
-    for module in (airflow_partitions.grains, airflow_partitions.temporal):
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "airflow_partitions" or name.startswith("airflow_partitions.")):
+            continue
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
