@@ -84,3 +84,19 @@ def check_fan_out(owner: str, largest: int, example: str, max_downstream_keys: i
             f"would queue no Dag run for it. Pass max_downstream_keys={largest} or more, or a coarser "
             "window."
         )
+
+
+def as_core(value: Any, kind: str) -> Any:
+    """
+    Return an ``airflow.sdk`` mapper or window as the core class the scheduler will see.
+
+    *kind* is ``"partition_mapper"`` or ``"window"``. Dag files may build Airflow's mappers and
+    windows from ``airflow.sdk``: definitions without ``to_downstream`` or ``to_upstream``. A
+    round trip through Airflow's own serialization turns them into the working core classes,
+    as the scheduler's deserialization does.
+
+    :raises ValueError: (Airflow's) if *value* is not a mapper or window Airflow can serialize.
+    """
+    from airflow.serialization import decoders, encoders
+
+    return getattr(decoders, f"decode_{kind}")(getattr(encoders, f"encode_{kind}")(value))

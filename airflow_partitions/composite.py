@@ -27,25 +27,10 @@ from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions._common import check_fan_out, dump, load, require_text
+from airflow_partitions._common import as_core, check_fan_out, dump, load, require_text
 from airflow_partitions.deadlines import PolicyRollupMapper
 from airflow_partitions.namespace import MAX_KEY_LENGTH
 from airflow_partitions.temporal import TemporalFanOutMapper, TemporalMapper, TemporalWindow, largest_fan_out
-
-
-def _core(value: Any, kind: str) -> Any:
-    """
-    Return *value* as the core class the scheduler will see (``kind``: mapper or window).
-
-    Dag files may build Airflow's mappers and windows from ``airflow.sdk`` (definitions without
-    ``to_downstream``); a round trip through Airflow's own serialization turns them into the
-    working core classes, as the scheduler's deserialization would.
-    """
-    from airflow.serialization import decoders, encoders
-
-    encode = getattr(encoders, f"encode_{kind}")
-    decode = getattr(decoders, f"decode_{kind}")
-    return decode(encode(value))
 
 
 def _format(mapper: PartitionMapper | None, decoded: Any) -> str:
@@ -131,7 +116,7 @@ class CompositeKeyMapper(PartitionMapper):
         if unknown := sorted(set(mappers) - set(self.dimensions)):
             raise ValueError(f"{owner}: mappers name {unknown}, not dimensions {list(self.dimensions)}.")
         self.mappers: dict[str, PartitionMapper] = {
-            name: mapper if isinstance(mapper, PartitionMapper) else _core(mapper, "partition_mapper")
+            name: mapper if isinstance(mapper, PartitionMapper) else as_core(mapper, "partition_mapper")
             for name, mapper in sorted(mappers.items())
         }
         self.delimiter = require_text(delimiter, owner=owner, name="delimiter", example="|")
@@ -373,7 +358,7 @@ class DimensionWindow(Window):
                     raise ValueError(f"DimensionWindow: {name} lists a value twice: {list(value)!r}.")
                 self.windows[name] = tuple(sorted(value))
             elif hasattr(value, "expected_decoded_type"):  # an airflow.sdk window definition
-                self.windows[name] = _core(value, "window")
+                self.windows[name] = as_core(value, "window")
             else:
                 raise ValueError(
                     f"DimensionWindow: {name} must be a window such as TemporalWindow(Hour()) or a non-empty "
@@ -446,8 +431,11 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
         )
     for name, members in window.windows.items():
         if name not in mapper.dimensions:
+            if not rollup and isinstance(members, tuple):
+                continue  # a fan-out adds a dimension: 2026-03-10 -> eu|2026-03-10, us|2026-03-10
             raise ValueError(
-                f"{owner}: DimensionWindow names {name!r}, not a dimension of {list(mapper.dimensions)}."
+                f"{owner}: DimensionWindow names {name!r}, not a dimension of {list(mapper.dimensions)}"
+                f"{'' if rollup else ' (a fan-out may add one only with a list of its values)'}."
             )
         kept = name in mapper.output
         if isinstance(members, tuple) and kept:
@@ -544,9 +532,14 @@ class DimensionFanOutMapper(FanOutMapper):
     for. The largest fan-out (widest temporal period times list lengths) is checked against the
     cap at Dag parse.
 
+    To fan out over a dimension the upstream key does not have, list its values and name the
+    downstream layout: ``DimensionFanOutMapper(upstream_mapper=CompositeKeyMapper(["day"]),
+    window=DimensionWindow(region=["eu", "us"]), downstream_mapper=CompositeKeyMapper(["region",
+    "day"]))`` turns ``2026-03-10`` into ``eu|2026-03-10`` and ``us|2026-03-10``.
+
     :raises ValueError: at Dag parse, for a mapper and window that do not fit (as
-        :class:`DimensionRollupMapper`), a window listing values with no *downstream_mapper*,
-        or a largest fan-out above the cap.
+        :class:`DimensionRollupMapper`, except that a list of values may add a dimension), a
+        window listing values with no *downstream_mapper*, or a largest fan-out above the cap.
     """
 
     def __init__(

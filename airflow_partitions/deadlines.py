@@ -21,9 +21,9 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from airflow.partition_mappers.base import PartitionMapper, RollupMapper
-from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitPolicy
+from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
 
-from airflow_partitions._common import dump, load
+from airflow_partitions._common import as_core, dump, load
 from airflow_partitions.grains import Period
 
 
@@ -206,15 +206,13 @@ class PolicyRollupMapper(RollupMapper):
         wait_policy: WaitPolicy | None = None,
         max_downstream_keys: int | None = None,
     ) -> None:
-        deadline = wait_policy if isinstance(wait_policy, CompletionDeadline) else None
-        super().__init__(
-            upstream_mapper=upstream_mapper,
-            window=window,
-            wait_policy=None if deadline else wait_policy,
-            max_downstream_keys=max_downstream_keys,
-        )
-        if deadline:
-            self.wait_policy = deadline
+        # Not RollupMapper.__init__: its check that the mapper decodes to the window's declared
+        # type is one our subclasses make themselves, so that a SlidingWindow (which declares a
+        # type no mapper decodes to) is refused by core's RollupMapper but accepted here.
+        PartitionMapper.__init__(self, max_downstream_keys=max_downstream_keys)
+        self.upstream_mapper = upstream_mapper
+        self.window = window
+        self.wait_policy = WaitForAll() if wait_policy is None else wait_policy
 
     @cached_property
     def _identity(self) -> str:
@@ -290,6 +288,8 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
     partition_key = context["dag_run"].partition_key
     timetable = context["dag"].timetable
     mapper = timetable.partition_mapper_config.get(asset, timetable.default_partition_mapper)
+    if getattr(mapper, "is_rollup", False) and not hasattr(mapper, "to_upstream"):
+        mapper = as_core(mapper, "partition_mapper")  # airflow.sdk's RollupMapper: a definition only
     if not partition_key or not getattr(mapper, "is_rollup", False):
         raise ValueError(
             f"missing_upstream_keys: expected a partitioned Dag run of a rollup on {asset!r}; got partition "

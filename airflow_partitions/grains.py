@@ -673,6 +673,8 @@ class Year(Month):
 #: The stretch :func:`most_members` samples: December 2027 through 2028, a leap year, so it
 #: holds every month length, a 53-week ISO year's end and the 2028 DST changes of any zone.
 _SAMPLE_SPAN = (datetime(2027, 12, 1, tzinfo=UTC), datetime(2029, 1, 1, tzinfo=UTC))
+#: How much of it :func:`most_members` walks for cron ticks, which are slow to step through.
+_CRON_SAMPLE = timedelta(days=42)
 
 
 def _sample_periods(grain: Grain) -> list[Period]:
@@ -709,14 +711,19 @@ def most_members(grain: Grain, member: Grain) -> tuple[int, Period]:
     "America/New_York"), Hour())`` is 25 (the fall-back day). Worked out over December 2027
     through 2028, which holds every month length, a leap day and each DST change of the grain's
     zone; the Gregorian calendar and today's DST rules repeat these lengths in other years.
-    Tiling members are counted in the longest sampled period, cron ticks in every one (slow:
-    seconds for a daily grain). Memoized per process: it runs once per configuration.
+    Tiling members are counted in the longest sampled period; cron ticks in the sampled periods
+    that start in the first six weeks (every weekday, a month start and end, and for sub-daily
+    grains the DST changes), since each tick costs about a millisecond: a fraction of a second
+    for hourly ticks in days, seconds for hourly ticks in a year. Memoized per process: it runs
+    once per configuration.
 
     :raises ValueError: if *member* periods do not tile *grain* periods.
     """
     periods = _sample_periods(grain)
     if member.tiles:  # tiling members of fixed rules: the longest period holds the most
         periods = [max(periods, key=lambda p: p.duration)]
+    elif periods[0].duration >= timedelta(hours=23):  # cron ticks, about 1 ms each: six weeks
+        periods = [p for p in periods if p.utc[0] < _SAMPLE_SPAN[0] + _CRON_SAMPLE]
     return max(((len(member.members(p)), p) for p in periods), key=lambda pair: pair[0])
 
 

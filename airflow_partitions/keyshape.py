@@ -22,6 +22,10 @@ from airflow.partition_mappers.base import PartitionMapper
 from airflow_partitions._common import check_fan_out, dump, load, require_text
 from airflow_partitions.namespace import MAX_KEY_LENGTH
 
+#: RE2 options that keep a pattern's compile error out of stderr (we raise it as a ValueError).
+_QUIET = re2.Options()
+_QUIET.log_errors = False
+
 
 class RegexMapper(PartitionMapper):
     r"""
@@ -51,10 +55,11 @@ class RegexMapper(PartitionMapper):
         self.pattern = require_text(pattern, owner=owner, name="pattern", example=r"(?P<region>[a-z]+)/.*")
         self.template = require_text(template, owner=owner, name="template", example="{region}")
         try:
-            self._regex = re2.compile(pattern)
+            self._regex = re2.compile(pattern, _QUIET)
         except re2.error as err:
+            reason = err.args[0].decode() if err.args and isinstance(err.args[0], bytes) else err
             raise ValueError(
-                f"{owner}: pattern {pattern!r} is not a regular expression RE2 accepts: {err}."
+                f"{owner}: pattern {pattern!r} is not a regular expression RE2 accepts: {reason}."
             ) from err
         groups = set(self._regex.groupindex)
         for _, field, spec, conversion in string.Formatter().parse(template):
@@ -71,8 +76,9 @@ class RegexMapper(PartitionMapper):
         """Return the template filled with the named groups of *key*'s full match."""
         match = self._regex.fullmatch(key) if isinstance(key, str) else None
         if match is None:
+            shown = key[:300] if isinstance(key, str) else key
             raise ValueError(
-                f"RegexMapper: partition key {key!r} does not match the pattern {self.pattern!r}."
+                f"RegexMapper: partition key {shown!r} does not match the pattern {self.pattern!r}."
             )
         parts = match.groupdict()
         missing = sorted(
@@ -80,13 +86,14 @@ class RegexMapper(PartitionMapper):
         )
         if missing:
             raise ValueError(
-                f"RegexMapper: partition key {key!r} matched {self.pattern!r} without the groups {missing}."
+                f"RegexMapper: partition key {key[:300]!r} matched {self.pattern!r} "
+                f"without the groups {missing}."
             )
         result = self.template.format(**parts)
         if not result.strip() or len(result) > MAX_KEY_LENGTH:
             raise ValueError(
-                f"RegexMapper: partition key {key!r} maps to {result[:60]!r} ({len(result)} characters); "
-                f"expected a non-blank key of at most {MAX_KEY_LENGTH}."
+                f"RegexMapper: partition key {key[:300]!r} maps to {result[:60]!r} "
+                f"({len(result)} characters); expected a non-blank key of at most {MAX_KEY_LENGTH}."
             )
         return result
 

@@ -251,6 +251,18 @@ class TemporalWindow(Window):
 _ALIGNMENTS = ("trailing", "leading", "centred")
 
 
+class UseTemporalRollupMapper(Period):
+    """
+    The decoded type a :class:`SlidingWindow` declares, so that only our rollup accepts it.
+
+    Never instantiated. Airflow's ``RollupMapper`` checks at Dag parse that its mapper decodes to
+    the type its window declares; no mapper decodes to this one, so ``RollupMapper(upstream_mapper=
+    TemporalMapper(Day()), window=SlidingWindow(Day(), 7))`` raises ``TypeError`` naming it,
+    instead of building a rollup that routes each key to one window only and never fires.
+    :class:`TemporalRollupMapper` pairs it with a :class:`TemporalMapper` itself.
+    """
+
+
 class SlidingWindow(Window):
     """
     The *periods* consecutive periods of *grain* trailing, leading or centred on a downstream one.
@@ -274,9 +286,11 @@ class SlidingWindow(Window):
         with it) or ``"centred"`` (around it; *periods* must be odd).
     :raises ValueError: at Dag parse, for a grain that is not a grain, *periods* not a positive
         integer, an unknown *align*, or an even centred window.
+    :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window (its
+        decoded type is :class:`UseTemporalRollupMapper`).
     """
 
-    expected_decoded_type: ClassVar[type] = Period
+    expected_decoded_type: ClassVar[type] = UseTemporalRollupMapper
 
     def __init__(self, grain: Grain, periods: int, *, align: str = "trailing") -> None:
         super().__init__()
@@ -396,34 +410,7 @@ class TemporalRollupMapper(PolicyRollupMapper):
                     f"{window.grain!r} under {upstream_mapper.grain!r}."
                 )
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
-        for instant in _NESTING_SAMPLES:
-            try:
-                period = upstream_mapper.grain.floor(instant)
-            except ValueError:
-                continue  # a grain with gaps has no period there (a business day on a Sunday)
-            self._check_sample(period)
-
-    def _check_sample(self, period: Period) -> None:
-        """
-        Refuse a window that does not nest, or whose member keys would not map back to *period*.
-
-        Airflow matches the keys producers send against :meth:`to_upstream` by string, and routes
-        each key by ``to_downstream``: unless ``u in to_upstream(D)`` implies ``D in
-        to_downstream(u)``, the rollup waits forever (e.g. naive UTC hour keys read in New York
-        time).
-        """
-        mapper, grain = self.upstream_mapper, self.window.grain
-        members = self.window.to_upstream(period)  # raises if the grains do not nest
-        downstream = mapper.grain.key(mapper.grain.shift(period, mapper.offset) if mapper.offset else period)
-        for member in members[:3] + members[-3:]:
-            key = mapper.encode_upstream(member)
-            mapped = self.to_downstream(key)
-            if downstream not in ([mapped] if isinstance(mapped, str) else mapped):
-                raise ValueError(
-                    f"TemporalRollupMapper: member key {key!r} of {downstream!r} maps to {mapped!r}, so "
-                    "the rollup would wait forever; read naive member keys in the window grain's zone: "
-                    f"TemporalMapper(..., input_timezone={grain.timezone!r})."
-                )
+        _check_nesting(upstream_mapper, window)
 
     def to_downstream(self, key: str) -> str | list[str]:
         """
@@ -431,11 +418,46 @@ class TemporalRollupMapper(PolicyRollupMapper):
 
         :raises ValueError: naming the key, as :meth:`TemporalMapper.to_downstream`.
         """
-        mapped = self.upstream_mapper.to_downstream(key)
-        if not isinstance(self.window, SlidingWindow):
-            return mapped
-        grain = self.upstream_mapper.grain
-        return [p.key for p in self.window.containing(grain.parse(mapped))]
+        return _route(self.upstream_mapper, self.window, key)
+
+
+def _route(mapper: TemporalMapper, window: TemporalWindow | SlidingWindow, key: str) -> str | list[str]:
+    """Return the downstream key of *key*, or the keys of every sliding window it feeds."""
+    mapped = mapper.to_downstream(key)
+    if not isinstance(window, SlidingWindow):
+        return mapped
+    return [p.key for p in window.containing(mapper.grain.parse(mapped))]
+
+
+@lru_cache(maxsize=256)
+def _check_nesting(mapper: TemporalMapper, window: TemporalWindow | SlidingWindow) -> None:
+    """
+    Refuse a window that does not nest, or whose member keys would not map back to their period.
+
+    Checked at the :data:`_NESTING_SAMPLES` instants, once per configuration and process (the
+    scheduler rebuilds the rollup every tick; a passing check is memoized, a failure is not).
+    Airflow matches the keys producers send against ``to_upstream`` by string, and routes each
+    key by ``to_downstream``: unless ``u in to_upstream(D)`` implies ``D in to_downstream(u)``,
+    the rollup waits forever (e.g. naive UTC hour keys read in New York time).
+
+    :raises ValueError: naming the member key, its period and what it maps to.
+    """
+    for instant in _NESTING_SAMPLES:
+        try:
+            period = mapper.grain.floor(instant)
+        except ValueError:
+            continue  # a grain with gaps has no period there (a business day on a Sunday)
+        members = window.to_upstream(period)  # raises if the grains do not nest
+        downstream = mapper.grain.key(mapper.grain.shift(period, mapper.offset) if mapper.offset else period)
+        for member in members[:3] + members[-3:]:
+            key = mapper.encode_upstream(member)
+            mapped = _route(mapper, window, key)
+            if downstream not in ([mapped] if isinstance(mapped, str) else mapped):
+                raise ValueError(
+                    f"TemporalRollupMapper: member key {key!r} of {downstream!r} maps to {mapped!r}, so "
+                    "the rollup would wait forever; read naive member keys in the window grain's zone: "
+                    f"TemporalMapper(..., input_timezone={window.grain.timezone!r})."
+                )
 
 
 def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int, str]:

@@ -587,3 +587,20 @@ def test_rebuilt_composite_mapper_and_rollup_map_every_key_like_the_originals(pa
         return
     for one in [downstream] if isinstance(downstream, str) else downstream:
         assert rebuilt.to_upstream(one) == rollup.to_upstream(one)
+
+
+def test_a_fan_out_adds_a_dimension_from_a_list_of_its_values():
+    fan_out = DimensionFanOutMapper(
+        upstream_mapper=CompositeKeyMapper(["day"], {"day": TemporalMapper(Day())}),
+        window=DimensionWindow(region=["us", "eu"]),
+        downstream_mapper=CompositeKeyMapper(["region", "day"], {"day": TemporalMapper(Day())}),
+    )
+    assert fan_out.to_downstream("2026-03-10T09:00") == ["eu|2026-03-10", "us|2026-03-10"]
+    with pytest.raises(ValueError, match="needs an explicit downstream_mapper"):
+        DimensionFanOutMapper(
+            upstream_mapper=CompositeKeyMapper(["day"]), window=DimensionWindow(region=["eu"])
+        )
+    with pytest.raises(ValueError, match="names 'region', not a dimension"):
+        DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(["day"]), window=DimensionWindow(region=["eu"])
+        )

@@ -346,3 +346,15 @@ def test_missing_upstream_keys_refuses_a_run_that_is_not_a_rollups():
         missing_upstream_keys(task_context(hourly, IdentityMapper(), "2026-03-10", []), hourly)
     with pytest.raises(ValueError, match="partition key None"):
         missing_upstream_keys(task_context(hourly, day_of_hours(), None, []), hourly)
+
+
+def test_missing_upstream_keys_works_with_airflows_own_sdk_rollup():
+    # A Dag file's airflow.sdk RollupMapper is a definition without to_upstream.
+    from airflow.sdk import Asset, DayWindow, RollupMapper, StartOfDayMapper
+
+    hourly = Asset("hourly")
+    rollup = RollupMapper(upstream_mapper=StartOfDayMapper(), window=DayWindow())
+    received = [f"2026-03-10T{h:02d}:00:00" for h in range(24) if h != 7]
+    assert missing_upstream_keys(task_context(hourly, rollup, "2026-03-10", received), hourly) == [
+        "2026-03-10T07:00:00"
+    ]

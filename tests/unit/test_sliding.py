@@ -400,3 +400,9 @@ def test_a_fan_out_whose_members_do_not_tile_every_day_is_still_accepted_at_pars
     keys = list(fan_out(Day(timezone=lord_howe), Hour(timezone=lord_howe)).to_downstream("2026-06-15"))
     assert keys[0] == "2026-06-15T00+10:30"
     assert len(keys) == 24
+
+
+def test_cores_rollup_mapper_refuses_a_sliding_window_at_parse():
+    # It would route each day to one window only, so the window would never fire.
+    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+        RollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7))
