@@ -295,5 +295,5 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
             f"missing_upstream_keys: expected a partitioned Dag run of a rollup on {asset!r}; got partition "
             f"key {partition_key!r} and mapper {type(mapper).__name__}."
         )
-    received = {event.partition_key for event in context["triggering_asset_events"][asset]}
+    received = {event.partition_key for event in context["triggering_asset_events"].get(asset, ())}
     return sorted(mapper.to_upstream(partition_key) - received)

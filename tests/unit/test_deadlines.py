@@ -358,3 +358,12 @@ def test_missing_upstream_keys_works_with_airflows_own_sdk_rollup():
     assert missing_upstream_keys(task_context(hourly, rollup, "2026-03-10", received), hourly) == [
         "2026-03-10T07:00:00"
     ]
+
+
+def test_missing_upstream_keys_lists_every_key_when_no_event_came_from_the_asset():
+    from airflow.sdk import Asset
+
+    hourly, other = Asset("hourly"), Asset("other")
+    context = task_context(hourly, day_of_hours(), "2026-03-10", [])
+    context["triggering_asset_events"] = {other: []}
+    assert missing_upstream_keys(context, hourly) == [f"2026-03-10T{h:02d}" for h in range(24)]
