@@ -7,6 +7,7 @@ Private: nothing here is part of the public API or of the stored Dag format beyo
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 #: Version of the JSON form our classes write into serialized Dags. A reader accepts every
@@ -100,3 +101,33 @@ def as_core(value: Any, kind: str) -> Any:
     from airflow.serialization import decoders, encoders
 
     return getattr(decoders, f"decode_{kind}")(getattr(encoders, f"encode_{kind}")(value))
+
+
+#: How many characters of a key an error message quotes (Airflow's keys hold at most 250).
+SHOWN_KEY_LENGTH = 300
+
+
+def shown(key: Any) -> str:
+    """Return ``repr(key)`` for an error message, a string cut to its first 300 characters."""
+    return repr(key[:SHOWN_KEY_LENGTH] if isinstance(key, str) else key)
+
+
+class ValueEquality:
+    """
+    Equality and hashing by serialized form, so a deserialized copy equals the original.
+
+    For our mappers and windows: ``x == type(x).deserialize(x.serialize())``. The form is worked
+    out once per object (they are not changed after construction).
+    """
+
+    def _identity(self) -> str:
+        identity = self.__dict__.get("_identity_json")
+        if identity is None:
+            identity = self.__dict__["_identity_json"] = json.dumps(self.serialize(), sort_keys=True)
+        return identity
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._identity() == self._identity()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._identity())

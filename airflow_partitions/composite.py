@@ -27,10 +27,17 @@ from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions._common import as_core, check_fan_out, dump, load, require_text
-from airflow_partitions.deadlines import PolicyRollupMapper
+from airflow_partitions._common import ValueEquality, as_core, check_fan_out, dump, load, require_text
+from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
 from airflow_partitions.namespace import MAX_KEY_LENGTH
-from airflow_partitions.temporal import TemporalFanOutMapper, TemporalMapper, TemporalWindow, largest_fan_out
+from airflow_partitions.temporal import (
+    SAMPLE_INSTANTS,
+    SlidingWindow,
+    TemporalFanOutMapper,
+    TemporalMapper,
+    TemporalWindow,
+    largest_fan_out,
+)
 
 
 def _format(mapper: PartitionMapper | None, decoded: Any) -> str:
@@ -56,7 +63,7 @@ def _names(value: Any, *, owner: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-class CompositeKeyMapper(PartitionMapper):
+class CompositeKeyMapper(ValueEquality, PartitionMapper):
     r"""
     Map a composite key dimension by dimension, and select, drop or reorder its dimensions.
 
@@ -128,12 +135,6 @@ class CompositeKeyMapper(PartitionMapper):
         self.escape = escape
         self.largest_fan_out = prod(getattr(self.mappers.get(n), "largest_fan_out", 1) for n in self.output)
         check_fan_out(owner, self.largest_fan_out, "a key", max_downstream_keys)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.serialize() == self.serialize()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.dimensions, self.output, self.delimiter, self.escape))
 
     def _segments(self, key: str) -> list[str]:
         """Return *key* cut at each unescaped delimiter, escapes undone (any number of segments)."""
@@ -319,7 +320,7 @@ class CompositeKeyMapper(PartitionMapper):
         )
 
 
-class DimensionWindow(Window):
+class DimensionWindow(ValueEquality, Window):
     """
     Per dimension of a composite key, the members a rollup waits for (or a fan-out runs).
 
@@ -364,12 +365,6 @@ class DimensionWindow(Window):
                     f"DimensionWindow: {name} must be a window such as TemporalWindow(Hour()) or a non-empty "
                     f"list of distinct values such as ['eu', 'us']; got {value!r}."
                 )
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.serialize() == self.serialize()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(tuple(self.windows))
 
     def to_upstream(self, decoded_downstream: dict[str, Any]) -> list[dict[str, Any]]:
         """Return every combination of the windowed dimensions' members, other dimensions kept."""
@@ -443,6 +438,11 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
                 f"{owner}: dimension {name!r} is kept in the downstream key, so its value is fixed there; "
                 f"list values only for dimensions the downstream key drops, or use a window."
             )
+        if isinstance(members, SlidingWindow):
+            raise ValueError(
+                f"{owner}: a SlidingWindow (for {name!r}) works only in TemporalRollupMapper, which routes "
+                "each key to every window it feeds."
+            )
         if not isinstance(members, tuple):
             if not kept:
                 raise ValueError(
@@ -463,6 +463,33 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
             f"{owner}: dimensions {dropped} are dropped from the downstream key, so the rollup cannot know "
             f"which values to wait for; list them: DimensionWindow({dropped[0]}=[...])."
         )
+
+
+def _sample_keys(mapper: CompositeKeyMapper) -> tuple[str, ...]:
+    """
+    Return downstream keys to check a dimension rollup on, at Dag parse.
+
+    Time dimensions take the periods at :data:`~airflow_partitions.temporal.SAMPLE_INSTANTS`,
+    the others ``x``; none if an output dimension's mapper decodes to neither (core's temporal
+    mappers: their keys cannot be made up here).
+    """
+    keys = []
+    for instant in SAMPLE_INSTANTS:
+        segments = []
+        for name in mapper.output:
+            dimension = mapper.mappers.get(name)
+            if isinstance(dimension, TemporalMapper):
+                try:
+                    segments.append(dimension.grain.key(dimension.grain.floor(instant)))
+                except ValueError:
+                    break  # no period there (a business day on a Sunday)
+            elif getattr(dimension, "expected_decoded_type", str) is str:
+                segments.append("x")
+            else:
+                return ()
+        else:
+            keys.append(mapper.join(segments, "a sample key"))
+    return tuple(keys)
 
 
 class DimensionRollupMapper(PolicyRollupMapper):
@@ -508,16 +535,29 @@ class DimensionRollupMapper(PolicyRollupMapper):
         wait_policy: Any = None,
         max_downstream_keys: int | None = None,
     ) -> None:
-        _check_dimensions("DimensionRollupMapper", upstream_mapper, window, rollup=True)
+        owner = "DimensionRollupMapper"
+        _check_dimensions(owner, upstream_mapper, window, rollup=True)
         super().__init__(
             upstream_mapper=upstream_mapper,
             window=window,
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
         )
+        timed = [n for n, m in upstream_mapper.mappers.items() if isinstance(m, TemporalMapper)]
+        if isinstance(self.wait_policy, CompletionDeadline) and not timed:
+            raise ValueError(
+                f"{owner}: a CompletionDeadline needs a time dimension (a TemporalMapper) to know when the "
+                f"period ends; dimensions {list(upstream_mapper.dimensions)} have none."
+            )
+        self._check_routes(
+            _sample_keys(upstream_mapper),
+            hint="producers must send exactly the keys awaited: a kept dimension's mapper must map its own "
+            "output to itself, and naive time keys be read in the window grain's zone "
+            "(TemporalMapper(..., input_timezone=...))",
+        )
 
 
-class DimensionFanOutMapper(FanOutMapper):
+class DimensionFanOutMapper(ValueEquality, FanOutMapper):
     """
     Fan one composite key out over some of its dimensions, the mirror of :class:`DimensionRollupMapper`.
 

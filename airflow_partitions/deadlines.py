@@ -13,17 +13,16 @@ arrive.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Set
 from datetime import UTC, datetime, timedelta
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 from airflow.partition_mappers.base import PartitionMapper, RollupMapper
 from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
 
-from airflow_partitions._common import as_core, dump, load
+from airflow_partitions._common import ValueEquality, as_core, dump, load
 from airflow_partitions.grains import Period
 
 
@@ -56,7 +55,7 @@ def _period_ends(decoded: Any) -> list[datetime]:
     return []
 
 
-class CompletionDeadline(WaitPolicy):
+class CompletionDeadline(ValueEquality, WaitPolicy):
     """
     Fire a rollup when complete or, after its period's end plus *grace*, with enough keys.
 
@@ -114,12 +113,6 @@ class CompletionDeadline(WaitPolicy):
             f"CompletionDeadline(grace={self.grace!r}, min_count={self.min_count!r}, "
             f"min_fraction={self.min_fraction!r})"
         )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CompletionDeadline) and self.serialize() == other.serialize()
-
-    def __hash__(self) -> int:
-        return hash(json.dumps(self.serialize(), sort_keys=True))
 
     def needed(self, expected: int) -> int:
         """Return how many of *expected* keys must have arrived to fire after the deadline."""
@@ -182,7 +175,23 @@ def _expected(rollup: PolicyRollupMapper, downstream_key: str) -> ExpectedKeys:
     return ExpectedKeys((mapper.encode_upstream(m) for m in members), closes_at=max(ends, default=None))
 
 
-class PolicyRollupMapper(RollupMapper):
+@lru_cache(maxsize=256)
+def _checked_routes(rollup: PolicyRollupMapper, samples: tuple[str, ...], hint: str) -> None:
+    for downstream in samples:
+        members = sorted(rollup.to_upstream(downstream))
+        for key in members[:3] + members[-3:]:
+            try:
+                mapped = rollup.to_downstream(key)
+            except ValueError as err:
+                mapped = f"an error ({err})"
+            if downstream not in ([mapped] if isinstance(mapped, str) else mapped):
+                raise ValueError(
+                    f"{type(rollup).__name__}: the run for {downstream!r} would wait forever: it waits for "
+                    f"{key!r}, which maps to {mapped!r}; {hint}."
+                )
+
+
+class PolicyRollupMapper(ValueEquality, RollupMapper):
     """
     Airflow's ``RollupMapper`` that also takes a :class:`CompletionDeadline`, and memoizes.
 
@@ -214,15 +223,21 @@ class PolicyRollupMapper(RollupMapper):
         self.window = window
         self.wait_policy = WaitForAll() if wait_policy is None else wait_policy
 
-    @cached_property
-    def _identity(self) -> str:
-        return json.dumps(self.serialize(), sort_keys=True)
+    def _check_routes(self, samples: tuple[str, ...], hint: str) -> None:
+        """
+        Refuse, at Dag parse, a rollup that would wait forever for one of the *samples* keys.
 
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._identity == self._identity  # type: ignore[attr-defined]
+        Airflow matches the keys producers send against :meth:`to_upstream` by string and routes
+        each by ``to_downstream``: unless every awaited key ``u`` of ``D`` has ``D in
+        to_downstream(u)``, the run for ``D`` never fires (naive UTC hour keys read in New York
+        time; a kept dimension whose mapper does not map its own output to itself). Checks the
+        first and last three awaited keys of each sample, once per configuration and process (the
+        scheduler rebuilds rollups every tick; a failure is not memoized).
 
-    def __hash__(self) -> int:
-        return hash(self._identity)
+        :raises ValueError: naming the sample, the awaited key, where it goes instead, and *hint*;
+            or the window's own error for a sample it cannot expand (grains that do not nest).
+        """
+        _checked_routes(self, samples, hint)
 
     def to_upstream(self, downstream_key: str) -> ExpectedKeys:
         """Return the upstream keys *downstream_key* waits for, with its closing time (memoized)."""

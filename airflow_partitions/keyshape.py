@@ -19,7 +19,7 @@ from typing import Any
 import re2
 from airflow.partition_mappers.base import PartitionMapper
 
-from airflow_partitions._common import check_fan_out, dump, load, require_text
+from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, require_text
 from airflow_partitions.namespace import MAX_KEY_LENGTH
 
 #: RE2 options that keep a pattern's compile error out of stderr (we raise it as a ValueError).
@@ -27,7 +27,7 @@ _QUIET = re2.Options()
 _QUIET.log_errors = False
 
 
-class RegexMapper(PartitionMapper):
+class RegexMapper(ValueEquality, PartitionMapper):
     r"""
     Extract named groups from an upstream key and render them into a template.
 
@@ -120,7 +120,7 @@ def _table_key(value: Any, *, owner: str, what: str) -> str:
     return value
 
 
-class LookupMapper(PartitionMapper):
+class LookupMapper(ValueEquality, PartitionMapper):
     """
     Map partition keys through a static table: many-to-one, one-to-many, or both.
 

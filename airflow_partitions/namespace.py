@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.partition_mappers.base import PartitionMapper
 
-from airflow_partitions._common import dump, load, require_text
+from airflow_partitions._common import ValueEquality, dump, load, require_text, shown
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -30,7 +30,7 @@ def _prefix(value: Any, owner: str, name: str) -> str:
     return prefix
 
 
-class _NamespaceMapper(PartitionMapper):
+class _NamespaceMapper(ValueEquality, PartitionMapper):
     """Validation, key checks, date carrying and serialization shared by the namespace mappers."""
 
     def __init__(self, prefix: str, *, separator: str = "::", max_downstream_keys: int | None = None) -> None:
@@ -41,12 +41,16 @@ class _NamespaceMapper(PartitionMapper):
         self._qualifier = prefix + separator
 
     def _fail(self, key: Any, problem: str) -> ValueError:
-        return ValueError(f"{type(self).__name__}(prefix={self.prefix!r}): partition key {key!r} {problem}")
+        return ValueError(
+            f"{type(self).__name__}(prefix={self.prefix!r}): partition key {shown(key)} {problem}"
+        )
 
     def _rest(self, key: Any) -> str | None:
         """Return what follows ``<prefix><separator>`` in *key*, or ``None`` if it has no such prefix."""
-        if not isinstance(key, str):
-            raise self._fail(key, "is not a string.")
+        if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY_LENGTH:
+            raise self._fail(
+                key, f"is not a partition key: expected a non-blank string of at most {MAX_KEY_LENGTH}."
+            )
         if not key.startswith(self._qualifier):
             return None
         rest = key[len(self._qualifier) :]

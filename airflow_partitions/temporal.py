@@ -38,7 +38,7 @@ from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions._common import check_fan_out, dump, load
+from airflow_partitions._common import ValueEquality, check_fan_out, dump, load
 from airflow_partitions.deadlines import PolicyRollupMapper
 from airflow_partitions.grains import Grain, Period, most_members, read_key, time_zone
 
@@ -263,7 +263,7 @@ class UseTemporalRollupMapper(Period):
     """
 
 
-class SlidingWindow(Window):
+class SlidingWindow(ValueEquality, Window):
     """
     The *periods* consecutive periods of *grain* trailing, leading or centred on a downstream one.
 
@@ -309,12 +309,6 @@ class SlidingWindow(Window):
         #: Offsets, in periods, of the members from the downstream period.
         self.offsets = range(first, first + periods)
 
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.serialize() == self.serialize()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.grain, self.periods, self.align))
-
     def to_upstream(self, decoded_downstream: Period) -> list[Period]:
         """Return the member periods of the window on *decoded_downstream*, in order."""
         return [self.grain.shift(decoded_downstream, n) for n in self.offsets]
@@ -336,7 +330,7 @@ class SlidingWindow(Window):
 
 #: Fixed sample instants at which a rollup's grains are checked to nest, at Dag parse: an
 #: ordinary day, both 2026 US DST changes, a year end and a leap day (deterministic: no clock).
-_NESTING_SAMPLES = tuple(
+SAMPLE_INSTANTS = tuple(
     datetime.fromisoformat(t)
     for t in (
         "2026-01-14T12:00Z",
@@ -410,7 +404,12 @@ class TemporalRollupMapper(PolicyRollupMapper):
                     f"{window.grain!r} under {upstream_mapper.grain!r}."
                 )
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
-        _check_nesting(upstream_mapper, window)
+        grain = upstream_mapper.grain
+        self._check_routes(
+            tuple(grain.key(period) for period in _periods_at_samples(grain)),
+            hint="read naive member keys in the window grain's zone: "
+            f"TemporalMapper(..., input_timezone={window.grain.timezone!r})",
+        )
 
     def to_downstream(self, key: str) -> str | list[str]:
         """
@@ -421,43 +420,23 @@ class TemporalRollupMapper(PolicyRollupMapper):
         return _route(self.upstream_mapper, self.window, key)
 
 
+def _periods_at_samples(grain: Grain) -> list[Period]:
+    """Return the periods of *grain* holding the :data:`SAMPLE_INSTANTS` (those it has periods at)."""
+    periods = []
+    for instant in SAMPLE_INSTANTS:
+        try:
+            periods.append(grain.floor(instant))
+        except ValueError:
+            continue  # a grain with gaps has no period there (a business day on a Sunday)
+    return periods
+
+
 def _route(mapper: TemporalMapper, window: TemporalWindow | SlidingWindow, key: str) -> str | list[str]:
     """Return the downstream key of *key*, or the keys of every sliding window it feeds."""
     mapped = mapper.to_downstream(key)
     if not isinstance(window, SlidingWindow):
         return mapped
     return [p.key for p in window.containing(mapper.grain.parse(mapped))]
-
-
-@lru_cache(maxsize=256)
-def _check_nesting(mapper: TemporalMapper, window: TemporalWindow | SlidingWindow) -> None:
-    """
-    Refuse a window that does not nest, or whose member keys would not map back to their period.
-
-    Checked at the :data:`_NESTING_SAMPLES` instants, once per configuration and process (the
-    scheduler rebuilds the rollup every tick; a passing check is memoized, a failure is not).
-    Airflow matches the keys producers send against ``to_upstream`` by string, and routes each
-    key by ``to_downstream``: unless ``u in to_upstream(D)`` implies ``D in to_downstream(u)``,
-    the rollup waits forever (e.g. naive UTC hour keys read in New York time).
-
-    :raises ValueError: naming the member key, its period and what it maps to.
-    """
-    for instant in _NESTING_SAMPLES:
-        try:
-            period = mapper.grain.floor(instant)
-        except ValueError:
-            continue  # a grain with gaps has no period there (a business day on a Sunday)
-        members = window.to_upstream(period)  # raises if the grains do not nest
-        downstream = mapper.grain.key(mapper.grain.shift(period, mapper.offset) if mapper.offset else period)
-        for member in members[:3] + members[-3:]:
-            key = mapper.encode_upstream(member)
-            mapped = _route(mapper, window, key)
-            if downstream not in ([mapped] if isinstance(mapped, str) else mapped):
-                raise ValueError(
-                    f"TemporalRollupMapper: member key {key!r} of {downstream!r} maps to {mapped!r}, so "
-                    "the rollup would wait forever; read naive member keys in the window grain's zone: "
-                    f"TemporalMapper(..., input_timezone={window.grain.timezone!r})."
-                )
 
 
 def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int, str]:
@@ -476,7 +455,7 @@ def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int
     return largest, f"period {widest.key!r}"
 
 
-class TemporalFanOutMapper(FanOutMapper):
+class TemporalFanOutMapper(ValueEquality, FanOutMapper):
     """
     Airflow's ``FanOutMapper`` whose downstream mapper defaults to ``TemporalMapper(window.grain)``.
 

@@ -219,7 +219,7 @@ class AirflowInstance:
 
     def start(self, timeout: float = 180) -> AirflowInstance:
         """
-        Migrate the database, start the three processes and wait until the API answers.
+        Migrate the database, start the api-server, wait until it answers, then start the rest.
 
         :raises AirflowError: if the migration fails, a process exits, or the API is not
             healthy within *timeout* seconds; everything started is stopped first.
@@ -236,21 +236,28 @@ class AirflowInstance:
                     raise AirflowError(f"airflow db migrate failed:\n{self.log_tail('db-migrate')}")
                 del self._processes["db-migrate"]
             self._use_sqlite_wal()
-            for name, args in _PROCESSES:
-                log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-                self._processes[name] = self._airflow(
-                    *(a.format(port=self.port) for a in args),
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+            # The api-server first: tasks call its execution API from their first second, and
+            # a task the scheduler starts before it listens fails ("Connection refused"), e.g. a
+            # run a timetable schedules as soon as its Dag is parsed.
+            self._spawn(*_PROCESSES[0])
             wait_until(self._healthy, timeout=timeout, what=f"the api-server at {self.url}")
             # The execution API builds its routes on first use; pay for it before any task does.
             self._get("/execution/health", auth=False)
+            for name, args in _PROCESSES[1:]:
+                self._spawn(name, args)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _spawn(self, name: str, args: list[str]) -> None:
+        log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        self._processes[name] = self._airflow(
+            *(a.format(port=self.port) for a in args),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def _use_sqlite_wal(self) -> None:
         """

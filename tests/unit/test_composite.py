@@ -31,7 +31,10 @@ from airflow_partitions import (
     DimensionRollupMapper,
     DimensionWindow,
     Hour,
+    IsoWeek,
     LookupMapper,
+    Month,
+    SlidingWindow,
     TemporalMapper,
     TemporalWindow,
 )
@@ -604,3 +607,32 @@ def test_a_fan_out_adds_a_dimension_from_a_list_of_its_values():
         DimensionRollupMapper(
             upstream_mapper=CompositeKeyMapper(["day"]), window=DimensionWindow(region=["eu"])
         )
+
+
+@pytest.mark.parametrize(
+    ("mappers", "window", "match"),
+    [
+        # Naive UTC hour keys read in New York time: 2026-01-15T02 (UTC) is still the 14th in New York.
+        (
+            {"time": TemporalMapper(Day(timezone=NEW_YORK))},
+            DimensionWindow(time=TemporalWindow(Hour())),
+            r"'x\|2026-01-14' would wait forever: it waits for 'x\|2026-01-15T02', "
+            r"which maps to 'x\|2026-01-15'",
+        ),
+        # A kept dimension whose mapper cannot map its own output (a region) back to itself.
+        (
+            {"time": TemporalMapper(Day()), "a": LookupMapper({"s1": "eu", "s2": "eu"})},
+            DimensionWindow(time=TemporalWindow(Hour())),
+            r"would wait forever.*'x' is not in the lookup table",
+        ),
+        (
+            {"time": TemporalMapper(Day())},
+            DimensionWindow(time=SlidingWindow(Day(), 7)),
+            "only in TemporalRollupMapper",
+        ),
+        ({"time": TemporalMapper(Month())}, DimensionWindow(time=TemporalWindow(IsoWeek())), "do not tile"),
+    ],
+)
+def test_a_dimension_rollup_that_would_wait_forever_is_refused_at_parse(mappers, window, match):
+    with pytest.raises(ValueError, match=match):
+        DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(["a", "time"], mappers), window=window)

@@ -218,17 +218,19 @@ def test_expected_keys_close_at_the_end_of_the_latest_period_involved(rollup, ke
     assert expected.closes_at == utc(closes_at)
 
 
-def test_keys_without_time_close_never():
-    rollup = DimensionRollupMapper(
-        upstream_mapper=CompositeKeyMapper(["region", "day"], output=["day"]),
-        window=DimensionWindow(region=["eu", "us"]),
-        wait_policy=CompletionDeadline(timedelta(0)),
-    )
-    expected = rollup.to_upstream("2026-03-10")
+def test_keys_without_time_close_never_and_a_deadline_on_them_is_refused_at_parse():
+    categorical = {
+        "upstream_mapper": CompositeKeyMapper(["region", "day"], output=["day"]),
+        "window": DimensionWindow(region=["eu", "us"]),
+    }
+    expected = DimensionRollupMapper(**categorical).to_upstream("2026-03-10")
     assert expected == {"eu|2026-03-10", "us|2026-03-10"}
     assert expected.closes_at is None
     matched = frozenset({"eu|2026-03-10"})
-    assert not rollup.wait_policy.is_satisfied_by_keys(matched=matched, expected=expected).satisfied
+    policy = CompletionDeadline(timedelta(0))
+    assert not policy.is_satisfied_by_keys(matched=matched, expected=expected).satisfied
+    with pytest.raises(ValueError, match=r"needs a time dimension.*\['region', 'day'\]"):
+        DimensionRollupMapper(**categorical, wait_policy=policy)
 
 
 def test_a_dimension_rollup_closes_with_its_time_dimension_and_fires_after_the_deadline():
