@@ -14,6 +14,7 @@ from abc import abstractmethod
 from datetime import datetime
 from typing import ClassVar
 
+from airflow_partitions._common import shown
 from airflow_partitions.grains import _CALENDAR_KEY, _WallGrain
 
 
@@ -67,7 +68,7 @@ class LabelledGrain(_WallGrain):
         if start is None:
             examples = ", ".join(repr(self._label(2026, u, 1)) for u in ("", *self.units))
             raise ValueError(
-                f"partition key {key!r} names no period of {self!r}'s calendar; expected a key such as "
+                f"partition key {shown(key)} names no period of {self!r}'s calendar; expected a key such as "
                 f"{examples}, or an ISO 8601 date or time."
             )
         return start

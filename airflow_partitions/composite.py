@@ -26,8 +26,10 @@ from typing import Any, ClassVar
 from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper
 from airflow.partition_mappers.window import Window
+from airflow.sdk.definitions.partition_mappers.base import PartitionMapper as SdkPartitionMapper
+from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
 
-from airflow_partitions._common import ValueEquality, as_core, check_fan_out, dump, load, require_text
+from airflow_partitions._common import ValueEquality, as_core, check_fan_out, dump, load, require_text, shown
 from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
 from airflow_partitions.namespace import MAX_KEY_LENGTH
 from airflow_partitions.temporal import (
@@ -122,6 +124,12 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         mappers = dict(mappers or {})
         if unknown := sorted(set(mappers) - set(self.dimensions)):
             raise ValueError(f"{owner}: mappers name {unknown}, not dimensions {list(self.dimensions)}.")
+        for name, mapper in mappers.items():
+            if not isinstance(mapper, PartitionMapper | SdkPartitionMapper):
+                raise ValueError(
+                    f"{owner}: the mapper for dimension {name!r} must be a partition mapper instance such as "
+                    f"TemporalMapper(Day()); got {mapper!r}."
+                )
         self.mappers: dict[str, PartitionMapper] = {
             name: mapper if isinstance(mapper, PartitionMapper) else as_core(mapper, "partition_mapper")
             for name, mapper in sorted(mappers.items())
@@ -175,7 +183,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         """
         names = self.dimensions if names is None else names
         if not isinstance(key, str):
-            raise ValueError(f"CompositeKeyMapper: partition key {key!r} is not a string.")
+            raise ValueError(f"CompositeKeyMapper: partition key {shown(key)} is not a string.")
         segments = self._segments(key)
         if len(segments) != len(names) or not all(segments):
             raise ValueError(
@@ -209,8 +217,8 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         if len(self.delimiter) > 1 and self._segments(key) != [*segments]:
             raise ValueError(
                 f"CompositeKeyMapper: partition key {source[:300]!r} maps to segments {list(segments)!r}, "
-                f"one of which begins or ends like the delimiter {self.delimiter!r}: {key!r} would be read "
-                "back as other segments."
+                f"one of which begins or ends like the delimiter {self.delimiter!r}: {shown(key)} would be "
+                "read back as other segments."
             )
         if len(key) > MAX_KEY_LENGTH:
             raise ValueError(
@@ -358,7 +366,7 @@ class DimensionWindow(ValueEquality, Window):
                 if len(set(value)) != len(value):
                     raise ValueError(f"DimensionWindow: {name} lists a value twice: {list(value)!r}.")
                 self.windows[name] = tuple(sorted(value))
-            elif hasattr(value, "expected_decoded_type"):  # an airflow.sdk window definition
+            elif isinstance(value, SdkWindow):  # an airflow.sdk window definition
                 self.windows[name] = as_core(value, "window")
             else:
                 raise ValueError(
@@ -438,6 +446,13 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
                 f"{owner}: dimension {name!r} is kept in the downstream key, so its value is fixed there; "
                 f"list values only for dimensions the downstream key drops, or use a window."
             )
+        if isinstance(members, tuple):
+            for value in members:
+                if len(value) > MAX_KEY_LENGTH or (mapper.escape is None and mapper.delimiter in value):
+                    raise ValueError(
+                        f"{owner}: {name} value {shown(value)} must be at most {MAX_KEY_LENGTH} characters "
+                        f"without the delimiter {mapper.delimiter!r} (or set the mapper's escape)."
+                    )
         if isinstance(members, SlidingWindow):
             raise ValueError(
                 f"{owner}: a SlidingWindow (for {name!r}) works only in TemporalRollupMapper, which routes "
@@ -613,7 +628,13 @@ class DimensionFanOutMapper(ValueEquality, FanOutMapper):
             downstream_mapper=downstream_mapper,
             max_downstream_keys=max_downstream_keys,
         )
-        check_fan_out(owner, *window.largest_fan_out(upstream_mapper), max_downstream_keys)
+        if upstream_mapper.largest_fan_out > 1:
+            raise ValueError(
+                f"{owner}: the upstream mapper maps one key to up to {upstream_mapper.largest_fan_out} keys; "
+                "Airflow's FanOutMapper needs exactly one (no fan-out inside a fan-out)."
+            )
+        self.largest_fan_out, widest = window.largest_fan_out(upstream_mapper)
+        check_fan_out(owner, self.largest_fan_out, widest, max_downstream_keys)
 
     def serialize(self) -> dict[str, Any]:
         """Return core's ``FanOutMapper`` fields, key-sorted and versioned like our other classes."""

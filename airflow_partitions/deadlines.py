@@ -22,7 +22,7 @@ from typing import Any
 from airflow.partition_mappers.base import PartitionMapper, RollupMapper
 from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
 
-from airflow_partitions._common import ValueEquality, as_core, dump, load
+from airflow_partitions._common import ValueEquality, as_core, dump, load, shown
 from airflow_partitions.grains import Period
 
 
@@ -55,6 +55,10 @@ def _period_ends(decoded: Any) -> list[datetime]:
     return []
 
 
+#: The longest grace accepted: far beyond any real use, and far from ``datetime``'s year 9999.
+_MAX_GRACE = timedelta(days=3660)
+
+
 class CompletionDeadline(ValueEquality, WaitPolicy):
     """
     Fire a rollup when complete or, after its period's end plus *grace*, with enough keys.
@@ -76,7 +80,8 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
     Usable only as the ``wait_policy`` of our rollup mappers; Airflow's ``RollupMapper``
     refuses wait policies it does not ship.
 
-    :param grace: How long after the period's end to wait for stragglers (a ``timedelta``).
+    :param grace: How long after the period's end to wait for stragglers (a ``timedelta``, at
+        most ten years).
     :param min_count: Fire after the deadline only if at least this many upstream keys arrived.
     :param min_fraction: Fire after the deadline only if at least this fraction (0 < f <= 1) of
         the expected keys arrived, rounded up. With neither, one key is enough; with both, both
@@ -88,10 +93,10 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
     def __init__(
         self, grace: timedelta, *, min_count: int | None = None, min_fraction: float | None = None
     ) -> None:
-        if not isinstance(grace, timedelta) or grace < timedelta(0):
+        if not isinstance(grace, timedelta) or not timedelta(0) <= grace <= _MAX_GRACE:
             raise ValueError(
-                f"CompletionDeadline: grace must be a non-negative timedelta such as timedelta(hours=2); "
-                f"got {grace!r}."
+                "CompletionDeadline: grace must be a timedelta from 0 to 3660 days (ten years) such as "
+                f"timedelta(hours=2); got {grace!r}."
             )
         if min_count is not None and (type(min_count) is not int or min_count < 1):
             raise ValueError(f"CompletionDeadline: min_count must be a positive integer; got {min_count!r}.")
@@ -169,8 +174,13 @@ _CACHE_SIZE = 8192
 @lru_cache(maxsize=_CACHE_SIZE)
 def _expected(rollup: PolicyRollupMapper, downstream_key: str) -> ExpectedKeys:
     mapper = rollup.upstream_mapper
-    decoded = mapper.decode_downstream(downstream_key)
-    members = list(rollup.window.to_upstream(decoded))
+    try:
+        decoded = mapper.decode_downstream(downstream_key)
+        members = list(rollup.window.to_upstream(decoded))
+    except OverflowError:
+        raise ValueError(
+            f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999."
+        ) from None
     ends = [end for item in (decoded, *members) for end in _period_ends(item)]
     return ExpectedKeys((mapper.encode_upstream(m) for m in members), closes_at=max(ends, default=None))
 
@@ -284,6 +294,12 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
         )
 
 
+def _assets(condition: Any) -> list[Any]:
+    """Return the assets of a schedule's asset condition (``AssetAll``/``AssetAny`` nest them)."""
+    nested = getattr(condition, "objects", None)
+    return [a for part in nested for a in _assets(part)] if nested is not None else [condition]
+
+
 def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
     """
     Return, sorted, the upstream keys of this run's partition that had not arrived from *asset*.
@@ -297,11 +313,15 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
     :param context: The task's context (``get_current_context()`` or the ``**context`` a task
         receives).
     :param asset: The upstream ``Asset`` whose rollup to check, as the Dag's schedule names it.
-    :raises ValueError: if the run has no partition key, or the Dag's partition mapper for
-        *asset* is not a rollup.
+    :raises ValueError: if *asset* is not in the Dag's schedule, the run has no partition key,
+        or the Dag's partition mapper for *asset* is not a rollup.
     """
     partition_key = context["dag_run"].partition_key
     timetable = context["dag"].timetable
+    if asset not in _assets(timetable.asset_condition):
+        raise ValueError(
+            f"missing_upstream_keys: {asset!r} is not among the assets this Dag is scheduled on."
+        )
     mapper = timetable.partition_mapper_config.get(asset, timetable.default_partition_mapper)
     if getattr(mapper, "is_rollup", False) and not hasattr(mapper, "to_upstream"):
         mapper = as_core(mapper, "partition_mapper")  # airflow.sdk's RollupMapper: a definition only

@@ -55,7 +55,7 @@ from itertools import pairwise
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from airflow_partitions._common import dump, load
+from airflow_partitions._common import dump, load, shown
 
 #: Modules defining grains beyond this one, imported when a stored grain names an unknown kind.
 _GRAIN_MODULES = ("airflow_partitions.business", "airflow_partitions.fiscal", "airflow_partitions.retail")
@@ -103,7 +103,7 @@ def read_key(key: str, input_format: str | None = None, grain: Grain | None = No
         names no real date or time (``2026-02-30``).
     """
     if not isinstance(key, str):
-        raise ValueError(f"partition key {key!r} is not a string; expected {_EXPECTED_KEYS}.")
+        raise ValueError(f"partition key {shown(key)} is not a string; expected {_EXPECTED_KEYS}.")
     try:
         return datetime.strptime(key, input_format) if input_format else datetime.fromisoformat(key)
     except ValueError as err:
@@ -114,7 +114,7 @@ def read_key(key: str, input_format: str | None = None, grain: Grain | None = No
                 label, year, unit = labelled["label"], int(labelled["year"]), labelled["unit"] or ""
                 return grain._calendar_start(key, label, year, unit).replace(tzinfo=grain.tz)
             expected = f"a key in the format {input_format!r}" if input_format else _EXPECTED_KEYS
-            raise ValueError(f"partition key {key!r} is not {expected} ({err}).") from None
+            raise ValueError(f"partition key {shown(key)} is not {expected} ({err}).") from None
         return _period_key_start(key, match)
 
 
@@ -139,7 +139,7 @@ def _period_key_start(key: str, match: re.Match[str]) -> datetime:
             return datetime(int(year), 3 * int(quarter) - 2, 1)
         return datetime(int(year), int(month or 1), 1)
     except ValueError as err:
-        raise ValueError(f"partition key {key!r} is not {_EXPECTED_KEYS} ({err}).") from None
+        raise ValueError(f"partition key {shown(key)} is not {_EXPECTED_KEYS} ({err}).") from None
 
 
 def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
@@ -285,7 +285,7 @@ class Grain(ABC):
         canonical = self.key(period)
         if canonical != key:
             raise ValueError(
-                f"partition key {key!r} is not a canonical {self!r} key; the period it falls in is "
+                f"partition key {shown(key)} is not a canonical {self!r} key; the period it falls in is "
                 f"written {canonical!r}."
             )
         return period
@@ -304,7 +304,7 @@ class Grain(ABC):
         :raises ValueError: naming the key and what was expected.
         """
         raise ValueError(
-            f"partition key {key!r} is not {_EXPECTED_KEYS}; labelled keys such as 'FY2026' are read "
+            f"partition key {shown(key)} is not {_EXPECTED_KEYS}; labelled keys such as 'FY2026' are read "
             f"only by a grain of their own fiscal or retail calendar, not by {self!r}."
         )
 

@@ -19,7 +19,7 @@ from typing import Any
 import re2
 from airflow.partition_mappers.base import PartitionMapper
 
-from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, require_text
+from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, require_text, shown
 from airflow_partitions.namespace import MAX_KEY_LENGTH
 
 #: RE2 options that keep a pattern's compile error out of stderr (we raise it as a ValueError).
@@ -62,7 +62,13 @@ class RegexMapper(ValueEquality, PartitionMapper):
                 f"{owner}: pattern {pattern!r} is not a regular expression RE2 accepts: {reason}."
             ) from err
         groups = set(self._regex.groupindex)
-        for _, field, spec, conversion in string.Formatter().parse(template):
+        if not template.strip():
+            raise ValueError(f"{owner}: template must not be blank; got {template!r}.")
+        try:
+            fields = list(string.Formatter().parse(template))
+        except ValueError as err:
+            raise ValueError(f"{owner}: template {template!r} is not a format string: {err}.") from None
+        for _, field, spec, conversion in fields:
             if field is None:
                 continue
             if field not in groups or spec or conversion:
@@ -166,7 +172,9 @@ class LookupMapper(ValueEquality, PartitionMapper):
         if default is not None and pass_through:
             raise ValueError(f"{owner}: give default={default!r} or pass_through=True, not both.")
         self.default = None if default is None else _table_key(default, owner=owner, what="default")
-        self.pass_through = bool(pass_through)
+        if not isinstance(pass_through, bool):
+            raise ValueError(f"{owner}: pass_through must be True or False; got {pass_through!r}.")
+        self.pass_through = pass_through
         self.table: dict[str, str | tuple[str, ...]] = {}
         for key in sorted(table, key=str):
             _table_key(key, owner=owner, what="every table key")
@@ -205,7 +213,7 @@ class LookupMapper(ValueEquality, PartitionMapper):
             known = ", ".join(repr(k) for k in list(self.table)[:5])
             more = f" and {len(self.table) - 5} more" if len(self.table) > 5 else ""
             raise ValueError(
-                f"LookupMapper: partition key {key!r} is not in the lookup table; expected one of "
+                f"LookupMapper: partition key {shown(key)} is not in the lookup table; expected one of "
                 f"{known}{more}."
             )
         return list(target) if isinstance(target, tuple) else target

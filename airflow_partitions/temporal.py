@@ -38,7 +38,7 @@ from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions._common import ValueEquality, check_fan_out, dump, load
+from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, shown
 from airflow_partitions.deadlines import PolicyRollupMapper
 from airflow_partitions.grains import Grain, Period, most_members, read_key, time_zone
 
@@ -151,17 +151,22 @@ class TemporalMapper(PartitionMapper):
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
-        when = read_key(key, self.input_format, self.grain)
-        if self._date_shift and _DATE_ONLY.fullmatch(key):
-            when += self._date_shift  # a bare date names its own day, also when days start at 06:00
         try:
+            when = read_key(key, self.input_format, self.grain)
+        except OverflowError:
+            raise ValueError(f"partition key {shown(key)}: its time lies past year 1 or 9999.") from None
+        try:
+            if self._date_shift and _DATE_ONLY.fullmatch(key):
+                when += self._date_shift  # a bare date names its own day, also when days start at 06:00
             if not self.offset:
                 return self.grain.key_at(when, self._input_tz)
             period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=self._input_tz))
+            return self.grain.key(self.grain.shift(period, self.offset))
         except ValueError as err:
             # A grain with gaps (business days) has no period for some instants: name the key.
-            raise ValueError(f"partition key {key!r}: {err}") from None
-        return self.grain.key(self.grain.shift(period, self.offset))
+            raise ValueError(f"partition key {shown(key)}: {err}") from None
+        except OverflowError:
+            raise ValueError(f"partition key {shown(key)}: its period lies past year 1 or 9999.") from None
 
     def decode_downstream(self, downstream_key: str) -> Period:
         """Return the upstream period a downstream key stands for (its own period, less ``offset``)."""
@@ -249,6 +254,9 @@ class TemporalWindow(Window):
 
 
 _ALIGNMENTS = ("trailing", "leading", "centred")
+#: The widest sliding window: each upstream key feeds this many pending Dag runs, and Airflow's
+#: default fan-out cap ([scheduler] partition_mapper_max_downstream_keys) is 1000 as well.
+MAX_SLIDING_PERIODS = 1000
 
 
 class UseTemporalRollupMapper(Period):
@@ -281,7 +289,7 @@ class SlidingWindow(ValueEquality, Window):
     containing(u)``. Size: exactly *periods* members, and each key feeds *periods* windows.
 
     :param grain: The grain of the members; it must be the rollup mapper's grain.
-    :param periods: How many periods the window holds (at least 1).
+    :param periods: How many periods the window holds (1 to 1000).
     :param align: ``"trailing"`` (ending with the downstream period), ``"leading"`` (starting
         with it) or ``"centred"`` (around it; *periods* must be odd).
     :raises ValueError: at Dag parse, for a grain that is not a grain, *periods* not a positive
@@ -295,8 +303,11 @@ class SlidingWindow(ValueEquality, Window):
     def __init__(self, grain: Grain, periods: int, *, align: str = "trailing") -> None:
         super().__init__()
         self.grain = _require_grain(grain, "SlidingWindow")
-        if type(periods) is not int or periods < 1:
-            raise ValueError(f"SlidingWindow: periods must be a positive integer such as 7; got {periods!r}.")
+        if type(periods) is not int or not 1 <= periods <= MAX_SLIDING_PERIODS:
+            raise ValueError(
+                f"SlidingWindow: periods must be a whole number from 1 to {MAX_SLIDING_PERIODS} such as 7; "
+                f"got {periods!r}."
+            )
         if align not in _ALIGNMENTS:
             raise ValueError(f"SlidingWindow: align must be one of {_ALIGNMENTS}; got {align!r}.")
         if align == "centred" and periods % 2 == 0:
@@ -404,6 +415,8 @@ class TemporalRollupMapper(PolicyRollupMapper):
                     f"{window.grain!r} under {upstream_mapper.grain!r}."
                 )
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
+        #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
+        self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
         grain = upstream_mapper.grain
         self._check_routes(
             tuple(grain.key(period) for period in _periods_at_samples(grain)),
@@ -436,7 +449,10 @@ def _route(mapper: TemporalMapper, window: TemporalWindow | SlidingWindow, key: 
     mapped = mapper.to_downstream(key)
     if not isinstance(window, SlidingWindow):
         return mapped
-    return [p.key for p in window.containing(mapper.grain.parse(mapped))]
+    try:
+        return [p.key for p in window.containing(mapper.grain.parse(mapped))]
+    except OverflowError:
+        raise ValueError(f"partition key {shown(key)}: its windows reach past year 9999.") from None
 
 
 def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int, str]:
@@ -490,10 +506,11 @@ class TemporalFanOutMapper(ValueEquality, FanOutMapper):
             downstream_mapper=downstream_mapper,
             max_downstream_keys=max_downstream_keys,
         )
+        #: The most keys one upstream key maps to (1 when unknown: core's windows).
+        self.largest_fan_out = 1
         if isinstance(upstream_mapper, TemporalMapper) and isinstance(window, TemporalWindow):
-            check_fan_out(
-                "TemporalFanOutMapper", *largest_fan_out(upstream_mapper, window), max_downstream_keys
-            )
+            self.largest_fan_out, widest = largest_fan_out(upstream_mapper, window)
+            check_fan_out("TemporalFanOutMapper", self.largest_fan_out, widest, max_downstream_keys)
 
     default_downstream_mapper_by_window_name: ClassVar[dict[str, type[PartitionMapper]]] = {
         **FanOutMapper.default_downstream_mapper_by_window_name,

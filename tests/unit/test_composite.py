@@ -35,8 +35,10 @@ from airflow_partitions import (
     LookupMapper,
     Month,
     SlidingWindow,
+    TemporalFanOutMapper,
     TemporalMapper,
     TemporalWindow,
+    Year,
 )
 from tests.unit.support import assert_maps_alike, configured_instances, names_key, offset_changes, utc
 
@@ -636,3 +638,51 @@ def test_a_fan_out_adds_a_dimension_from_a_list_of_its_values():
 def test_a_dimension_rollup_that_would_wait_forever_is_refused_at_parse(mappers, window, match):
     with pytest.raises(ValueError, match=match):
         DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(["a", "time"], mappers), window=window)
+
+
+def test_a_fan_out_nested_in_a_dimension_counts_towards_the_cap_at_parse():
+    hours_of_a_year = TemporalFanOutMapper(
+        upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Hour()), max_downstream_keys=9000
+    )
+    # 2028 is a leap year: 366 * 24 = 8784 hours.
+    with pytest.raises(ValueError, match="maps to 8784 downstream keys"):
+        CompositeKeyMapper(["a", "t"], {"t": hours_of_a_year})
+    assert (
+        CompositeKeyMapper(["a", "t"], {"t": hours_of_a_year}, max_downstream_keys=8784).largest_fan_out
+        == 8784
+    )
+
+
+def test_a_fan_out_inside_a_dimension_fan_out_is_refused_at_parse():
+    with pytest.raises(ValueError, match="no fan-out inside a fan-out"):
+        DimensionFanOutMapper(
+            upstream_mapper=CompositeKeyMapper(
+                ["region", "day"],
+                {"region": LookupMapper({"eu": ["de", "fr"]}), "day": TemporalMapper(Day())},
+            ),
+            window=DimensionWindow(day=TemporalWindow(Hour())),
+        )
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (
+            lambda: CompositeKeyMapper(["a"], {"a": TemporalMapper}),
+            "dimension 'a' must be a partition mapper",
+        ),
+        (lambda: CompositeKeyMapper(["a"], {"a": "Day"}), "dimension 'a' must be a partition mapper"),
+        (lambda: DimensionWindow(a=TemporalWindow), "a must be a window"),
+        (lambda: DimensionWindow(a=TemporalMapper(Hour())), "a must be a window"),
+        (
+            lambda: DimensionRollupMapper(
+                upstream_mapper=CompositeKeyMapper(["a", "d"], output=["d"]),
+                window=DimensionWindow(a=["e|u"]),
+            ),
+            r"a value 'e\|u' must be at most 250 characters without the delimiter",
+        ),
+    ],
+)
+def test_building_blocks_of_the_wrong_kind_are_refused_naming_them(build, match):
+    with pytest.raises(ValueError, match=match):
+        build()

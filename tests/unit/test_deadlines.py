@@ -2,7 +2,7 @@
 CompletionDeadline, ExpectedKeys, PolicyRollupMapper's deadline plumbing and missing_upstream_keys.
 
 The deadline reads the real clock. Periods in 2026 (before these tests were written, on
-2026-11-30) are past; periods in 2036 are ahead; a grace of a century has not run out; so no
+2026-11-30) are past; periods in 2036 are ahead; a grace of ten years has not run out; so no
 clock is faked. Counts (22 of 24 for 90 %) are worked out by hand.
 """
 
@@ -40,7 +40,7 @@ from tests.unit.support import utc
 
 NEW_YORK = "America/New_York"
 TWO_HOURS = timedelta(hours=2)
-CENTURY = timedelta(days=36_525)
+DECADE = timedelta(days=3660)  # the longest grace accepted
 
 
 def day_of_hours(policy=None, zone: str = "UTC") -> TemporalRollupMapper:
@@ -70,7 +70,7 @@ def fires(rollup: TemporalRollupMapper, day: str, arrived: frozenset[str]) -> bo
 
 @pytest.mark.parametrize("day", ["2026-03-10", "2036-03-10"])
 def test_a_complete_window_fires_before_or_after_its_deadline(day):
-    assert fires(day_of_hours(CompletionDeadline(CENTURY, min_fraction=0.9)), day, hours(day))
+    assert fires(day_of_hours(CompletionDeadline(DECADE, min_fraction=0.9)), day, hours(day))
 
 
 def test_past_the_deadline_a_window_with_enough_keys_fires():
@@ -91,7 +91,7 @@ def test_an_incomplete_window_of_a_period_not_yet_over_does_not_fire():
 
 
 def test_an_incomplete_window_within_its_grace_does_not_fire():
-    rollup = day_of_hours(CompletionDeadline(CENTURY, min_count=1))
+    rollup = day_of_hours(CompletionDeadline(DECADE, min_count=1))
     assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3,)))
 
 
@@ -369,3 +369,18 @@ def test_missing_upstream_keys_lists_every_key_when_no_event_came_from_the_asset
     context = task_context(hourly, day_of_hours(), "2026-03-10", [])
     context["triggering_asset_events"] = {other: []}
     assert missing_upstream_keys(context, hourly) == [f"2026-03-10T{h:02d}" for h in range(24)]
+
+
+def test_missing_upstream_keys_refuses_an_asset_the_dag_is_not_scheduled_on():
+    from airflow.sdk import Asset
+
+    hourly = Asset("hourly")
+    context = task_context(hourly, day_of_hours(), "2026-03-10", [])
+    with pytest.raises(ValueError, match=r"'elsewhere'.* not among the assets"):
+        missing_upstream_keys(context, Asset("elsewhere"))
+
+
+def test_a_grace_beyond_ten_years_is_refused_at_parse():
+    with pytest.raises(ValueError, match="from 0 to 3660 days"):
+        CompletionDeadline(timedelta(days=3661))
+    assert CompletionDeadline(timedelta(days=3660)).grace == timedelta(days=3660)

@@ -257,3 +257,21 @@ def test_lookup_deserialized_maps_every_key_like_the_original(table, options, da
             assert mapper.to_downstream(key) == (
                 table[key] if isinstance(table[key], str) else sorted(table[key])
             )
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (lambda: RegexMapper("(?P<a>x)", "{a"), r"template '\{a' is not a format string"),
+        (lambda: RegexMapper("(?P<a>x)", " "), "template must not be blank"),
+        (lambda: LookupMapper({"a": "b"}, pass_through="no"), "pass_through must be True or False; got 'no'"),
+    ],
+)
+def test_bad_templates_and_flags_are_refused_at_parse(build, match):
+    with pytest.raises(ValueError, match=match):
+        build()
+
+
+def test_round_trips_compare_equal():
+    for mapper in (EXPORTS, LookupMapper({"eu": ["s1", "s2"], "s3": "us"}, default="x")):
+        assert type(mapper).deserialize(json.loads(json.dumps(mapper.serialize()))) == mapper

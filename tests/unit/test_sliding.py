@@ -175,9 +175,11 @@ def test_a_window_wider_than_the_fan_out_cap_is_refused_at_parse():
     with pytest.raises(ValueError, match="maps to 8 downstream keys, more than max_downstream_keys=7"):
         sliding(Day(), 8, max_downstream_keys=7)
     assert len(feeds(sliding(Day(), 7, max_downstream_keys=7), "2026-03-05")) == 7
-    with pytest.raises(ValueError, match=re.escape("1001 downstream keys, more than [scheduler]")):
-        sliding(Hour(), 1001)
+    with pytest.raises(ValueError, match="maps to 1000 downstream keys, more than max_downstream_keys=999"):
+        sliding(Hour(), 1000, max_downstream_keys=999)
     assert len(feeds(sliding(Hour(), 1000), "2026-03-05T09")) == 1000
+    with pytest.raises(ValueError, match=r"periods must be a whole number from 1 to 1000 .* got 1001"):
+        SlidingWindow(Hour(), 1001)
 
 
 @pytest.mark.parametrize(
@@ -406,3 +408,9 @@ def test_cores_rollup_mapper_refuses_a_sliding_window_at_parse():
     # It would route each day to one window only, so the window would never fire.
     with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
         RollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7))
+
+
+@pytest.mark.parametrize(("method", "key"), [("to_downstream", "9999-12-31"), ("to_upstream", "0001-01-01")])
+def test_windows_past_the_ends_of_the_calendar_are_refused_naming_the_key(method, key):
+    with pytest.raises(ValueError, match=names_key(key)):
+        getattr(sliding(Day(), 7), method)(key)

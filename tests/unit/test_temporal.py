@@ -577,14 +577,9 @@ def test_mapper_serializes_only_what_is_set():
     assert TemporalMapper(Day(), max_downstream_keys=40).serialize()["max_downstream_keys"] == 40
 
 
-# -- known bugs, minimal examples ------------------------------------------------------------------
+# -- the ends of the calendar ----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="package bug: keys near the ends of Python's datetime range raise OverflowError (or a "
-    "ValueError not naming the key) instead of a ValueError naming the key",
-)
 @pytest.mark.parametrize(
     ("mapper", "key"),
     [
