@@ -29,6 +29,10 @@ DAG_IDS = [
     "it_runtime_consumer",
     "it_business_day_producer",
     "it_business_week_of_produced_days",
+    "it_region_day_from_hours",
+    "it_trailing_seven_days",
+    "it_minute_of_all_regions_by_deadline",
+    "it_exports_by_dataset",
 ]
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+import json
+import subprocess
+import sys
+import urllib.parse
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from airflow_partitions.testing import wait_until
+from airflow_partitions.testing import AirflowError, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -233,3 +237,189 @@ def test_business_day_backfill_runs_exactly_the_business_days_and_completes_thei
     [week] = airflow.wait_for_runs("it_business_week_of_produced_days", 1, timeout=60)
     assert week["partition_key"] == "2026-11-23"
     assert week["partition_date"] == "2026-11-23T05:00:00Z"  # New York midnight, EST
+
+
+def _pending_rollups(airflow, dag_id: str, *, also_fired: bool = False) -> dict[str, tuple[int, int]]:
+    """Return ``{partition key: (received, required)}`` of the rollups of *dag_id* still waiting."""
+    rows = airflow.request("GET", "/ui/partitioned_dag_runs", params={"dag_id": dag_id})
+    return {
+        row["partition_key"]: (row["total_received"], row["total_required"])
+        for row in rows["partitioned_dag_runs"]
+        if also_fired or row["state"] == "pending"
+    }
+
+
+def _upstream_keys(airflow, dag_id: str, run_id: str) -> list[str]:
+    """Return, sorted, the partition keys of the asset events that triggered a run."""
+    quoted = urllib.parse.quote(run_id, safe="")
+    events = airflow.request("GET", f"/api/v2/dags/{dag_id}/dagRuns/{quoted}/upstreamAssetEvents")
+    return sorted(event["partition_key"] for event in events["asset_events"])
+
+
+def test_region_hours_roll_up_into_each_complete_region_day(airflow):
+    hours = [f"2026-03-10T{h:02d}" for h in range(24)]
+    for hour in hours:  # both regions, hour by hour; us never sends 13:00
+        airflow.create_asset_event("it_regional_hours", partition_key=f"eu|{hour}")
+        if hour != "2026-03-10T13":
+            airflow.create_asset_event("it_regional_hours", partition_key=f"us|{hour}")
+
+    [run] = airflow.wait_for_runs("it_region_day_from_hours", 1, timeout=120)
+    assert (run["partition_key"], run["partition_date"]) == ("eu|2026-03-10", "2026-03-10T00:00:00Z")
+    received = _upstream_keys(airflow, "it_region_day_from_hours", run["dag_run_id"])
+    assert received == [f"eu|{hour}" for hour in hours]
+    seen = airflow.xcom("it_region_day_from_hours", run["dag_run_id"], "record_partition")
+    assert seen["partition_key"] == "eu|2026-03-10"
+
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-region-hours")
+    assert [r["partition_key"] for r in airflow.dag_runs("it_region_day_from_hours")] == ["eu|2026-03-10"]
+    assert _pending_rollups(airflow, "it_region_day_from_hours") == {"us|2026-03-10": (23, 24)}
+
+
+def test_trailing_seven_day_window_fires_once_per_complete_window(airflow):
+    days = [(date(2026, 3, 1) + timedelta(days=i)).isoformat() for i in range(10)]  # 03-01 … 03-10
+    for day in days[:6]:
+        airflow.create_asset_event("it_daily_metrics", partition_key=day)
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-six-days")
+    assert airflow.dag_runs("it_trailing_seven_days") == []  # no window of 7 days is complete yet
+
+    for i, day in enumerate(days[6:], start=6):
+        # Each new day completes exactly one window, the one ending that day.
+        airflow.create_asset_event("it_daily_metrics", partition_key=day)
+        runs = airflow.wait_for_runs("it_trailing_seven_days", i - 5, timeout=120)
+        assert [r["partition_key"] for r in runs] == days[6 : i + 1]
+        window = _upstream_keys(airflow, "it_trailing_seven_days", runs[-1]["dag_run_id"])
+        assert window == days[i - 6 : i + 1]
+
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-ten-days")
+    runs = airflow.wait_for_runs("it_trailing_seven_days", 4, timeout=120)
+    assert sorted((r["partition_key"], r["partition_date"]) for r in runs) == [
+        (day, f"{day}T00:00:00Z") for day in days[6:]
+    ]
+    # Every day fed all seven windows it belongs to: those before 03-07 lack their early days,
+    # those after 03-10 their late ones, and wait.
+    later = [(date(2026, 3, 11) + timedelta(days=i)).isoformat() for i in range(6)]
+    assert _pending_rollups(airflow, "it_trailing_seven_days") == {
+        **{day: (n, 7) for n, day in enumerate(days[:6], start=1)},
+        **{day: (6 - n, 7) for n, day in enumerate(later)},
+    }
+
+
+#: As in integration_dags.py: the deadline rollup waits for these regions' keys of each UTC
+#: minute, and, once the minute has ended plus this grace, fires with two of the three.
+DEADLINE_GRACE = timedelta(seconds=5)
+
+
+def test_deadline_rollup_fires_after_its_grace_and_reports_the_missing_key(airflow):
+    dag_id = "it_minute_of_all_regions_by_deadline"
+    now = datetime.now(UTC)
+    minute = now.replace(second=0, microsecond=0)
+    if minute + timedelta(minutes=1) - now < timedelta(seconds=20):
+        minute += timedelta(minutes=1)  # send the keys well before the minute ends
+    key = minute.strftime("%Y-%m-%dT%H:%M")
+    deadline = minute + timedelta(minutes=1) + DEADLINE_GRACE
+    for region in ("eu", "us"):  # apac never comes
+        airflow.create_asset_event("it_regional_minutes", partition_key=f"{region}|{key}")
+    assert _pending_rollups(airflow, dag_id, also_fired=True) == {key: (2, 3)}
+
+    _let_the_scheduler_evaluate_pending_rollups(airflow, f"deadline-{key}")
+    runs = airflow.dag_runs(dag_id)
+    if datetime.now(UTC) < deadline:  # nearly always: the rollup was evaluated, and held
+        assert runs == []
+
+    wait = (deadline - datetime.now(UTC)).total_seconds()
+    [run] = airflow.wait_for_runs(dag_id, 1, timeout=max(wait, 0) + 90)
+    assert (run["partition_key"], run["partition_date"]) == (key, minute.strftime("%Y-%m-%dT%H:%M:00Z"))
+    # Created by the deadline, not before: the scheduler and this test read the same clock.
+    assert datetime.fromisoformat(run["run_after"]) >= deadline, (run["run_after"], deadline)
+    assert datetime.fromisoformat(run["queued_at"]) >= deadline, (run["queued_at"], deadline)
+    assert _upstream_keys(airflow, dag_id, run["dag_run_id"]) == [f"eu|{key}", f"us|{key}"]
+    report = airflow.xcom(dag_id, run["dag_run_id"], "report_missing")
+    assert report == {"partition_key": key, "missing": [f"apac|{key}"]}
+
+
+# Run by a separate Airflow process with the instance's configuration: the stored (serialized)
+# consumer Dag is loaded and its mapper called exactly as Airflow's AssetManager does when an
+# asset event is registered (SerializedDagModel.get, get_partition_mapper, to_downstream).
+_MAP_WITH_THE_STORED_DAG = """
+import json, sys, time
+from airflow.models.serialized_dag import SerializedDagModel
+from airflow.utils.session import create_session
+
+with create_session() as session:
+    dag = SerializedDagModel.get(dag_id="it_exports_by_dataset", session=session).dag
+mapper = dag.timetable.get_partition_mapper(name="it_export_files", uri="it_export_files")
+results = {}
+for name, key in json.loads(sys.argv[1]).items():
+    start = time.perf_counter()
+    try:
+        outcome = "mapped to " + repr(mapper.to_downstream(key))
+    except ValueError as err:
+        outcome = f"{type(mapper).__name__} ValueError: {str(err)[-160:]}"
+    results[name] = {"outcome": outcome, "seconds": time.perf_counter() - start}
+print("RESULTS " + json.dumps(results))
+"""
+
+
+def test_regex_mapper_fails_an_adversarial_key_and_maps_the_next(airflow, record_property):
+    # The pattern nests quantifiers, ([a-z]+)+, so Python's backtracking re would take time
+    # exponential in the letters before a non-matching end; RegexMapper runs on RE2.
+    huge = "exports/" + "a" * 9991 + "!"
+    assert len(huge) == 10_000
+    # Measured: Airflow refuses partition keys over 250 characters (its database column) at
+    # every entry point: the REST API's asset events (422 here), the execution API's outlet
+    # events, Dag run triggers and the task SDK's add_partitions. So a 10,000-character key
+    # never reaches a mapper through the real system ...
+    with pytest.raises(AirflowError, match="answered 422") as refused:
+        airflow.create_asset_event("it_export_files", partition_key=huge)
+    assert "at most 250 characters" in str(refused.value)
+    # ... and the longest one that does is 250 characters, still far beyond what Python's re
+    # could ever finish on.
+    adversarial = "exports/" + "a" * 241 + "!"
+    assert len(adversarial) == 250
+    airflow.create_asset_event("it_export_files", partition_key=adversarial)
+    airflow.create_asset_event("it_export_files", partition_key="exports/sales/20260310.csv")
+
+    run = wait_until(
+        lambda: _run_with_key(airflow, "it_exports_by_dataset", "sales|20260310"),
+        timeout=120,
+        what="the run for the valid key sent after the adversarial one",
+    )
+    logs = airflow.request(
+        "GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key", "limit": 100}
+    )
+    texts = [entry["extra"] for entry in logs["event_logs"]]
+    assert any(
+        f"'{adversarial}'" in text
+        and "'it_exports_by_dataset'" in text
+        and "RegexMapper: partition key" in text
+        and "does not match the pattern" in text
+        for text in texts
+    ), texts
+    assert [r["partition_key"] for r in airflow.dag_runs("it_exports_by_dataset")] == ["sales|20260310"]
+    assert _upstream_keys(airflow, "it_exports_by_dataset", run["dag_run_id"]) == [
+        "exports/sales/20260310.csv"
+    ]
+
+    # The 10,000-character keys, through the mapper Airflow stored for the consumer, in an
+    # Airflow process of this instance: one that does not match, one that matches but maps to
+    # a key longer than Airflow stores. Both fail with a ValueError naming the key.
+    keys = {"no match": huge, "too long": "exports/" + "a" * 9979 + "/20260310.csv"}
+    assert {len(k) for k in keys.values()} == {10_000}
+    done = subprocess.run(
+        [sys.executable, "-c", _MAP_WITH_THE_STORED_DAG, json.dumps(keys)],
+        env=airflow.env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert done.returncode == 0 and lines, done.stdout + done.stderr
+    results = json.loads(lines[-1].removeprefix("RESULTS "))
+    assert "RegexMapper ValueError" in results["no match"]["outcome"]
+    assert "does not match the pattern" in results["no match"]["outcome"]
+    assert "RegexMapper ValueError" in results["too long"]["outcome"]
+    assert "expected a non-blank key of at most 250" in results["too long"]["outcome"]
+    for name, result in results.items():  # reported, not asserted
+        record_property(f"seconds to map the 10,000-character key ({name})", result["seconds"])
+        print(f"10,000-character key, {name}: {result['seconds'] * 1000:.3f} ms")

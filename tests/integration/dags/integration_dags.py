@@ -12,6 +12,7 @@ from airflow.sdk import (
     PartitionedAtRuntime,
     RollupMapper,
     StartOfMonthMapper,
+    get_current_context,
     task,
 )
 
@@ -19,20 +20,34 @@ from airflow_partitions import (
     BusinessCalendar,
     BusinessDay,
     BusinessDayWindow,
+    CompletionDeadline,
+    CompositeKeyMapper,
     Day,
+    DimensionRollupMapper,
+    DimensionWindow,
     FiscalMonth,
     FiscalQuarter,
     GrainPartitionTimetable,
     Hour,
     Minutes,
     PrefixStripMapper,
+    RegexMapper,
     ScheduledRuntimePartitionTimetable,
+    SlidingWindow,
     TemporalFanOutMapper,
     TemporalMapper,
     TemporalRollupMapper,
     TemporalWindow,
     Week,
+    missing_upstream_keys,
 )
+
+#: Every task retries twice. With SQLite, Airflow 3.3's api-server can stall for the 60 s lock
+#: wait: its REST audit log (``log_action``) commits on the event loop while another request's
+#: transaction, holding the one write lock, waits for that loop to commit. A task calling the
+#: execution API then (``task-instances/…/run``) times out and fails; seen in about one session in
+#: two on a loaded 2-core machine. The tests check which runs the scheduler creates, not first tries.
+RETRY_TRANSIENT_FAILURES = {"retries": 2, "retry_delay": timedelta(seconds=5)}
 
 regional_sales = Asset("it_regional_sales")
 daily_sales = Asset("it_daily_sales")
@@ -45,6 +60,18 @@ business_day_files = Asset("it_business_day_files")
 US_BUSINESS_DAY_NEW_YORK = BusinessDay(BusinessCalendar(country="US"), timezone="America/New_York")
 daily_orders = Asset("it_daily_orders")
 landed_files = Asset("it_landed_files")
+regional_hours = Asset("it_regional_hours")
+daily_metrics = Asset("it_daily_metrics")
+regional_minutes = Asset("it_regional_minutes")
+export_files = Asset("it_export_files")
+#: Regions the deadline rollup waits for, per minute (test_scheduler.py sends their keys).
+DEADLINE_REGIONS = ["apac", "eu", "us"]
+#: How long after each minute ends the deadline rollup waits (test_scheduler.py relies on it).
+DEADLINE_GRACE = timedelta(seconds=5)
+#: A nested quantifier, ``([a-z]+)+``, that Python's backtracking ``re`` takes exponential time
+#: on when the key does not match (measured: 0.27 s for 22 letters and a "!", doubling with each
+#: letter); RE2 answers in microseconds for 10,000 characters.
+ADVERSARIAL_PATTERN = r"exports/(?P<dataset>([a-z]+)+)/(?P<day>\d{8})\.csv"
 
 
 @task
@@ -53,7 +80,12 @@ def record_partition(dag_run=None) -> dict:
     return {"partition_key": dag_run.partition_key, "partition_date": str(dag_run.partition_date)}
 
 
-with DAG("it_prefix_producer", schedule=PartitionedAtRuntime(), catchup=False):
+with DAG(
+    "it_prefix_producer",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    schedule=PartitionedAtRuntime(),
+    catchup=False,
+):
 
     @task(outlets=[regional_sales])
     def emit() -> None:
@@ -63,6 +95,7 @@ with DAG("it_prefix_producer", schedule=PartitionedAtRuntime(), catchup=False):
 
 with DAG(
     "it_prefix_consumer",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=regional_sales, default_partition_mapper=PrefixStripMapper("eu")
     ),
@@ -72,6 +105,7 @@ with DAG(
 
 with DAG(
     "it_business_month",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=daily_sales,
         default_partition_mapper=RollupMapper(
@@ -85,6 +119,7 @@ with DAG(
 
 with DAG(
     "it_runtime_producer",
+    default_args=RETRY_TRANSIENT_FAILURES,
     # Hourly, with the latest tick run at once: one scheduled run early in the session and
     # little write load afterwards (SQLite has one writer).
     schedule=ScheduledRuntimePartitionTimetable(
@@ -106,6 +141,7 @@ with DAG(
 
 with DAG(
     "it_new_york_day_from_utc_hours",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=utc_hours,
         default_partition_mapper=RollupMapper(
@@ -119,6 +155,7 @@ with DAG(
 
 with DAG(
     "it_hour_from_quarter_hours",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=quarter_hours,
         default_partition_mapper=TemporalRollupMapper(
@@ -131,6 +168,7 @@ with DAG(
 
 with DAG(
     "it_six_hour_slots_from_day",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=days,
         default_partition_mapper=TemporalFanOutMapper(
@@ -143,6 +181,7 @@ with DAG(
 
 with DAG(
     "it_business_week",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=daily_orders,
         default_partition_mapper=TemporalRollupMapper(
@@ -156,6 +195,7 @@ with DAG(
 
 with DAG(
     "it_previous_business_day",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=landed_files,
         default_partition_mapper=TemporalMapper(
@@ -168,6 +208,7 @@ with DAG(
 
 with DAG(
     "it_fiscal_quarter",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=fiscal_months,
         default_partition_mapper=TemporalRollupMapper(
@@ -180,6 +221,7 @@ with DAG(
 
 with DAG(
     "it_runtime_consumer",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=runtime_output, default_partition_mapper=PrefixStripMapper("eu")
     ),
@@ -189,6 +231,7 @@ with DAG(
 
 with DAG(
     "it_business_day_producer",
+    default_args=RETRY_TRANSIENT_FAILURES,
     # One partition per US business day in New York, run at 06:00 the next business day.
     schedule=GrainPartitionTimetable(US_BUSINESS_DAY_NEW_YORK, offset=-1, lag=timedelta(hours=6)),
     # Scheduled runs only from 2100: none whose key would depend on when the tests run.
@@ -205,12 +248,80 @@ with DAG(
 
 with DAG(
     "it_business_week_of_produced_days",
+    default_args=RETRY_TRANSIENT_FAILURES,
     schedule=PartitionedAssetTimetable(
         assets=business_day_files,
         default_partition_mapper=TemporalRollupMapper(
             upstream_mapper=TemporalMapper(Week(timezone="America/New_York")),
             window=TemporalWindow(US_BUSINESS_DAY_NEW_YORK),
         ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_region_day_from_hours",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    schedule=PartitionedAssetTimetable(
+        assets=regional_hours,
+        default_partition_mapper=DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}),
+            window=DimensionWindow(time=TemporalWindow(Hour())),
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_trailing_seven_days",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    schedule=PartitionedAssetTimetable(
+        assets=daily_metrics,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7)
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
+
+with DAG(
+    "it_minute_of_all_regions_by_deadline",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    # Per UTC minute, one key from each region (``eu|2026-03-10T09:01``); after the minute
+    # has ended plus the grace, two of the three regions are enough.
+    schedule=PartitionedAssetTimetable(
+        assets=regional_minutes,
+        default_partition_mapper=DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(
+                ["region", "time"], {"time": TemporalMapper(Minutes(1))}, output=["time"]
+            ),
+            window=DimensionWindow(region=DEADLINE_REGIONS),
+            wait_policy=CompletionDeadline(DEADLINE_GRACE, min_count=2),
+        ),
+    ),
+    catchup=False,
+):
+
+    @task
+    def report_missing() -> dict:
+        """Return the run's partition and the upstream keys the deadline fired without."""
+        context = get_current_context()
+        return {
+            "partition_key": context["dag_run"].partition_key,
+            "missing": missing_upstream_keys(context, regional_minutes),
+        }
+
+    report_missing()
+
+with DAG(
+    "it_exports_by_dataset",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    schedule=PartitionedAssetTimetable(
+        assets=export_files,
+        default_partition_mapper=RegexMapper(ADVERSARIAL_PATTERN, "{dataset}|{day}"),
     ),
     catchup=False,
 ):
