@@ -103,6 +103,15 @@ def as_core(value: Any, kind: str) -> Any:
     return getattr(decoders, f"decode_{kind}")(getattr(encoders, f"encode_{kind}")(value))
 
 
+#: Airflow's partition key column width (``ID_LEN``): longer keys are refused by the database.
+MAX_KEY_LENGTH = 250
+
+
+def is_key(value: Any) -> bool:
+    """Return whether *value* can be a partition key: a non-blank ``str`` of at most 250 characters."""
+    return isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_KEY_LENGTH
+
+
 #: How many characters of a key an error message quotes (Airflow's keys hold at most 250).
 SHOWN_KEY_LENGTH = 300
 

@@ -29,9 +29,18 @@ from airflow.partition_mappers.window import Window
 from airflow.sdk.definitions.partition_mappers.base import PartitionMapper as SdkPartitionMapper
 from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
 
-from airflow_partitions._common import ValueEquality, as_core, check_fan_out, dump, load, require_text, shown
+from airflow_partitions._common import (
+    MAX_KEY_LENGTH,
+    ValueEquality,
+    as_core,
+    check_fan_out,
+    dump,
+    is_key,
+    load,
+    require_text,
+    shown,
+)
 from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
-from airflow_partitions.namespace import MAX_KEY_LENGTH
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
     SlidingWindow,
@@ -44,11 +53,9 @@ from airflow_partitions.temporal import (
 
 def _format(mapper: PartitionMapper | None, decoded: Any) -> str:
     """Write a decoded dimension value as a key segment, as Airflow's ``FanOutMapper`` does."""
-    if mapper is not None and callable(getattr(mapper, "format", None)):
-        return mapper.format(decoded)
-    if isinstance(decoded, datetime):
-        return decoded.isoformat()
-    return mapper.encode_upstream(decoded) if mapper is not None else str(decoded)
+    if callable(formatter := getattr(mapper, "format", None)):
+        return formatter(decoded)
+    return decoded.isoformat() if isinstance(decoded, datetime) else str(decoded)
 
 
 def _names(value: Any, *, owner: str, what: str) -> tuple[str, ...]:
@@ -159,7 +166,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                         continue
                     if not key.startswith(escape, i + 1):
                         raise ValueError(
-                            f"CompositeKeyMapper: partition key {key[:300]!r} has {escape!r} at position {i} "
+                            f"CompositeKeyMapper: partition key {shown(key)} has {escape!r} at position {i} "
                             f"before neither {delimiter!r} nor {escape!r}."
                         )
                     current.append(escape)
@@ -187,7 +194,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         segments = self._segments(key)
         if len(segments) != len(names) or not all(segments):
             raise ValueError(
-                f"CompositeKeyMapper: partition key {key[:300]!r} must have {len(names)} non-empty "
+                f"CompositeKeyMapper: partition key {shown(key)} must have {len(names)} non-empty "
                 f"segments {list(names)} separated by {self.delimiter!r}; got {len(segments)}"
                 f"{' (one empty)' if all(segments) is False and len(segments) == len(names) else ''}."
             )
@@ -209,20 +216,20 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 )
             elif self.delimiter in segment:
                 raise ValueError(
-                    f"CompositeKeyMapper: partition key {source[:300]!r} maps a dimension to {segment!r}, "
+                    f"CompositeKeyMapper: partition key {shown(source)} maps a dimension to {segment!r}, "
                     f"which contains the delimiter {self.delimiter!r}; set escape='\\\\' to escape it."
                 )
             parts.append(segment)
         key = self.delimiter.join(parts)
         if len(self.delimiter) > 1 and self._segments(key) != [*segments]:
             raise ValueError(
-                f"CompositeKeyMapper: partition key {source[:300]!r} maps to segments {list(segments)!r}, "
+                f"CompositeKeyMapper: partition key {shown(source)} maps to segments {list(segments)!r}, "
                 f"one of which begins or ends like the delimiter {self.delimiter!r}: {shown(key)} would be "
                 "read back as other segments."
             )
         if len(key) > MAX_KEY_LENGTH:
             raise ValueError(
-                f"CompositeKeyMapper: partition key {source[:300]!r} maps to {len(key)} characters; "
+                f"CompositeKeyMapper: partition key {shown(source)} maps to {len(key)} characters; "
                 f"Airflow keys hold at most {MAX_KEY_LENGTH}."
             )
         return key
@@ -240,7 +247,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 mapped = mapper.to_downstream(segments[name])
             except ValueError as err:
                 raise ValueError(
-                    f"CompositeKeyMapper: partition key {key[:300]!r}, dimension {name!r}: {err}"
+                    f"CompositeKeyMapper: partition key {shown(key)}, dimension {name!r}: {err}"
                 ) from None
             choices.append((mapped,) if isinstance(mapped, str) else tuple(mapped))
         keys = [self.join(combination, key) for combination in product(*choices)]
@@ -260,7 +267,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 )
             except ValueError as err:
                 raise ValueError(
-                    f"CompositeKeyMapper: partition key {downstream_key[:300]!r}, dimension {name!r}: {err}"
+                    f"CompositeKeyMapper: partition key {shown(downstream_key)}, dimension {name!r}: {err}"
                 ) from None
         return decoded
 
@@ -448,7 +455,7 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
             )
         if isinstance(members, tuple):
             for value in members:
-                if len(value) > MAX_KEY_LENGTH or (mapper.escape is None and mapper.delimiter in value):
+                if not is_key(value) or (mapper.escape is None and mapper.delimiter in value):
                     raise ValueError(
                         f"{owner}: {name} value {shown(value)} must be at most {MAX_KEY_LENGTH} characters "
                         f"without the delimiter {mapper.delimiter!r} (or set the mapper's escape)."

@@ -19,8 +19,16 @@ from typing import Any
 import re2
 from airflow.partition_mappers.base import PartitionMapper
 
-from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, require_text, shown
-from airflow_partitions.namespace import MAX_KEY_LENGTH
+from airflow_partitions._common import (
+    MAX_KEY_LENGTH,
+    ValueEquality,
+    check_fan_out,
+    dump,
+    is_key,
+    load,
+    require_text,
+    shown,
+)
 
 #: RE2 options that keep a pattern's compile error out of stderr (we raise it as a ValueError).
 _QUIET = re2.Options()
@@ -82,9 +90,8 @@ class RegexMapper(ValueEquality, PartitionMapper):
         """Return the template filled with the named groups of *key*'s full match."""
         match = self._regex.fullmatch(key) if isinstance(key, str) else None
         if match is None:
-            shown = key[:300] if isinstance(key, str) else key
             raise ValueError(
-                f"RegexMapper: partition key {shown!r} does not match the pattern {self.pattern!r}."
+                f"RegexMapper: partition key {shown(key)} does not match the pattern {self.pattern!r}."
             )
         parts = match.groupdict()
         missing = sorted(
@@ -92,13 +99,13 @@ class RegexMapper(ValueEquality, PartitionMapper):
         )
         if missing:
             raise ValueError(
-                f"RegexMapper: partition key {key[:300]!r} matched {self.pattern!r} "
+                f"RegexMapper: partition key {shown(key)} matched {self.pattern!r} "
                 f"without the groups {missing}."
             )
         result = self.template.format(**parts)
-        if not result.strip() or len(result) > MAX_KEY_LENGTH:
+        if not is_key(result):
             raise ValueError(
-                f"RegexMapper: partition key {key[:300]!r} maps to {result[:60]!r} "
+                f"RegexMapper: partition key {shown(key)} maps to {result[:60]!r} "
                 f"({len(result)} characters); expected a non-blank key of at most {MAX_KEY_LENGTH}."
             )
         return result
@@ -118,7 +125,7 @@ class RegexMapper(ValueEquality, PartitionMapper):
 
 def _table_key(value: Any, *, owner: str, what: str) -> str:
     """Return *value* if it is a usable partition key (non-blank ``str``, at most 250 characters)."""
-    if not isinstance(value, str) or not value.strip() or len(value) > MAX_KEY_LENGTH:
+    if not is_key(value):
         raise ValueError(
             f"{owner}: {what} must be a non-blank partition key of at most {MAX_KEY_LENGTH} characters "
             f"such as 'eu'; got {value!r}."
@@ -204,10 +211,10 @@ class LookupMapper(ValueEquality, PartitionMapper):
             if self.default is not None:
                 return self.default
             if self.pass_through and isinstance(key, str):
-                if key.strip() and len(key) <= MAX_KEY_LENGTH:
+                if is_key(key):
                     return key
                 raise ValueError(
-                    f"LookupMapper: partition key {key[:300]!r} ({len(key)} characters) is not in the lookup "
+                    f"LookupMapper: partition key {shown(key)} ({len(key)} characters) is not in the lookup "
                     f"table and cannot pass through: expected a non-blank key of at most {MAX_KEY_LENGTH}."
                 )
             known = ", ".join(repr(k) for k in list(self.table)[:5])

@@ -14,13 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.partition_mappers.base import PartitionMapper
 
-from airflow_partitions._common import ValueEquality, dump, load, require_text, shown
+from airflow_partitions._common import MAX_KEY_LENGTH, ValueEquality, dump, is_key, load, require_text, shown
 
 if TYPE_CHECKING:
     from datetime import datetime
-
-#: Airflow's partition key column width (``ID_LEN``): longer keys are refused by the database.
-MAX_KEY_LENGTH = 250
 
 
 def _prefix(value: Any, owner: str, name: str) -> str:
@@ -47,7 +44,7 @@ class _NamespaceMapper(ValueEquality, PartitionMapper):
 
     def _rest(self, key: Any) -> str | None:
         """Return what follows ``<prefix><separator>`` in *key*, or ``None`` if it has no such prefix."""
-        if not isinstance(key, str) or not key.strip() or len(key) > MAX_KEY_LENGTH:
+        if not is_key(key):
             raise self._fail(
                 key, f"is not a partition key: expected a non-blank string of at most {MAX_KEY_LENGTH}."
             )

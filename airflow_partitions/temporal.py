@@ -151,6 +151,17 @@ class TemporalMapper(PartitionMapper):
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
+        return self._map(key, as_period=False)
+
+    def downstream_period(self, key: str) -> Period:
+        """
+        Return the period :meth:`to_downstream` names for *key* (the one holding it, shifted).
+
+        :raises ValueError: naming the key, as :meth:`to_downstream`.
+        """
+        return self._map(key, as_period=True)
+
+    def _map(self, key: str, *, as_period: bool) -> Any:
         try:
             when = read_key(key, self.input_format, self.grain)
         except OverflowError:
@@ -158,10 +169,11 @@ class TemporalMapper(PartitionMapper):
         try:
             if self._date_shift and _DATE_ONLY.fullmatch(key):
                 when += self._date_shift  # a bare date names its own day, also when days start at 06:00
-            if not self.offset:
-                return self.grain.key_at(when, self._input_tz)
+            if not self.offset and not as_period:
+                return self.grain.key_at(when, self._input_tz)  # the hot path: no Period built
             period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=self._input_tz))
-            return self.grain.key(self.grain.shift(period, self.offset))
+            period = self.grain.shift(period, self.offset) if self.offset else period
+            return period if as_period else period.key
         except ValueError as err:
             # A grain with gaps (business days) has no period for some instants: name the key.
             raise ValueError(f"partition key {shown(key)}: {err}") from None
@@ -322,11 +334,20 @@ class SlidingWindow(ValueEquality, Window):
 
     def to_upstream(self, decoded_downstream: Period) -> list[Period]:
         """Return the member periods of the window on *decoded_downstream*, in order."""
-        return [self.grain.shift(decoded_downstream, n) for n in self.offsets]
+        return self._run(decoded_downstream, self.offsets[0])
 
     def containing(self, period: Period) -> list[Period]:
         """Return the downstream periods whose window holds *period*, in order."""
-        return [self.grain.shift(period, -n) for n in reversed(self.offsets)]
+        return self._run(period, -self.offsets[-1])
+
+    def _run(self, period: Period, first: int) -> list[Period]:
+        """Return *periods* consecutive periods from *first* periods after *period*, step by step."""
+        current = self.grain.shift(period, first) if first else period
+        run = [current]
+        for _ in range(self.periods - 1):
+            current = self.grain.shift(current, 1)  # one step: a cron grain walks shifts tick by tick
+            run.append(current)
+        return run
 
     def serialize(self) -> dict[str, Any]:
         """Return ``{"align", "format_version", "grain", "periods"}``."""
@@ -430,7 +451,13 @@ class TemporalRollupMapper(PolicyRollupMapper):
 
         :raises ValueError: naming the key, as :meth:`TemporalMapper.to_downstream`.
         """
-        return _route(self.upstream_mapper, self.window, key)
+        if not isinstance(self.window, SlidingWindow):
+            return self.upstream_mapper.to_downstream(key)
+        period = self.upstream_mapper.downstream_period(key)
+        try:
+            return [p.key for p in self.window.containing(period)]
+        except OverflowError:
+            raise ValueError(f"partition key {shown(key)}: its windows reach past year 9999.") from None
 
 
 def _periods_at_samples(grain: Grain) -> list[Period]:
@@ -442,17 +469,6 @@ def _periods_at_samples(grain: Grain) -> list[Period]:
         except ValueError:
             continue  # a grain with gaps has no period there (a business day on a Sunday)
     return periods
-
-
-def _route(mapper: TemporalMapper, window: TemporalWindow | SlidingWindow, key: str) -> str | list[str]:
-    """Return the downstream key of *key*, or the keys of every sliding window it feeds."""
-    mapped = mapper.to_downstream(key)
-    if not isinstance(window, SlidingWindow):
-        return mapped
-    try:
-        return [p.key for p in window.containing(mapper.grain.parse(mapped))]
-    except OverflowError:
-        raise ValueError(f"partition key {shown(key)}: its windows reach past year 9999.") from None
 
 
 def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int, str]:

@@ -24,7 +24,7 @@ from croniter import CroniterBadDateError, croniter
 from dateutil.relativedelta import relativedelta
 from pendulum.tz.timezone import FixedTimezone, Timezone
 
-from airflow_partitions._common import dump, load, require_text
+from airflow_partitions._common import MAX_KEY_LENGTH, dump, load, require_text
 from airflow_partitions.business import BusinessDay
 from airflow_partitions.grains import Grain, Minutes, Period, _resolve, _WallGrain
 
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from airflow.timetables.base import TimeRestriction
     from airflow.utils.types import DagRunType
 
-#: Longest partition key the metadata database stores (``dag_run.partition_key``).
-MAX_KEY_LENGTH = 250
 #: Largest ``offset`` a :class:`GrainPartitionTimetable` accepts, in periods either way.
 MAX_OFFSET = 1000
 

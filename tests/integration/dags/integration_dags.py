@@ -10,6 +10,7 @@ from airflow.sdk import (
     Asset,
     PartitionedAssetTimetable,
     PartitionedAtRuntime,
+    PartitionMapper,
     RollupMapper,
     StartOfMonthMapper,
     get_current_context,
@@ -80,6 +81,17 @@ def record_partition(dag_run=None) -> dict:
     return {"partition_key": dag_run.partition_key, "partition_date": str(dag_run.partition_date)}
 
 
+def consumer(dag_id: str, asset: Asset, mapper: PartitionMapper) -> None:
+    """Declare a Dag run by *asset*'s events through *mapper*, whose task records its partition."""
+    with DAG(
+        dag_id,
+        default_args=RETRY_TRANSIENT_FAILURES,
+        schedule=PartitionedAssetTimetable(assets=asset, default_partition_mapper=mapper),
+        catchup=False,
+    ):
+        record_partition()
+
+
 with DAG(
     "it_prefix_producer",
     default_args=RETRY_TRANSIENT_FAILURES,
@@ -93,29 +105,16 @@ with DAG(
 
     emit()
 
-with DAG(
-    "it_prefix_consumer",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=regional_sales, default_partition_mapper=PrefixStripMapper("eu")
-    ),
-    catchup=False,
-):
-    record_partition()
+consumer("it_prefix_consumer", regional_sales, PrefixStripMapper("eu"))
 
-with DAG(
+consumer(
     "it_business_month",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=daily_sales,
-        default_partition_mapper=RollupMapper(
-            upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
-            window=BusinessDayWindow(),
-        ),
+    daily_sales,
+    RollupMapper(
+        upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
+        window=BusinessDayWindow(),
     ),
-    catchup=False,
-):
-    record_partition()
+)
 
 with DAG(
     "it_runtime_producer",
@@ -139,95 +138,53 @@ with DAG(
 
     produce()
 
-with DAG(
+consumer(
     "it_new_york_day_from_utc_hours",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=utc_hours,
-        default_partition_mapper=RollupMapper(
-            upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
-            window=TemporalWindow(Hour()),
-        ),
+    utc_hours,
+    RollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
+        window=TemporalWindow(Hour()),
     ),
-    catchup=False,
-):
-    record_partition()
+)
 
-with DAG(
+consumer(
     "it_hour_from_quarter_hours",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=quarter_hours,
-        default_partition_mapper=TemporalRollupMapper(
-            upstream_mapper=TemporalMapper(Hour()), window=TemporalWindow(Minutes(15))
-        ),
-    ),
-    catchup=False,
-):
-    record_partition()
+    quarter_hours,
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Hour()), window=TemporalWindow(Minutes(15))),
+)
 
-with DAG(
+consumer(
     "it_six_hour_slots_from_day",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=days,
-        default_partition_mapper=TemporalFanOutMapper(
-            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Minutes(360))
-        ),
-    ),
-    catchup=False,
-):
-    record_partition()
+    days,
+    TemporalFanOutMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Minutes(360))),
+)
 
-with DAG(
+consumer(
     "it_business_week",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=daily_orders,
-        default_partition_mapper=TemporalRollupMapper(
-            upstream_mapper=TemporalMapper(Week()),
-            window=TemporalWindow(BusinessDay(BusinessCalendar(country="US"))),
-        ),
+    daily_orders,
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Week()),
+        window=TemporalWindow(BusinessDay(BusinessCalendar(country="US"))),
     ),
-    catchup=False,
-):
-    record_partition()
+)
 
-with DAG(
+consumer(
     "it_previous_business_day",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=landed_files,
-        default_partition_mapper=TemporalMapper(
-            BusinessDay(BusinessCalendar(country="US", subdiv="NY"), timezone="America/New_York"), offset=-1
-        ),
+    landed_files,
+    TemporalMapper(
+        BusinessDay(BusinessCalendar(country="US", subdiv="NY"), timezone="America/New_York"), offset=-1
     ),
-    catchup=False,
-):
-    record_partition()
+)
 
-with DAG(
+consumer(
     "it_fiscal_quarter",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=fiscal_months,
-        default_partition_mapper=TemporalRollupMapper(
-            upstream_mapper=TemporalMapper(FiscalQuarter(start_month=7)), window=TemporalWindow(FiscalMonth())
-        ),
+    fiscal_months,
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(FiscalQuarter(start_month=7)), window=TemporalWindow(FiscalMonth())
     ),
-    catchup=False,
-):
-    record_partition()
+)
 
-with DAG(
-    "it_runtime_consumer",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=runtime_output, default_partition_mapper=PrefixStripMapper("eu")
-    ),
-    catchup=False,
-):
-    record_partition()
+consumer("it_runtime_consumer", runtime_output, PrefixStripMapper("eu"))
 
 with DAG(
     "it_business_day_producer",
@@ -246,46 +203,29 @@ with DAG(
 
     land_business_day()
 
-with DAG(
+consumer(
     "it_business_week_of_produced_days",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=business_day_files,
-        default_partition_mapper=TemporalRollupMapper(
-            upstream_mapper=TemporalMapper(Week(timezone="America/New_York")),
-            window=TemporalWindow(US_BUSINESS_DAY_NEW_YORK),
-        ),
+    business_day_files,
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Week(timezone="America/New_York")),
+        window=TemporalWindow(US_BUSINESS_DAY_NEW_YORK),
     ),
-    catchup=False,
-):
-    record_partition()
+)
 
-with DAG(
+consumer(
     "it_region_day_from_hours",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=regional_hours,
-        default_partition_mapper=DimensionRollupMapper(
-            upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}),
-            window=DimensionWindow(time=TemporalWindow(Hour())),
-        ),
+    regional_hours,
+    DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}),
+        window=DimensionWindow(time=TemporalWindow(Hour())),
     ),
-    catchup=False,
-):
-    record_partition()
+)
 
-with DAG(
+consumer(
     "it_trailing_seven_days",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=daily_metrics,
-        default_partition_mapper=TemporalRollupMapper(
-            upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7)
-        ),
-    ),
-    catchup=False,
-):
-    record_partition()
+    daily_metrics,
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7)),
+)
 
 with DAG(
     "it_minute_of_all_regions_by_deadline",
@@ -316,13 +256,4 @@ with DAG(
 
     report_missing()
 
-with DAG(
-    "it_exports_by_dataset",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    schedule=PartitionedAssetTimetable(
-        assets=export_files,
-        default_partition_mapper=RegexMapper(ADVERSARIAL_PATTERN, "{dataset}|{day}"),
-    ),
-    catchup=False,
-):
-    record_partition()
+consumer("it_exports_by_dataset", export_files, RegexMapper(ADVERSARIAL_PATTERN, "{dataset}|{day}"))
