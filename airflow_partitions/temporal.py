@@ -70,7 +70,7 @@ def _require_grain(grain: Any, owner: str) -> Grain:
     return grain
 
 
-class TemporalMapper(PartitionMapper):
+class TemporalMapper(ValueEquality, PartitionMapper):
     """
     Map any ISO 8601 partition key to the canonical key of the *grain* period that contains it.
 
@@ -139,15 +139,6 @@ class TemporalMapper(PartitionMapper):
         # by the configuration, so worked out once here rather than for every key.
         self._date_shift = None if input_format else getattr(grain, "_name_offset", None)
         self.offset = offset
-
-    def _config(self) -> tuple[Any, ...]:
-        return (self.grain, self.input_timezone, self.input_format, self.offset, self.max_downstream_keys)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._config() == self._config()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._config())
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
@@ -221,7 +212,7 @@ class TemporalMapper(PartitionMapper):
         )
 
 
-class TemporalWindow(Window):
+class TemporalWindow(ValueEquality, Window):
     """
     The periods of *grain* inside one downstream period: what a rollup waits for, a fan-out runs.
 
@@ -244,12 +235,6 @@ class TemporalWindow(Window):
     def __init__(self, grain: Grain) -> None:
         super().__init__()
         self.grain = _require_grain(grain, "TemporalWindow")
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.grain == self.grain  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self.grain)
 
     def to_upstream(self, decoded_downstream: Period) -> Sequence[Period]:
         """Return the member periods of *decoded_downstream*, in order (memoized)."""
