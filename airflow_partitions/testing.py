@@ -1,9 +1,10 @@
 """
 Start a real, throwaway Apache Airflow for integration tests and demos.
 
-:class:`AirflowInstance` runs Airflow's three processes (``api-server``, ``scheduler``,
-``dag-processor``) with the LocalExecutor on a metadata database of your choice, in a fresh
-``AIRFLOW_HOME``, bound to ``127.0.0.1`` on a free port. :class:`PostgresServer` starts a
+:class:`AirflowInstance` runs Airflow's processes (``api-server``, as two processes: the REST
+API and the tasks' execution API; ``scheduler``; ``dag-processor``) with the LocalExecutor on a
+metadata database of your choice, in a fresh ``AIRFLOW_HOME``, bound to ``127.0.0.1`` on free
+ports. :class:`PostgresServer` starts a
 PostgreSQL cluster from Debian's ``postgresql`` package for it. Both stop everything they
 started on :meth:`~AirflowInstance.stop`, on leaving a ``with`` block, and on Ctrl-C.
 
@@ -42,8 +43,13 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+# The REST API and the execution API (what tasks call) run as two api-server processes. In one
+# process, on SQLite, Airflow's audit log of a REST write commits synchronously on the event loop;
+# when an execution request holding the one write lock waits on that same loop, both freeze until
+# the 60 s lock wait runs out, and the scheduler can die with "database is locked".
 _PROCESSES = (
-    ("api-server", ["api-server", "--port", "{port}"]),
+    ("api-server", ["api-server", "--apps", "core", "--port", "{port}"]),
+    ("execution-api", ["api-server", "--apps", "execution", "--port", "{execution_port}"]),
     ("scheduler", ["scheduler", "--skip-serve-logs"]),
     ("dag-processor", ["dag-processor"]),
 )
@@ -162,12 +168,12 @@ class PostgresServer:
 
 class AirflowInstance:
     """
-    A real Airflow: api-server, scheduler and dag-processor, LocalExecutor, one metadata database.
+    A real Airflow: api-server (REST and execution APIs), scheduler and dag-processor, one database.
 
     :param dags_folder: The Dag files to load.
     :param home: ``AIRFLOW_HOME``; a new temporary folder (deleted on :meth:`stop`) if omitted.
     :param sql_alchemy_conn: Metadata database URL; SQLite in *home* if omitted.
-    :param extra_env: More environment for all three processes (and so for the tasks).
+    :param extra_env: More environment for all the processes (and so for the tasks).
     :param port: The api-server's port on 127.0.0.1; a free one if omitted.
     """
 
@@ -184,6 +190,8 @@ class AirflowInstance:
         self.home = Path(home or tempfile.mkdtemp(prefix="airflow-partitions-home-"))
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.execution_port = free_port()
+        self.execution_url = f"http://127.0.0.1:{self.execution_port}/execution/"
         self.env = {
             **os.environ,
             "AIRFLOW_HOME": str(self.home),
@@ -193,7 +201,7 @@ class AirflowInstance:
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True",
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": self.execution_url,
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API__WORKERS": "1",
@@ -239,11 +247,10 @@ class AirflowInstance:
             # The api-server first: tasks call its execution API from their first second, and
             # a task the scheduler starts before it listens fails ("Connection refused"), e.g. a
             # run a timetable schedules as soon as its Dag is parsed.
-            self._spawn(*_PROCESSES[0])
-            wait_until(self._healthy, timeout=timeout, what=f"the api-server at {self.url}")
-            # The execution API builds its routes on first use; pay for it before any task does.
-            self._get("/execution/health", auth=False)
-            for name, args in _PROCESSES[1:]:
+            for name, args in _PROCESSES[:2]:
+                self._spawn(name, args)
+            wait_until(self._healthy, timeout=timeout, what=f"the api-servers at {self.url}")
+            for name, args in _PROCESSES[2:]:
                 self._spawn(name, args)
         except BaseException:
             self.stop()
@@ -253,7 +260,7 @@ class AirflowInstance:
     def _spawn(self, name: str, args: list[str]) -> None:
         log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         self._processes[name] = self._airflow(
-            *(a.format(port=self.port) for a in args),
+            *(a.format(port=self.port, execution_port=self.execution_port) for a in args),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -274,13 +281,17 @@ class AirflowInstance:
     def _healthy(self) -> bool:
         self.check_alive()
         try:
-            with urllib.request.urlopen(f"{self.url}/api/v2/monitor/health", timeout=5) as response:
-                return response.status == 200
+            # The execution API builds its routes on first use: pay for it before any task does.
+            for url in (f"{self.url}/api/v2/monitor/health", f"{self.execution_url}health"):
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    if response.status != 200:
+                        return False
+            return True
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             return False
 
     def check_alive(self) -> None:
-        """Raise :class:`AirflowError`, with its log, if any of the three processes has exited."""
+        """Raise :class:`AirflowError`, with its log, if any of the processes has exited."""
         for name, process in self._processes.items():
             if process.poll() is not None:
                 raise AirflowError(f"airflow {name} exited with {process.returncode}:\n{self.log_tail(name)}")
@@ -308,7 +319,7 @@ class AirflowInstance:
         self.stop()
 
     def log_tail(self, *names: str, lines: int = 60) -> str:
-        """Return the last *lines* lines of each named process log (all three if none named)."""
+        """Return the last *lines* lines of each named process log (all if none named)."""
         parts = []
         for name in names or [name for name, _ in _PROCESSES]:
             path = self.home / f"{name}.log"
