@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import dump, load
+from airflow_partitions.deadlines import UseTemporalRollupMapper
 from airflow_partitions.grains import _WEEKDAYS, Day, Period
 
 #: Roll conventions for dates that are not business days, named as ``numpy.busday_offset`` names
@@ -487,13 +488,20 @@ class BusinessDayWindow(Window):
 
     Use it in a rollup of daily keys into months::
 
-        RollupMapper(
-            upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
+        TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Month()),
             window=BusinessDayWindow(),
         )  # "2026-03-10" -> "2026-03", fires once all 22 weekdays of March have arrived
 
-    and to fan one monthly key out to its business days (``TemporalFanOutMapper`` defaults the
-    downstream mapper to ``StartOfDayMapper()``)::
+    There the members are the business days of :class:`BusinessDay` in the mapper's time zone,
+    and a key of another day (``2026-03-07``, a Saturday) is refused when it arrives
+    (``ValueError``, audit-logged by Airflow) instead of opening a pending run that would never
+    count it. Airflow's ``RollupMapper`` refuses this window at Dag parse (its decoded type is
+    :class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`): core's rollup compares
+    keys by spelling and cannot refuse them.
+
+    It also fans one monthly key out to its business days, under Airflow's ``FanOutMapper``
+    (``TemporalFanOutMapper`` defaults the downstream mapper to ``StartOfDayMapper()``)::
 
         FanOutMapper(
             upstream_mapper=StartOfMonthMapper(input_format="%Y-%m"),
@@ -501,17 +509,12 @@ class BusinessDayWindow(Window):
             downstream_mapper=StartOfDayMapper(),
         )  # "2026-03" -> "2026-03-02", "2026-03-03", … "2026-03-31"
 
-    Members keep the period start's time zone and wall-clock time, so a local-time month
-    enumerates local days across DST changes (a day is a date, not 24 hours); a start with a
-    fixed UTC offset (decoded from a key with ``%z``) yields naive wall-clock days instead, which
-    the paired mapper reads in its own time zone.
-
-    Pair it only with mappers that decode to month starts (``StartOfMonthMapper``): under
-    ``StartOfQuarterMapper`` it would list the quarter's first month alone (for weeks, quarters
-    and our own mappers use ``TemporalWindow(BusinessDay(calendar))``). Keys of other days map to
-    their month but are not waited for; one that arrives after its month's run was created opens
-    a new pending rollup for that month, which waits until the month's business days arrive again
-    (core Airflow's rollup behaviour; the demo shows such entries).
+    Under core's ``StartOfMonthMapper`` the downstream period is given as its start (day 1, as
+    it decodes ``"2026-03"``), and members are day starts in the same time zone. They keep the
+    period start's time zone and wall-clock time, so a local-time month enumerates local days
+    across DST changes (a day is a date, not 24 hours); a start with a fixed UTC offset (decoded
+    from a key with ``%z``) yields naive wall-clock days instead, which the paired mapper reads
+    in its own time zone.
 
     Stored form: ``{"format_version": 1}`` for Monday to Friday (what the first release wrote,
     which still reads back to it), else ``{"calendar": {…}, "format_version": 1}``.
@@ -520,9 +523,10 @@ class BusinessDayWindow(Window):
     :raises ValueError: at construction, for a calendar that is not a :class:`BusinessCalendar`;
         from :meth:`to_upstream`, if the period start is not a datetime on day 1 of a month at
         midnight (the paired upstream mapper must decode to month starts).
+    :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window.
     """
 
-    expected_decoded_type: ClassVar[type] = datetime
+    expected_decoded_type: ClassVar[type] = UseTemporalRollupMapper
 
     def __init__(self, calendar: BusinessCalendar | None = None) -> None:
         super().__init__()
@@ -533,8 +537,20 @@ class BusinessDayWindow(Window):
             )
         self.calendar = _MONDAY_TO_FRIDAY if calendar is None else calendar
 
-    def to_upstream(self, period_start: datetime) -> list[datetime]:
-        """Return the start of each business day of the month that starts at *period_start*."""
+    def grain(self, timezone: str) -> BusinessDay:
+        """Return the business days of this window's calendar in *timezone* (an IANA name)."""
+        return BusinessDay(self.calendar, timezone=timezone)
+
+    def to_upstream(self, period_start: datetime | Period) -> list[datetime] | list[Period]:
+        """
+        Return the business days of a month: periods within a :class:`Period`, or day starts.
+
+        A :class:`~airflow_partitions.grains.Period` (our mappers' month) gives the business
+        days starting within it, in its time zone; a datetime (core's month start) gives the
+        start of each business day of the month that starts there.
+        """
+        if isinstance(period_start, Period):
+            return self.grain(period_start.grain.timezone).members(period_start)
         if not isinstance(period_start, datetime):
             raise ValueError(
                 f"BusinessDayWindow expects the month's start as a datetime, got {period_start!r}; "

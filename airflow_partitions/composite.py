@@ -43,6 +43,7 @@ from airflow_partitions._common import (
 from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
+    MemberSpelling,
     SlidingWindow,
     TemporalFanOutMapper,
     TemporalMapper,
@@ -335,6 +336,17 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         )
 
 
+class UseDimensionRollupMapper(dict):
+    """
+    The decoded type :class:`DimensionWindow` declares, so that only our rollup accepts it.
+
+    Never instantiated. Airflow's ``RollupMapper(upstream_mapper=CompositeKeyMapper(…),
+    window=DimensionWindow(…))`` raises ``TypeError`` naming it at Dag parse: core's rollup compares
+    keys by spelling and cannot refuse a key that would never count; :class:`DimensionRollupMapper`
+    does both.
+    """
+
+
 class DimensionWindow(ValueEquality, Window):
     """
     Per dimension of a composite key, the members a rollup waits for (or a fan-out runs).
@@ -349,11 +361,16 @@ class DimensionWindow(ValueEquality, Window):
     :param windows: Dimension name → a window of that dimension's decoded values (ours or
         Airflow's), or a non-empty list of the dimension's values (for a dimension the downstream
         key drops).
+    A rollup over it is :class:`DimensionRollupMapper`: Airflow's ``RollupMapper`` refuses it at
+    Dag parse (its decoded type is :class:`UseDimensionRollupMapper`); Airflow's ``FanOutMapper``
+    and :class:`DimensionFanOutMapper` take it.
+
     :raises ValueError: at Dag parse, for no dimensions, or a value that is neither a window nor
         a non-empty list of distinct non-blank strings.
+    :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window.
     """
 
-    expected_decoded_type: ClassVar[type] = dict
+    expected_decoded_type: ClassVar[type] = UseDimensionRollupMapper
 
     def __init__(self, **windows: Window | Sequence[str]) -> None:
         super().__init__()
@@ -472,11 +489,11 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
                     "has nothing to start from; list its values instead, e.g. region=['eu', 'us']."
                 )
             decoded = getattr(mapper.mappers.get(name), "expected_decoded_type", str)
-            if members.expected_decoded_type is not decoded:
+            if not issubclass(members.expected_decoded_type, decoded):
                 raise ValueError(
-                    f"{owner}: the window for {name!r} expects {members.expected_decoded_type.__name__} "
-                    f"values, but the dimension's mapper decodes to {decoded.__name__}; pair a "
-                    "TemporalWindow with a TemporalMapper dimension."
+                    f"{owner}: the window for {name!r} ({type(members).__name__}) does not fit the "
+                    f"dimension's mapper, which decodes to {decoded.__name__}; pair a TemporalWindow with a "
+                    "TemporalMapper dimension."
                 )
     if rollup and (
         dropped := [n for n in mapper.dimensions if n not in mapper.output and n not in window.windows]
@@ -566,17 +583,50 @@ class DimensionRollupMapper(PolicyRollupMapper):
             max_downstream_keys=max_downstream_keys,
         )
         timed = [n for n, m in upstream_mapper.mappers.items() if isinstance(m, TemporalMapper)]
-        if isinstance(self.wait_policy, CompletionDeadline) and not timed:
+        if isinstance(self.policy, CompletionDeadline) and not timed:
             raise ValueError(
                 f"{owner}: a CompletionDeadline needs a time dimension (a TemporalMapper) to know when the "
                 f"period ends; dimensions {list(upstream_mapper.dimensions)} have none."
             )
+        #: Per temporal dimension, how its segment is read as a member (windowed: of the window's
+        #: grain; kept: of its own grain); the others count as spelled.
+        self._members: dict[str, MemberSpelling] = {}
+        for name, dimension in upstream_mapper.mappers.items():
+            windowed = window.windows.get(name)
+            if isinstance(dimension, TemporalMapper) and (
+                windowed is None or isinstance(windowed, TemporalWindow)
+            ):
+                self._members[name] = MemberSpelling(
+                    dimension, windowed.grain if windowed else dimension.grain
+                )
         self._check_routes(
             _sample_keys(upstream_mapper),
             hint="producers must send exactly the keys awaited: a kept dimension's mapper must map its own "
             "output to itself, and naive time keys be read in the window grain's zone "
             "(TemporalMapper(..., input_timezone=...))",
         )
+
+    def member_key(self, key: str) -> str:
+        """
+        Return *key* spelled as the window awaits the member it names, dimension by dimension.
+
+        ``eu|2026-03-10T09:00:00Z`` is read as ``eu|2026-03-10T09`` under a window of hours; a
+        time dimension's segment counts as the member period it names (as in
+        :class:`~airflow_partitions.temporal.TemporalRollupMapper`), the others as spelled.
+
+        :raises ValueError: naming the dimension and why, if a segment names no member.
+        """
+        mapper = self.upstream_mapper
+        segments = mapper.split(key)
+        for name, values in self.window.windows.items():
+            if isinstance(values, tuple) and segments[name] not in values:
+                raise ValueError(f"dimension {name!r} is {segments[name]!r}, not one of {list(values)}")
+        for name, spelling in self._members.items():
+            try:
+                segments[name] = spelling(segments[name])
+            except ValueError as err:
+                raise ValueError(f"dimension {name!r}: {err}") from None
+        return mapper.join((segments[name] for name in mapper.dimensions), key)
 
 
 class DimensionFanOutMapper(ValueEquality, FanOutMapper):

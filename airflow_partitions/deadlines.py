@@ -14,6 +14,7 @@ arrive.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Iterable, Set
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -24,6 +25,20 @@ from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitFor
 
 from airflow_partitions._common import ValueEquality, as_core, dump, load, shown
 from airflow_partitions.grains import Period
+
+
+class UseTemporalRollupMapper(Period):
+    """
+    The decoded type our temporal windows declare, so that only our rollups accept them.
+
+    Never instantiated. Airflow's ``RollupMapper`` checks at Dag parse that its mapper decodes to
+    the type its window declares; no mapper decodes to this one, so ``RollupMapper(upstream_mapper=
+    TemporalMapper(Day()), window=TemporalWindow(Hour()))`` (or ``StartOfMonthMapper`` with a
+    ``BusinessDayWindow``, or any ``SlidingWindow``) raises ``TypeError`` naming it. Core's rollup
+    compares keys by spelling and cannot refuse a key that will never count, so a rollup over our
+    windows is :class:`~airflow_partitions.temporal.TemporalRollupMapper`, which counts periods
+    and refuses non-members on arrival. Fan-outs (Airflow's ``FanOutMapper``) still take them.
+    """
 
 
 class ExpectedKeys(frozenset):
@@ -38,11 +53,19 @@ class ExpectedKeys(frozenset):
     """
 
     closes_at: datetime | None
+    #: The downstream key these keys roll up into (``2026-03-10``).
+    downstream_key: str
+    #: The serialized form of the rollup, naming it in the settle-time memory of the policy.
+    owner: str
 
-    def __new__(cls, keys: Iterable[str], closes_at: datetime | None) -> ExpectedKeys:
-        """Build the set of *keys* closing at *closes_at* (UTC)."""
+    def __new__(
+        cls, keys: Iterable[str], closes_at: datetime | None, downstream_key: str = "", owner: str = ""
+    ) -> ExpectedKeys:
+        """Build the set of *keys* of *downstream_key* closing at *closes_at* (UTC)."""
         made = super().__new__(cls, keys)
         made.closes_at = closes_at
+        made.downstream_key = downstream_key
+        made.owner = owner
         return made
 
 
@@ -59,39 +82,85 @@ def _period_ends(decoded: Any) -> list[datetime]:
 _MAX_GRACE = timedelta(days=3660)
 
 
+#: How long a partial period must go without a new key before a deadline fires it, by default.
+DEFAULT_SETTLE = timedelta(seconds=30)
+#: Pending rollups whose last change the deadline remembers (the scheduler evaluates 500 a tick).
+_SETTLE_MEMORY = 100_000
+#: ``(rollup, downstream key) -> (keys counted, when that count was first seen)``, per process.
+_last_change: OrderedDict[tuple[str, str], tuple[int, datetime]] = OrderedDict()
+
+
+def _now() -> datetime:
+    """Return the current time in UTC: the one clock read of airflow-partitions."""
+    return datetime.now(UTC)
+
+
+def _settled(expected: Set[str], counted: int, now: datetime, settle: timedelta) -> bool:
+    """Return whether *counted* keys of *expected* have stood unchanged for *settle* (as seen here)."""
+    slot = (getattr(expected, "owner", ""), getattr(expected, "downstream_key", ""))
+    seen = _last_change.get(slot)
+    if seen is None or seen[0] != counted:
+        seen = _last_change[slot] = (counted, now)
+        if len(_last_change) > _SETTLE_MEMORY:
+            _last_change.popitem(last=False)
+    _last_change.move_to_end(slot)
+    return now - seen[1] >= settle
+
+
 class CompletionDeadline(ValueEquality, WaitPolicy):
     """
-    Fire a rollup when complete or, after its period's end plus *grace*, with enough keys.
+    Fire a rollup when complete or, after its period's end plus *grace*, with what has arrived.
 
     ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()),
     wait_policy=CompletionDeadline(timedelta(hours=2), min_fraction=0.9))`` runs the consumer
     for ``2026-03-10`` as soon as all 24 hours have arrived, or from 2026-03-11T02:00Z on once at
-    least 22 of them (90 %, rounded up) have. Before the deadline, only a complete window fires;
-    after it, a window below the minimum keeps waiting (late keys still count). The minimum is
-    capped at the window's size, so it never makes a rollup unreachable.
+    least 22 of them (90 %, rounded up) have and no new hour has arrived for *settle*. Before the
+    deadline, only a complete window fires.
 
-    The period ends at the latest end among the downstream period and the window's members
-    (the day's end for hours of a day; the last day's for a centred sliding window), in UTC.
-    This is the only place airflow-partitions reads the clock (``datetime.now(UTC)``): the
-    scheduler re-evaluates pending rollups every tick, so a rollup fires within a tick or two of
-    its deadline without any new event. The consumer's task lists what was missing with
-    :func:`missing_upstream_keys`.
+    **Nothing waits forever.** After the deadline a pending run always fires in the end:
 
-    Usable only as the ``wait_policy`` of our rollup mappers; Airflow's ``RollupMapper``
-    refuses wait policies it does not ship.
+    - with at least the minimum, once it has *settled* (no new key for *settle*, 30 s by
+      default): a replay of history, whose periods all ended long ago, runs each period once with
+      every key that streams in within seconds, not at its minimum;
+    - below the minimum (but with at least one key: a run needs something to run on), one more
+      *grace* later (at least *settle*): a period whose upstream
+      mostly never came, or **late keys** — keys that arrive after their period already ran open
+      a new pending run for it, which Airflow cannot tell from a first one. It runs the period
+      again (a refresh) with the keys that came late, so the consumer's task can redo the period;
+      :func:`missing_upstream_keys` lists what that run lacks.
+
+    The period ends at the latest end among the downstream period and the window's members (the
+    day's end for hours of a day; the last day's for a centred sliding window), in UTC. This is
+    the only place airflow-partitions reads the clock (``datetime.now(UTC)``): the scheduler
+    re-evaluates pending rollups every tick, so a rollup fires within a tick or two of its
+    deadline without any new event. The settle time is measured by the scheduler process from the
+    first tick that saw the current count (a restarted scheduler waits one settle time more).
+
+    Usable only as the ``wait_policy`` of our rollup mappers (:class:`~airflow_partitions.
+    temporal.TemporalRollupMapper`, :class:`~airflow_partitions.composite.DimensionRollupMapper`);
+    Airflow's ``RollupMapper`` refuses wait policies it does not ship (the Dag fails to
+    serialize: one import error for its file).
 
     :param grace: How long after the period's end to wait for stragglers (a ``timedelta``, at
         most ten years).
-    :param min_count: Fire after the deadline only if at least this many upstream keys arrived.
-    :param min_fraction: Fire after the deadline only if at least this fraction (0 < f <= 1) of
-        the expected keys arrived, rounded up. With neither, one key is enough; with both, both
-        must hold.
+    :param min_count: Fire at the deadline only if at least this many upstream keys arrived
+        (below it: one grace later).
+    :param min_fraction: Likewise, a fraction (0 < f <= 1) of the expected keys, rounded up. With
+        neither, one key is enough; with both, both must hold.
+    :param settle: How long a partial period must go without a new key before it fires
+        (``timedelta``, 0 to one day; default 30 seconds).
     :raises ValueError: at Dag parse, for a *grace* that is not a non-negative ``timedelta``, a
-        *min_count* that is not a positive integer, or a *min_fraction* outside (0, 1].
+        *min_count* that is not a positive integer, a *min_fraction* outside (0, 1], or a
+        *settle* outside 0 to one day.
     """
 
     def __init__(
-        self, grace: timedelta, *, min_count: int | None = None, min_fraction: float | None = None
+        self,
+        grace: timedelta,
+        *,
+        min_count: int | None = None,
+        min_fraction: float | None = None,
+        settle: timedelta = DEFAULT_SETTLE,
     ) -> None:
         if not isinstance(grace, timedelta) or not timedelta(0) <= grace <= _MAX_GRACE:
             raise ValueError(
@@ -109,18 +178,24 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
                 "CompletionDeadline: min_fraction must be a number in (0, 1] such as 0.9; "
                 f"got {min_fraction!r}."
             )
+        if not isinstance(settle, timedelta) or not timedelta(0) <= settle <= timedelta(days=1):
+            raise ValueError(
+                "CompletionDeadline: settle must be a timedelta from 0 to one day such as "
+                f"timedelta(seconds=30); got {settle!r}."
+            )
         self.grace = grace
         self.min_count = min_count
         self.min_fraction = min_fraction
+        self.settle = settle
 
     def __repr__(self) -> str:
         return (
             f"CompletionDeadline(grace={self.grace!r}, min_count={self.min_count!r}, "
-            f"min_fraction={self.min_fraction!r})"
+            f"min_fraction={self.min_fraction!r}, settle={self.settle!r})"
         )
 
     def needed(self, expected: int) -> int:
-        """Return how many of *expected* keys must have arrived to fire after the deadline."""
+        """Return how many of *expected* keys must have arrived to fire at the deadline."""
         fraction = math.ceil(self.min_fraction * expected - 1e-9) if self.min_fraction else 0
         return min(expected, max(self.min_count or 1, fraction))
 
@@ -129,31 +204,44 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
         return matched >= expected
 
     def is_unreachable(self, expected: int) -> bool:
-        """Return ``False``: the minimum is capped at the window's size."""
+        """Return ``False``: after its deadline every pending run fires in the end."""
         return False
+
+    def fires_at(self, closes_at: datetime, counted: int, expected: int) -> datetime:
+        """
+        Return when a partial period closing at *closes_at* (UTC) with *counted* keys may fire.
+
+        The deadline (*closes_at* plus grace) with at least :meth:`needed` keys, one more grace
+        (at least the settle time) later below it; either way also once settled.
+        """
+        deadline = closes_at + self.grace
+        return deadline if counted >= self.needed(expected) else deadline + max(self.grace, self.settle)
 
     def is_satisfied_by_keys(self, *, matched: Set[str], expected: Set[str]) -> PartitionSatisfaction:
         """
-        Return satisfied if every expected key arrived, or the deadline has passed with enough.
+        Return satisfied if every expected key arrived, or the period's time to fire has come.
 
         *expected* is the :class:`ExpectedKeys` our rollups return; a plain set (no closing time)
-        is satisfied only when complete.
+        is satisfied only when complete. *matched* holds the keys received, in the spelling
+        *expected* lists them (our rollups count periods, not spellings).
         """
-        if expected <= matched:
-            satisfied = True
-        else:
-            closes_at = getattr(expected, "closes_at", None)
-            satisfied = (
-                closes_at is not None
-                and datetime.now(UTC) >= closes_at + self.grace
-                and len(matched & expected) >= self.needed(len(expected))
+        counted = len(matched & expected)
+        satisfied = counted == len(expected)
+        closes_at = getattr(expected, "closes_at", None)
+        if not satisfied and counted and closes_at is not None:
+            now = _now()
+            satisfied = now >= self.fires_at(closes_at, counted, len(expected)) and _settled(
+                expected, counted, now, self.settle
             )
         return PartitionSatisfaction(satisfied=satisfied, unreachable=False, unreachable_reason=None)
 
     def serialize(self) -> dict[str, Any]:
-        """Return ``{"format_version", "grace_seconds"[, "min_count", "min_fraction"]}``."""
+        """Return ``{"format_version", "grace_seconds"[, "min_count", "min_fraction", "settle_seconds"]}``."""
         return dump(
-            grace_seconds=self.grace.total_seconds(), min_count=self.min_count, min_fraction=self.min_fraction
+            grace_seconds=self.grace.total_seconds(),
+            min_count=self.min_count,
+            min_fraction=self.min_fraction,
+            settle_seconds=None if self.settle == DEFAULT_SETTLE else self.settle.total_seconds(),
         )
 
     @classmethod
@@ -164,10 +252,12 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
             timedelta(seconds=data["grace_seconds"]),
             min_count=data.get("min_count"),
             min_fraction=data.get("min_fraction"),
+            settle=timedelta(seconds=data.get("settle_seconds", DEFAULT_SETTLE.total_seconds())),
         )
 
 
-#: Entries kept by the expected-key memo (the scheduler evaluates at most 500 rollups a tick).
+#: Entries kept by the expected-key and member-key memos (the scheduler evaluates at most 500
+#: rollups a tick; a replay maps keys by the thousand).
 _CACHE_SIZE = 8192
 
 
@@ -182,7 +272,20 @@ def _expected(rollup: PolicyRollupMapper, downstream_key: str) -> ExpectedKeys:
             f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999."
         ) from None
     ends = [end for item in (decoded, *members) for end in _period_ends(item)]
-    return ExpectedKeys((mapper.encode_upstream(m) for m in members), closes_at=max(ends, default=None))
+    return ExpectedKeys(
+        (mapper.encode_upstream(m) for m in members),
+        closes_at=max(ends, default=None),
+        downstream_key=downstream_key,
+        owner=rollup._identity(),
+    )
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _member_or_error(rollup: PolicyRollupMapper, key: str) -> tuple[str | None, str]:
+    try:
+        return rollup.member_key(key), ""
+    except ValueError as err:
+        return None, str(err)
 
 
 @lru_cache(maxsize=256)
@@ -201,18 +304,74 @@ def _checked_routes(rollup: PolicyRollupMapper, samples: tuple[str, ...], hint: 
                 )
 
 
+class CountedPolicy(WaitPolicy):
+    """
+    What our rollups hand the scheduler as ``wait_policy``: theirs, over the keys that count.
+
+    Airflow passes a wait policy every key received for a pending run, as producers spelled them,
+    and the keys the window lists. This adapter first reads each received key as the member it
+    names (``2026-03-10T00:00:00Z`` counts as ``2026-03-10T00``), then asks the configured policy
+    (``WaitForAll``, ``MinimumCount`` or :class:`CompletionDeadline`). A pending run that holds
+    a key which can never count, and is not satisfied, is reported ``unreachable`` with a reason
+    naming the downstream key, the key and the spelling awaited: the scheduler logs it once, as a
+    warning naming the Dag. Equal to the configured policy; never serialized (the rollup writes
+    the configured one).
+    """
+
+    def __init__(self, rollup: PolicyRollupMapper) -> None:
+        self.rollup = rollup
+        self.policy = rollup.policy
+
+    def __repr__(self) -> str:
+        return repr(self.policy)
+
+    def __eq__(self, other: object) -> bool:
+        return self.policy == (other.policy if isinstance(other, CountedPolicy) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.policy)
+
+    def is_satisfied_by_keys(self, *, matched: Set[str], expected: Set[str]) -> PartitionSatisfaction:
+        """Return the configured policy's answer for the received keys that count, as members."""
+        counted, never = self.rollup.sort_received(expected, matched)
+        result = self.policy.is_satisfied_by_keys(matched=counted, expected=expected)
+        if result.satisfied or result.unreachable or not never:
+            return result
+        awaited = sorted(expected)
+        return PartitionSatisfaction(
+            satisfied=False,
+            unreachable=True,
+            unreachable_reason=(
+                f"the pending run for partition key {getattr(expected, 'downstream_key', '?')!r} holds "
+                f"{len(never)} key(s) it will never count ({', '.join(shown(k) for k in never[:3])}); "
+                f"it counts {len(counted)} of {len(expected)} keys spelled like {awaited[0]!r} … "
+                f"{awaited[-1]!r}"
+                if awaited
+                else "its window is empty"
+            ),
+        )
+
+
 class PolicyRollupMapper(ValueEquality, RollupMapper):
     """
-    Airflow's ``RollupMapper`` that also takes a :class:`CompletionDeadline`, and memoizes.
+    Airflow's ``RollupMapper`` counting periods, not spellings, and refusing keys that never count.
 
     The base of our rollup mappers; not registered, not used directly. Adds to core's:
 
+    - **every key counted or refused**: :meth:`to_downstream` refuses (``ValueError``, which
+      Airflow audit-logs as ``failed to map partition_key``) a key that is not a member of the
+      window it is routed to (a Saturday for a business-day window, a date for a window of hours);
+      the scheduler sees the :class:`CountedPolicy`, which counts each received key as the member
+      it names (``2026-03-10T00:00:00``, ``…T00Z``, ``…T00+00:00`` and ``20260310T00`` all count
+      as ``2026-03-10T00``, once);
     - ``wait_policy`` may be a :class:`CompletionDeadline` (serialized by this class, under
       ``completion_deadline``, since core serialization refuses wait policies it does not ship);
-    - :meth:`to_upstream` returns :class:`ExpectedKeys` (the keys and the period's closing time),
-      memoized process-wide by the rollup's serialized form: the scheduler deserializes Dags
-      every tick, and an equal, new rollup hits the same entries;
+    - :meth:`to_upstream` returns :class:`ExpectedKeys` (the keys, the period's closing time, the
+      downstream key), memoized process-wide by the rollup's serialized form: the scheduler
+      deserializes Dags every tick, and an equal, new rollup hits the same entries;
     - :meth:`missing_keys`, for tasks and tools.
+
+    Subclasses route keys (:meth:`route`) and read them as members (:meth:`member_key`).
 
     :raises ValueError: at Dag parse, as the subclass documents.
     """
@@ -226,28 +385,82 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
         max_downstream_keys: int | None = None,
     ) -> None:
         # Not RollupMapper.__init__: its check that the mapper decodes to the window's declared
-        # type is one our subclasses make themselves, so that a SlidingWindow (which declares a
-        # type no mapper decodes to) is refused by core's RollupMapper but accepted here.
+        # type is one our subclasses make themselves (our windows declare types that only our
+        # rollups accept, so that Airflow's RollupMapper refuses them at parse).
         PartitionMapper.__init__(self, max_downstream_keys=max_downstream_keys)
         self.upstream_mapper = upstream_mapper
         self.window = window
-        self.wait_policy = WaitForAll() if wait_policy is None else wait_policy
+        #: The wait policy as configured (and serialized); the scheduler sees :attr:`wait_policy`.
+        self.policy = WaitForAll() if wait_policy is None else wait_policy
+
+    @property
+    def wait_policy(self) -> CountedPolicy:
+        """The configured policy over the keys that count (:class:`CountedPolicy`)."""
+        return CountedPolicy(self)
 
     def _check_routes(self, samples: tuple[str, ...], hint: str) -> None:
         """
         Refuse, at Dag parse, a rollup that would wait forever for one of the *samples* keys.
 
-        Airflow matches the keys producers send against :meth:`to_upstream` by string and routes
-        each by ``to_downstream``: unless every awaited key ``u`` of ``D`` has ``D in
-        to_downstream(u)``, the run for ``D`` never fires (naive UTC hour keys read in New York
-        time; a kept dimension whose mapper does not map its own output to itself). Checks the
-        first and last three awaited keys of each sample, once per configuration and process (the
-        scheduler rebuilds rollups every tick; a failure is not memoized).
+        Airflow routes each key producers send by ``to_downstream``: unless every awaited key
+        ``u`` of ``D`` has ``D in to_downstream(u)``, the run for ``D`` never fires (naive UTC hour
+        keys read in New York time; a kept dimension whose mapper does not map its own output to
+        itself). Checks the first and last three awaited keys of each sample, once per
+        configuration and process (the scheduler rebuilds rollups every tick; a failure is not
+        memoized).
 
         :raises ValueError: naming the sample, the awaited key, where it goes instead, and *hint*;
             or the window's own error for a sample it cannot expand (grains that do not nest).
         """
         _checked_routes(self, samples, hint)
+
+    def route(self, key: str) -> str | list[str]:
+        """Return the downstream key(s) *key* is routed to (before the membership check)."""
+        return self.upstream_mapper.to_downstream(key)
+
+    def member_key(self, key: str) -> str:
+        """
+        Return *key* as the window lists the member it names (here: *key* itself).
+
+        :raises ValueError: saying why, if *key* names no member.
+        """
+        return key
+
+    def to_downstream(self, key: str) -> str | list[str]:
+        """
+        Return the downstream key(s) of *key*, having checked that each run will count it.
+
+        :raises ValueError: naming the key, if the upstream mapper cannot read it, or it is not a
+            member of the window of a downstream key it maps to (the message names the downstream
+            key and the spelling awaited). Airflow audit-logs it; other keys keep flowing.
+        """
+        routed = self.route(key)
+        member, why = _member_or_error(self, key)
+        for downstream in [routed] if isinstance(routed, str) else routed:
+            expected = self.to_upstream(downstream)
+            if member not in expected:
+                awaited = sorted(expected)
+                raise ValueError(
+                    f"partition key {shown(key)} would never count towards {downstream!r}: "
+                    + (why or f"it is read as {member!r}, which is not one of the keys the window awaits")
+                    + (
+                        f" (it awaits {len(awaited)} keys: {awaited[0]!r} … {awaited[-1]!r})."
+                        if awaited
+                        else "."
+                    )
+                )
+        return routed
+
+    def sort_received(self, expected: Set[str], received: Iterable[str]) -> tuple[set[str], list[str]]:
+        """Return the members of *expected* that *received* keys name, and (sorted) those naming none."""
+        counted, never = set(), []
+        for key in received:
+            member = _member_or_error(self, key)[0]
+            if member in expected:
+                counted.add(member)
+            else:
+                never.append(key)
+        return counted, sorted(never)
 
     def to_upstream(self, downstream_key: str) -> ExpectedKeys:
         """Return the upstream keys *downstream_key* waits for, with its closing time (memoized)."""
@@ -255,24 +468,26 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
 
     def missing_keys(self, downstream_key: str, received: Iterable[str]) -> list[str]:
         """
-        Return, sorted, the upstream keys of *downstream_key* not among *received*.
+        Return, sorted, the upstream keys of *downstream_key* that no key in *received* names.
 
-        ``missing_keys("2026-03-10", ["2026-03-10T00", …])`` lists the hours that never came.
+        ``missing_keys("2026-03-10", ["2026-03-10T00", "2026-03-10T01:00:00Z", …])`` lists the hours
+        that never came, in the spelling the window lists them.
 
         :raises ValueError: if *downstream_key* is not a key this rollup writes.
         """
-        return sorted(self.to_upstream(downstream_key) - set(received))
+        expected = self.to_upstream(downstream_key)
+        return sorted(expected - self.sort_received(expected, received)[0])
 
     def serialize(self) -> dict[str, Any]:
         """Return core's ``RollupMapper`` form, with a :class:`CompletionDeadline` under its own name."""
         from airflow.serialization.encoders import encode_partition_mapper, encode_wait_policy, encode_window
 
-        deadline = isinstance(self.wait_policy, CompletionDeadline)
+        deadline = isinstance(self.policy, CompletionDeadline)
         return dump(
             upstream_mapper=encode_partition_mapper(self.upstream_mapper),
             window=encode_window(self.window),
-            wait_policy=None if deadline else encode_wait_policy(self.wait_policy),
-            completion_deadline=self.wait_policy.serialize() if deadline else None,
+            wait_policy=None if deadline else encode_wait_policy(self.policy),
+            completion_deadline=self.policy.serialize() if deadline else None,
             max_downstream_keys=self.max_downstream_keys,
         )
 
@@ -331,4 +546,6 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
             f"key {partition_key!r} and mapper {type(mapper).__name__}."
         )
     received = {event.partition_key for event in context["triggering_asset_events"].get(asset, ())}
+    if isinstance(mapper, PolicyRollupMapper):
+        return mapper.missing_keys(partition_key, received)
     return sorted(mapper.to_upstream(partition_key) - received)

@@ -18,7 +18,10 @@ Each class is a thin view over a :class:`~airflow_partitions.grains.Grain`:
 
 Their decoded type is :class:`~airflow_partitions.grains.Period`, not ``datetime``: Airflow's
 ``RollupMapper`` refuses at Dag parse to pair them with core's naive-datetime mappers and
-windows, whose 24-hour days disagree with our DST-correct ones.
+windows, whose 24-hour days disagree with our DST-correct ones, and refuses our windows
+altogether (:class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`): a rollup over them
+is :class:`TemporalRollupMapper`, which counts every spelling of a member period once and
+refuses keys that would never count when they arrive.
 
 Cost on the scheduler loop: decoding a downstream key and listing a period's members are
 memoized in bounded, process-wide LRU caches keyed by the frozen grain, and each member period
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -39,8 +42,9 @@ from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, shown
-from airflow_partitions.deadlines import PolicyRollupMapper
-from airflow_partitions.grains import Grain, Period, most_members, read_key, time_zone
+from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.deadlines import PolicyRollupMapper, UseTemporalRollupMapper
+from airflow_partitions.grains import Day, Grain, Period, most_members, read_key, time_zone
 
 _DATE_ONLY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
 
@@ -225,12 +229,18 @@ class TemporalWindow(ValueEquality, Window):
     are the ticks inside it. Size: the period's length over the member's (at most 1440 minutes
     a day; a year of days is 365 or 366).
 
+    A rollup over it is :class:`TemporalRollupMapper`: Airflow's ``RollupMapper`` refuses it at
+    Dag parse (its decoded type is :class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`),
+    since core's rollup compares keys by spelling and cannot refuse a key that would never count.
+    Airflow's ``FanOutMapper`` (and :class:`TemporalFanOutMapper`) take it.
+
     :param grain: The member grain.
     :raises ValueError: at Dag parse if *grain* is not a grain; when the scheduler expands the
         window, if its periods do not nest in the downstream period (ISO weeks in a month).
+    :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window.
     """
 
-    expected_decoded_type: ClassVar[type] = Period
+    expected_decoded_type: ClassVar[type] = UseTemporalRollupMapper
 
     def __init__(self, grain: Grain) -> None:
         super().__init__()
@@ -254,18 +264,6 @@ _ALIGNMENTS = ("trailing", "leading", "centred")
 #: The widest sliding window: each upstream key feeds this many pending Dag runs, and Airflow's
 #: default fan-out cap ([scheduler] partition_mapper_max_downstream_keys) is 1000 as well.
 MAX_SLIDING_PERIODS = 1000
-
-
-class UseTemporalRollupMapper(Period):
-    """
-    The decoded type a :class:`SlidingWindow` declares, so that only our rollup accepts it.
-
-    Never instantiated. Airflow's ``RollupMapper`` checks at Dag parse that its mapper decodes to
-    the type its window declares; no mapper decodes to this one, so ``RollupMapper(upstream_mapper=
-    TemporalMapper(Day()), window=SlidingWindow(Day(), 7))`` raises ``TypeError`` naming it,
-    instead of building a rollup that routes each key to one window only and never fires.
-    :class:`TemporalRollupMapper` pairs it with a :class:`TemporalMapper` itself.
-    """
 
 
 class SlidingWindow(ValueEquality, Window):
@@ -359,18 +357,80 @@ SAMPLE_INSTANTS = tuple(
 )
 
 
+#: strptime directives that read a time of day.
+_TIME_DIRECTIVE = re.compile(r"%[HIMSfpXcTRr]")
+
+
+class MemberSpelling:
+    """
+    Read an upstream key as the member period of *grain* it names, spelled as a rollup awaits it.
+
+    ``MemberSpelling(TemporalMapper(Day()), Hour())`` reads ``2026-03-10T00:00:00``,
+    ``2026-03-10T00Z``, ``2026-03-10T00:00+00:00`` and ``20260310T00`` all as ``2026-03-10T00``
+    (the key *mapper* writes for that hour: its canonical key, or its ``input_format``). Naive
+    keys are read as *mapper* reads them (its ``input_timezone``, else its grain's zone). A key
+    with a time of day names the member holding its instant; a date (``2026-03-10``,
+    ``20260310``, ``2026-W11-2``) names a member only if the members are days; any other key
+    only if spelled exactly as awaited.
+
+    :raises ValueError: from :meth:`__call__`, naming the key: if it cannot be read, falls in no
+        member (a Saturday for business days), or names a longer span than one member (a date
+        where hours are awaited).
+    """
+
+    def __init__(self, mapper: TemporalMapper, grain: Grain) -> None:
+        self.encode = mapper.encode_upstream
+        self.input_format = mapper.input_format
+        zone = mapper.input_timezone or mapper.grain.timezone
+        self.reader = TemporalMapper(grain, input_timezone=zone, input_format=mapper.input_format)
+        self.days = isinstance(grain, Day)
+
+    def __call__(self, key: str) -> str:
+        """Return the awaited spelling of the member *key* names."""
+        member = self.encode(self.reader.downstream_period(key))
+        if member == key or self._names_time(key) or (self.days and self._names_day(key)):
+            return member
+        raise ValueError(f"it names a longer span than one member of the window (such as {member!r})")
+
+    def _names_time(self, key: str) -> bool:
+        if self.input_format:
+            return bool(_TIME_DIRECTIVE.search(self.input_format))
+        return "T" in key.upper() or " " in key.strip()
+
+    def _names_day(self, key: str) -> bool:
+        if self.input_format:
+            return "%d" in self.input_format or "%j" in self.input_format
+        try:
+            date.fromisoformat(key)
+        except ValueError:
+            return False
+        return True
+
+
 class TemporalRollupMapper(PolicyRollupMapper):
     """
-    Airflow's ``RollupMapper`` for a :class:`TemporalMapper` and a temporal or sliding window.
+    Airflow's ``RollupMapper`` for a :class:`TemporalMapper` and our windows, counting periods.
 
     ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))``
-    maps ``2026-03-10T09`` to ``2026-03-10`` and runs the consumer once all 24 hour keys of that
-    day have arrived, exactly as ``RollupMapper`` with the same arguments would. In addition:
+    maps ``2026-03-10T09`` to ``2026-03-10`` and runs the consumer once all 24 hours of that
+    day have arrived. In addition to core's ``RollupMapper``:
 
+    - **Every spelling counts, once.** A key counts as the member period it names:
+      ``2026-03-10T00:00:00``, ``2026-03-10T00Z``, ``2026-03-10T00:00+00:00`` and
+      ``20260310T00`` all count as ``2026-03-10T00`` (:class:`MemberSpelling`); with an
+      ``input_format`` on the mapper, a key it reads but spells otherwise (unpadded numbers)
+      counts as the period it names.
+    - **No key is accepted that would never count.** A key that names no member of the window
+      it is routed to (a Saturday for a :class:`~airflow_partitions.business.BusinessDayWindow`,
+      a date where hours are awaited) is refused when it arrives: ``ValueError``, which Airflow
+      audit-logs ("failed to map partition_key") naming the key, the downstream key and the
+      keys awaited; other keys keep flowing.
     - With a :class:`SlidingWindow`, each upstream key is routed to every window it belongs to:
       ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(),
       7))`` maps ``2026-03-05`` to ``2026-03-05`` … ``2026-03-11``, and runs ``2026-03-09`` once
       ``2026-03-03`` … ``2026-03-09`` have all arrived (one run per complete window).
+    - With a :class:`~airflow_partitions.business.BusinessDayWindow`, a month (or any period of
+      the mapper's grain) waits for its business days in the mapper's time zone.
     - ``wait_policy`` may be a :class:`~airflow_partitions.deadlines.CompletionDeadline`: fire
       when complete, or after the period's end plus a grace with what has arrived.
     - At Dag parse, it checks that the window's grain tiles the mapper's (on an ordinary day, both
@@ -381,32 +441,33 @@ class TemporalRollupMapper(PolicyRollupMapper):
       re-evaluation of a pending rollup on every tick is one cache look-up.
 
     :param upstream_mapper: A :class:`TemporalMapper` (reads upstream keys, names the period).
-    :param window: A :class:`TemporalWindow` (the member grain) or a :class:`SlidingWindow`
-        (of the mapper's grain).
+    :param window: A :class:`TemporalWindow` (the member grain), a :class:`SlidingWindow` (of the
+        mapper's grain) or a :class:`~airflow_partitions.business.BusinessDayWindow`.
     :param wait_policy: Airflow's ``WaitForAll`` (default) or ``MinimumCount``, or a
         :class:`~airflow_partitions.deadlines.CompletionDeadline`.
     :param max_downstream_keys: Airflow's fan-out cap; a sliding window's *periods* must not
         exceed it (checked at parse).
     :raises ValueError: at Dag parse if the mapper or window is not ours, the window's grain
         does not nest in the mapper's (or, sliding, differs from it), member keys would not map
-        back, or a sliding window is wider than the fan-out cap.
+        back, or a sliding window is wider than the fan-out cap; at mapping time, naming the key,
+        for a key the mapper cannot read or that names no member of its window.
     """
 
     def __init__(
         self,
         *,
         upstream_mapper: TemporalMapper,
-        window: TemporalWindow | SlidingWindow,
+        window: TemporalWindow | SlidingWindow | BusinessDayWindow,
         wait_policy: Any = None,
         max_downstream_keys: int | None = None,
     ) -> None:
         if not isinstance(upstream_mapper, TemporalMapper) or not isinstance(
-            window, TemporalWindow | SlidingWindow
+            window, TemporalWindow | SlidingWindow | BusinessDayWindow
         ):
             raise ValueError(
-                "TemporalRollupMapper: upstream_mapper must be a TemporalMapper and window a TemporalWindow "
-                f"or SlidingWindow; got {type(upstream_mapper).__name__} and {type(window).__name__} (use "
-                "Airflow's RollupMapper for other mappers and windows)."
+                "TemporalRollupMapper: upstream_mapper must be a TemporalMapper and window a TemporalWindow, "
+                f"SlidingWindow or BusinessDayWindow; got {type(upstream_mapper).__name__} and "
+                f"{type(window).__name__} (use Airflow's RollupMapper for Airflow's mappers and windows)."
             )
         super().__init__(
             upstream_mapper=upstream_mapper,
@@ -414,23 +475,25 @@ class TemporalRollupMapper(PolicyRollupMapper):
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
         )
+        grain = upstream_mapper.grain
         if isinstance(window, SlidingWindow):
-            if window.grain != upstream_mapper.grain:
+            if window.grain != grain:
                 raise ValueError(
                     "TemporalRollupMapper: a SlidingWindow's grain must be the mapper's; got "
-                    f"{window.grain!r} under {upstream_mapper.grain!r}."
+                    f"{window.grain!r} under {grain!r}."
                 )
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
         #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
         self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
-        grain = upstream_mapper.grain
+        member_grain = window.grain(grain.timezone) if isinstance(window, BusinessDayWindow) else window.grain
+        self._member = MemberSpelling(upstream_mapper, member_grain)
         self._check_routes(
             tuple(grain.key(period) for period in _periods_at_samples(grain)),
             hint="read naive member keys in the window grain's zone: "
-            f"TemporalMapper(..., input_timezone={window.grain.timezone!r})",
+            f"TemporalMapper(..., input_timezone={member_grain.timezone!r})",
         )
 
-    def to_downstream(self, key: str) -> str | list[str]:
+    def route(self, key: str) -> str | list[str]:
         """
         Return the key of the period holding *key* or, sliding, the keys of every window it feeds.
 
@@ -443,6 +506,14 @@ class TemporalRollupMapper(PolicyRollupMapper):
             return [p.key for p in self.window.containing(period)]
         except OverflowError:
             raise ValueError(f"partition key {shown(key)}: its windows reach past year 9999.") from None
+
+    def member_key(self, key: str) -> str:
+        """
+        Return *key* spelled as the window awaits the member period it names (:class:`MemberSpelling`).
+
+        :raises ValueError: saying why, if *key* names no member.
+        """
+        return self._member(key)
 
 
 def _periods_at_samples(grain: Grain) -> list[Period]:

@@ -3,10 +3,12 @@ Roll each airport's daily summaries up into a business-day monthly report.
 
 ``weather_monthly_jfk`` waits until the daily summary of every business day (Monday to Friday)
 of a month has arrived, then runs once with ``partition_key == "2013-03"``:
-``RollupMapper(StartOfMonthMapper(input_format="%Y-%m-%d"), BusinessDayWindow())`` maps each
-daily key (``2013-03-11``) to its month and waits for the month's 21 weekdays, not for its
-weekends. The month is New York's, so ``partition_date`` is 2013-03-01T00:00-05:00. The report
-goes to ``monthly/JFK/2013-03.json``.
+``TemporalRollupMapper(TemporalMapper(Month(timezone="America/New_York")), BusinessDayWindow())``
+maps each daily key (``2013-03-11``) to its month and waits for the month's 21 weekdays. A
+weekend day's key is refused when it arrives (Airflow audit-logs it as "failed to map
+partition_key", naming the key and the weekdays awaited): it would never count, so it opens no
+pending run. The month is New York's, so ``partition_date`` is 2013-03-01T00:00-05:00. The
+report goes to ``monthly/JFK/2013-03.json``.
 """
 
 from __future__ import annotations
@@ -16,22 +18,22 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from airflow.sdk import DAG, PartitionedAssetTimetable, RollupMapper, StartOfMonthMapper, task
+from airflow.sdk import DAG, PartitionedAssetTimetable, task
 
 # The helper module beside this file, wherever this folder sits in the dags folder.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from weather_data import AIRPORTS, DATA, RETRY_TRANSIENT_FAILURES, daily_asset
 
-from airflow_partitions import BusinessDayWindow
+from airflow_partitions import BusinessDayWindow, Month, TemporalMapper, TemporalRollupMapper
 
 for airport in AIRPORTS:
     with DAG(
         f"weather_monthly_{airport.lower()}",
         schedule=PartitionedAssetTimetable(
             assets=daily_asset(airport),
-            default_partition_mapper=RollupMapper(
+            default_partition_mapper=TemporalRollupMapper(
                 # New York months, like the New York local days they roll up.
-                upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d", timezone="America/New_York"),
+                upstream_mapper=TemporalMapper(Month(timezone="America/New_York")),
                 window=BusinessDayWindow(),
             ),
         ),

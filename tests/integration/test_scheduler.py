@@ -86,6 +86,13 @@ def test_business_day_rollup_fires_once_after_the_last_weekday(airflow):
     pending = airflow.request("GET", "/ui/partitioned_dag_runs", params={"dag_id": "it_business_month"})
     [apdr] = pending["partitioned_dag_runs"]
     assert (apdr["partition_key"], apdr["total_required"], apdr["total_received"]) == ("2026-03", 22, 21)
+    # The weekend's keys were refused when they arrived, out loud: one audit row each.
+    logs = airflow.request("GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key"})
+    refused = [e["extra"] for e in logs["event_logs"] if "would never count towards '2026-03'" in e["extra"]]
+    assert sorted(k for k in ("2026-03-07", "2026-03-08") for text in refused if f"'{k}'" in text) == [
+        "2026-03-07",
+        "2026-03-08",
+    ], refused
 
     _let_the_scheduler_evaluate_pending_rollups(airflow, "after-21-weekdays")
     assert airflow.dag_runs("it_business_month") == []

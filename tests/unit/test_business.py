@@ -115,23 +115,33 @@ def test_serialized_form_is_versioned_and_round_trips():
 # -- composed with Airflow's own mappers ------------------------------------------------------
 
 
-def daily_into_monthly_rollup() -> RollupMapper:
-    return RollupMapper(
-        upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
-        window=BusinessDayWindow(),
-    )
+def daily_into_monthly_rollup() -> TemporalRollupMapper:
+    return TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow())
 
 
-def test_core_rollup_maps_a_day_to_its_month():
+def test_rollup_maps_a_day_to_its_month():
     assert daily_into_monthly_rollup().to_downstream("2026-03-10") == "2026-03"
 
 
-def test_core_rollup_waits_for_the_22_weekdays_of_march():
+def test_rollup_waits_for_the_22_weekdays_of_march():
     assert daily_into_monthly_rollup().to_upstream("2026-03") == frozenset(MARCH_2026)
 
 
-def test_core_rollup_waits_for_the_leap_day():
+def test_rollup_waits_for_the_leap_day():
     assert daily_into_monthly_rollup().to_upstream("2028-02") == frozenset(FEBRUARY_2028)
+
+
+def test_rollup_refuses_a_weekend_key_on_arrival_naming_it():
+    with pytest.raises(ValueError, match=r"'2026-03-07'.*not a business day"):
+        daily_into_monthly_rollup().to_downstream("2026-03-07")
+
+
+@pytest.mark.parametrize("spelling", ["2026-03-10T00:00:00", "20260310", "2026-03-10T15:00Z"])
+def test_rollup_counts_other_spellings_of_a_business_day_as_that_day(spelling):
+    rollup = daily_into_monthly_rollup()
+    assert rollup.to_downstream(spelling) == "2026-03"
+    counted, never = rollup.sort_received(rollup.to_upstream("2026-03"), [spelling, "2026-03-10"])
+    assert (counted, never) == ({"2026-03-10"}, [])
 
 
 def test_core_fan_out_writes_one_key_per_weekday_in_order():
@@ -143,22 +153,24 @@ def test_core_fan_out_writes_one_key_per_weekday_in_order():
     assert list(mapper.to_downstream("2026-03")) == MARCH_2026
 
 
-def test_sdk_rollup_survives_airflows_serialization():
+def test_sdk_rollup_refuses_the_window_at_parse_naming_our_rollup():
     from airflow.sdk import RollupMapper as SdkRollupMapper
     from airflow.sdk import StartOfMonthMapper as SdkStartOfMonthMapper
 
-    dag_file_mapper = SdkRollupMapper(
-        upstream_mapper=SdkStartOfMonthMapper(input_format="%Y-%m-%d"),
-        window=BusinessDayWindow(),
-    )
-    encoded = encode_partition_mapper(dag_file_mapper)
-    scheduler_mapper = decode_partition_mapper(encoded)
+    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+        SdkRollupMapper(
+            upstream_mapper=SdkStartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow()
+        )
+    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+        RollupMapper(upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow())
 
-    assert isinstance(scheduler_mapper, RollupMapper)
-    assert isinstance(scheduler_mapper.window, BusinessDayWindow)
+
+def test_rollup_survives_airflows_serialization():
+    encoded = encode_partition_mapper(daily_into_monthly_rollup())
+    scheduler_mapper = decode_partition_mapper(encoded)
+    assert isinstance(scheduler_mapper, TemporalRollupMapper)
     assert scheduler_mapper.to_upstream("2026-03") == frozenset(MARCH_2026)
     assert scheduler_mapper.to_downstream("2026-03-10") == "2026-03"
-    # The scheduler re-encodes what it decoded; the window's part must not change.
     assert encode_partition_mapper(scheduler_mapper) == encoded
 
 
@@ -166,9 +178,13 @@ def test_sdk_rollup_survives_airflows_serialization():
 def test_a_day_is_awaited_by_its_months_rollup_exactly_when_it_is_a_weekday(day):
     rollup = daily_into_monthly_rollup()
     key = day.isoformat()
-    month = rollup.to_downstream(key)
-    assert month == f"{day.year:04d}-{day.month:02d}"
+    month = f"{day.year:04d}-{day.month:02d}"
     assert (key in rollup.to_upstream(month)) == (day.weekday() < 5)
+    if day.weekday() < 5:
+        assert rollup.to_downstream(key) == month
+    else:
+        with pytest.raises(ValueError, match=f"'{key}' would never count towards '{month}'"):
+            rollup.to_downstream(key)
 
 
 # -- time zones -------------------------------------------------------------------------------
@@ -224,7 +240,8 @@ def test_month_decoded_with_a_fixed_offset_waits_for_the_right_days_after_fall_b
     # month's weekdays, 2026-11-02 (Monday) to 2026-11-30 (Monday), 21 of them.
     mapper = StartOfMonthMapper(timezone="America/New_York", input_format="%Y-%m-%d", output_format="%Y-%m%z")
     expected = sorted(
-        RollupMapper(upstream_mapper=mapper, window=BusinessDayWindow()).to_upstream("2026-11-0400")
+        mapper.encode_upstream(m)
+        for m in BusinessDayWindow().to_upstream(mapper.decode_downstream("2026-11-0400"))
     )
     assert (len(expected), expected[0], expected[-1]) == (21, "2026-11-02", "2026-11-30")
 
@@ -691,8 +708,10 @@ def test_fiscal_month_from_the_26th_waits_for_its_working_days():
     rollup = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(FiscalMonth(start_day=26)), window=TemporalWindow(BusinessDay(US))
     )
-    # 26 November (Thanksgiving) to 25 December (Christmas) 2026, both holidays.
-    assert rollup.to_downstream("2026-11-26") == "2026-12"
+    # 26 November (Thanksgiving) to 25 December (Christmas) 2026, both holidays: refused on arrival.
+    assert rollup.to_downstream("2026-11-27") == "2026-12"
+    with pytest.raises(ValueError, match=r"'2026-11-26'.*not a business day"):
+        rollup.to_downstream("2026-11-26")
     expected = sorted(rollup.to_upstream("2026-12"))
     assert (len(expected), expected[0], expected[-1]) == (20, "2026-11-27", "2026-12-24")
 
@@ -702,13 +721,14 @@ def test_retail_week_window_holds_its_working_days():
     assert [m.key for m in TemporalWindow(BusinessDay(US)).to_upstream(week)] == THANKSGIVING_WEEK
 
 
-def test_a_week_with_a_holiday_fires_on_its_working_days_and_ignores_the_holidays_key():
+def test_a_week_with_a_holiday_fires_on_its_working_days_and_refuses_the_holidays_key():
     rollup = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Week()), window=TemporalWindow(BusinessDay(US))
     )
-    assert {rollup.to_downstream(k) for k in [*THANKSGIVING_WEEK, "2026-11-26", "2026-11-28"]} == {
-        "2026-11-23"
-    }
+    assert {rollup.to_downstream(k) for k in THANKSGIVING_WEEK} == {"2026-11-23"}
+    for closed in ("2026-11-26", "2026-11-28"):  # Thanksgiving, a Saturday
+        with pytest.raises(ValueError, match=f"'{closed}' would never count towards '2026-11-23'"):
+            rollup.to_downstream(closed)
     assert (
         WaitForAll()
         .is_satisfied_by_keys(matched=set(THANKSGIVING_WEEK), expected=rollup.to_upstream("2026-11-23"))
@@ -750,9 +770,7 @@ def test_rollup_over_business_days_survives_airflows_serialization():
 
 
 def test_business_day_window_with_a_calendar_skips_the_months_holidays():
-    rollup = RollupMapper(
-        upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow(US)
-    )
+    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow(US))
     expected = rollup.to_upstream("2026-11")
     assert len(expected) == 19 and {"2026-11-11", "2026-11-26"}.isdisjoint(expected)
     assert rollup.to_upstream("2028-02") == frozenset(FEBRUARY_2028) - {"2028-02-21"}
@@ -770,11 +788,8 @@ def test_business_day_window_calendar_round_trips_and_monday_to_friday_keeps_the
 
 
 def test_business_day_window_with_a_calendar_survives_airflows_serialization():
-    from airflow.sdk import RollupMapper as SdkRollupMapper
-    from airflow.sdk import StartOfMonthMapper as SdkStartOfMonthMapper
-
-    dag_file = SdkRollupMapper(
-        upstream_mapper=SdkStartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow(US_NY)
+    dag_file = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Month(timezone="America/New_York")), window=BusinessDayWindow(US_NY)
     )
     encoded = encode_partition_mapper(dag_file)
     scheduler = decode_partition_mapper(encoded)

@@ -1,9 +1,9 @@
 """
 CompletionDeadline, ExpectedKeys, PolicyRollupMapper's deadline plumbing and missing_upstream_keys.
 
-The deadline reads the real clock. Periods in 2026 (before these tests were written, on
-2026-11-30) are past; periods in 2036 are ahead; a grace of ten years has not run out; so no
-clock is faked. Counts (22 of 24 for 90 %) are worked out by hand.
+The deadline's one clock read (``deadlines._now``) is set by the ``clock`` fixture, to
+2026-12-01T12:00Z unless a test moves it: periods in 2026 are past, periods in 2036 ahead, a
+grace of ten years has not run out. Counts (22 of 24 for 90 %) are worked out by hand.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from types import SimpleNamespace
 
 import pytest
 from airflow.partition_mappers.base import RollupMapper
+from airflow.partition_mappers.temporal import StartOfDayMapper
 from airflow.partition_mappers.wait_policy import MinimumCount, WaitForAll
+from airflow.partition_mappers.window import DayWindow
 from airflow.serialization.decoders import decode_partition_mapper
 from airflow.serialization.encoders import encode_partition_mapper
 from airflow.serialization.helpers import WaitPolicyNotSupported
@@ -33,6 +35,7 @@ from airflow_partitions import (
     TemporalMapper,
     TemporalRollupMapper,
     TemporalWindow,
+    deadlines,
     missing_upstream_keys,
 )
 from airflow_partitions.deadlines import ExpectedKeys
@@ -57,9 +60,38 @@ def hours(day: str, missing: tuple[int, ...] = ()) -> frozenset[str]:
     return frozenset(f"{day}T{h:02d}" for h in range(24) if h not in missing)
 
 
+class Clock:
+    """The time the deadline reads, moved by the tests."""
+
+    def __init__(self) -> None:
+        self.now = utc("2026-12-01T12:00Z")
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(deadlines, "_now", fake)
+    deadlines._last_change.clear()
+    return fake
+
+
+def evaluate(rollup, day: str, arrived: frozenset[str]):
+    """What the scheduler's wait-policy call returns for *rollup*'s run for *day* with *arrived*."""
+    return rollup.wait_policy.is_satisfied_by_keys(matched=arrived, expected=rollup.to_upstream(day))
+
+
 def fires(rollup: TemporalRollupMapper, day: str, arrived: frozenset[str]) -> bool:
-    """Whether the scheduler would fire *rollup*'s run for *day* with *arrived* keys matched."""
-    result = rollup.wait_policy.is_satisfied_by_keys(matched=arrived, expected=rollup.to_upstream(day))
+    """Whether the scheduler fires *rollup*'s run for *day* once *arrived* has settled (two ticks)."""
+    evaluate(rollup, day, arrived)
+    policy = rollup.policy
+    if isinstance(policy, CompletionDeadline):
+        deadlines._now.now += policy.settle
+    result = evaluate(rollup, day, arrived)
+    if isinstance(policy, CompletionDeadline):
+        deadlines._now.now -= policy.settle
     assert result.unreachable is False
     assert result.unreachable_reason is None
     return result.satisfied
@@ -79,10 +111,35 @@ def test_past_the_deadline_a_window_with_enough_keys_fires():
     assert fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3, 17)))  # 22 of 24
 
 
-def test_past_the_deadline_a_window_with_too_few_keys_keeps_waiting():
+def test_below_the_minimum_it_waits_one_more_grace_then_fires_all_the_same(clock):
     rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_fraction=0.9))
-    assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3, 17, 18)))  # 21 of 24
-    assert not fires(rollup, "2026-03-10", frozenset())
+    few = hours("2026-03-10", missing=(3, 17, 18))  # 21 of 24
+    clock.now = utc("2026-03-11T02:30Z")  # past the deadline (02:00), not past the second grace (04:00)
+    assert not fires(rollup, "2026-03-10", few)
+    clock.now = utc("2026-03-11T04:00Z")
+    assert fires(rollup, "2026-03-10", few)
+    assert not fires(rollup, "2026-03-10", frozenset())  # nothing to run on: never
+
+
+def test_a_replay_of_history_fires_each_period_once_complete_not_at_its_minimum(clock):
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=20))
+    day = "2026-03-10"  # ended long ago: its deadline has passed
+    for arrived in range(20, 24):  # hours streaming in, one a tick, a second apart
+        assert not evaluate(rollup, day, hours(day, missing=tuple(range(arrived, 24)))).satisfied
+        clock.now += timedelta(seconds=1)
+    assert evaluate(rollup, day, hours(day)).satisfied  # complete: at once
+
+
+def test_a_partial_period_fires_only_once_no_key_came_for_the_settle_time(clock):
+    rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=20, settle=timedelta(minutes=2)))
+    day = "2026-03-10"
+    assert not evaluate(rollup, day, hours(day, missing=(1, 2, 3))).satisfied
+    clock.now += timedelta(seconds=119)
+    assert not evaluate(rollup, day, hours(day, missing=(1, 2, 3))).satisfied
+    clock.now += timedelta(seconds=1)
+    assert evaluate(rollup, day, hours(day, missing=(1, 2, 3))).satisfied
+    clock.now += timedelta(seconds=1)
+    assert not evaluate(rollup, day, hours(day, missing=(1, 2))).satisfied  # a new key: settle again
 
 
 def test_an_incomplete_window_of_a_period_not_yet_over_does_not_fire():
@@ -95,14 +152,24 @@ def test_an_incomplete_window_within_its_grace_does_not_fire():
     assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(3,)))
 
 
-def test_keys_the_window_does_not_expect_do_not_count():
+def test_keys_the_window_does_not_expect_do_not_count_and_are_reported_unreachable(clock):
     rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=22))
     strangers = frozenset(f"2026-03-11T{h:02d}" for h in range(5))
-    assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(1, 2, 3)) | strangers)
+    clock.now = utc("2026-03-11T02:30Z")
+    evaluate(rollup, "2026-03-10", hours("2026-03-10", missing=(1, 2, 3)) | strangers)
+    clock.now += timedelta(minutes=1)
+    result = evaluate(rollup, "2026-03-10", hours("2026-03-10", missing=(1, 2, 3)) | strangers)
+    assert (result.satisfied, result.unreachable) == (False, True)
+    assert result.unreachable_reason == (
+        "the pending run for partition key '2026-03-10' holds 5 key(s) it will never count "
+        "('2026-03-11T00', '2026-03-11T01', '2026-03-11T02'); it counts 21 of 24 keys spelled like "
+        "'2026-03-10T00' … '2026-03-10T23'"
+    )
 
 
 @pytest.mark.parametrize(("arrived", "expected"), [(20, True), (19, False)])
-def test_min_count_after_the_deadline(arrived, expected):
+def test_min_count_after_the_deadline(arrived, expected, clock):
+    clock.now = utc("2026-03-11T03:00Z")  # between the deadline and the second grace
     rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=20))
     assert fires(rollup, "2026-03-10", hours("2026-03-10", missing=tuple(range(arrived, 24)))) is expected
 
@@ -144,7 +211,8 @@ def test_how_many_keys_are_needed_after_the_deadline(policy, expected, needed):
     assert policy.is_unreachable(expected) is False
 
 
-def test_a_minimum_above_the_window_size_is_capped_so_the_full_window_still_fires():
+def test_a_minimum_above_the_window_size_is_capped_so_the_full_window_still_fires(clock):
+    clock.now = utc("2026-03-11T03:00Z")  # between the deadline and the second grace
     rollup = day_of_hours(CompletionDeadline(TWO_HOURS, min_count=30))
     assert fires(rollup, "2026-03-10", hours("2026-03-10"))
     assert not fires(rollup, "2026-03-10", hours("2026-03-10", missing=(0,)))
@@ -242,7 +310,7 @@ def test_a_dimension_rollup_closes_with_its_time_dimension_and_fires_after_the_d
     expected = rollup.to_upstream("eu|2026-03-10")
     assert expected.closes_at == utc("2026-03-11T00:00Z")
     arrived = frozenset(f"eu|{key}" for key in hours("2026-03-10", missing=(3, 17)))
-    assert rollup.wait_policy.is_satisfied_by_keys(matched=arrived, expected=expected).satisfied
+    assert fires(rollup, "eu|2026-03-10", arrived)
 
 
 # -- serialization and memo ------------------------------------------------------------------------
@@ -263,9 +331,7 @@ def test_deadline_serializes_to_plain_versioned_json_and_back():
 
 def test_cores_rollup_mapper_cannot_serialize_a_completion_deadline():
     core = RollupMapper(
-        upstream_mapper=TemporalMapper(Day()),
-        window=TemporalWindow(Hour()),
-        wait_policy=CompletionDeadline(TWO_HOURS),
+        upstream_mapper=StartOfDayMapper(), window=DayWindow(), wait_policy=CompletionDeadline(TWO_HOURS)
     )
     with pytest.raises(WaitPolicyNotSupported, match="CompletionDeadline"):
         encode_partition_mapper(core)

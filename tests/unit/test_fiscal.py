@@ -245,10 +245,8 @@ def test_fiscal_months_in_new_york_hold_the_real_hours_of_their_local_span():
 # -- Airflow's serialization of rollups and fan-outs over fiscal grains --------------------------
 
 
-def test_an_sdk_rollup_over_fiscal_grains_survives_airflows_serialization():
-    from airflow.sdk import RollupMapper as SdkRollupMapper
-
-    dag_file = SdkRollupMapper(
+def test_a_rollup_over_fiscal_grains_survives_airflows_serialization():
+    dag_file = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(FiscalQuarter(start_month=10, timezone=NEW_YORK)),
         window=TemporalWindow(Month(timezone=NEW_YORK)),
     )

@@ -89,8 +89,8 @@ CASES: dict[str, dict[str, str]] = {
         ),
         "BusinessDayWindow()": "BusinessDayWindow()",
         "BusinessDayWindow(US NY)": "BusinessDayWindow(BusinessCalendar(country='US', subdiv='NY'))",
-        "core RollupMapper(StartOfMonthMapper, BusinessDayWindow(US NY))": (
-            "RollupMapper(upstream_mapper=StartOfMonthMapper(input_format='%Y-%m-%d'), "
+        "TemporalRollupMapper(Month, BusinessDayWindow(US NY))": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month(timezone='America/New_York')), "
             "window=BusinessDayWindow(BusinessCalendar(country='US', subdiv='NY')))"
         ),
     },
@@ -211,12 +211,8 @@ CASES: dict[str, dict[str, str]] = {
         "TemporalFanOutMapper(core StartOfMonthMapper, BusinessDayWindow)": (
             "TemporalFanOutMapper(upstream_mapper=StartOfMonthMapper(), window=BusinessDayWindow())"
         ),
-        "core RollupMapper(TemporalMapper, TemporalWindow)": (
-            "RollupMapper(upstream_mapper=TemporalMapper(Day(timezone='Europe/Berlin')), "
-            "window=TemporalWindow(Hour(timezone='Europe/Berlin')))"
-        ),
-        "core RollupMapper(TemporalMapper(FiscalQuarter), TemporalWindow(Month))": (
-            "RollupMapper("
+        "TemporalRollupMapper(FiscalQuarter of months, MinimumCount)": (
+            "TemporalRollupMapper("
             "upstream_mapper=TemporalMapper(FiscalQuarter(start_month=10, timezone='America/New_York')), "
             "window=TemporalWindow(Month(timezone='America/New_York')), wait_policy=MinimumCount(2))"
         ),
@@ -231,6 +227,7 @@ CASES: dict[str, dict[str, str]] = {
         "CompletionDeadline(min_count)": "CompletionDeadline(timedelta(minutes=30), min_count=4)",
         "CompletionDeadline(min_fraction)": "CompletionDeadline(timedelta(days=1), min_fraction=0.75)",
         "CompletionDeadline(both)": "CompletionDeadline(timedelta(hours=2), min_count=40, min_fraction=0.9)",
+        "CompletionDeadline(settle)": "CompletionDeadline(timedelta(hours=6), settle=timedelta(minutes=2))",
     },
     "timetables": {
         "ScheduledRuntimePartitionTimetable(UTC)": (

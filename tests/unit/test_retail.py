@@ -222,9 +222,7 @@ def test_retail_weeks_run_from_local_midnight_on_sunday():
 
 
 def test_a_retail_rollup_survives_airflows_serialization():
-    from airflow.sdk import RollupMapper as SdkRollupMapper
-
-    dag_file = SdkRollupMapper(
+    dag_file = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(RetailQuarter(timezone=NEW_YORK)),
         window=TemporalWindow(RetailWeek(timezone=NEW_YORK)),
     )

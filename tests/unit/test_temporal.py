@@ -219,7 +219,7 @@ def test_utc_instants_on_the_repeated_hour_map_to_two_keys_and_naive_keys_to_the
 def test_rollup_of_the_second_repeated_half_hour_waits_for_its_own_quarter_hours():
     # Regression: equal-looking periods once shared the process-wide member memo.
     half, quarter = Minutes(30, timezone=NEW_YORK), Minutes(15, timezone=NEW_YORK)
-    rollup = RollupMapper(upstream_mapper=TemporalMapper(half), window=TemporalWindow(quarter))
+    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(half), window=TemporalWindow(quarter))
     assert rollup.to_upstream("2026-11-01T01:00-04:00") == {
         "2026-11-01T01:00-04:00",
         "2026-11-01T01:15-04:00",
@@ -276,12 +276,16 @@ def test_offset_shifts_the_mapped_period_across_month_and_year_ends(grain, offse
 def test_offset_rollup_waits_for_the_hours_that_map_to_it():
     # offset=-1 writes each hour's day one day earlier (2026-03-10T09 -> 2026-03-09), so the run
     # keyed 2026-03-10 waits for the hours of 2026-03-11.
-    rollup = RollupMapper(upstream_mapper=TemporalMapper(Day(), offset=-1), window=TemporalWindow(Hour()))
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(), offset=-1), window=TemporalWindow(Hour())
+    )
     assert rollup.to_downstream("2026-03-10T09") == "2026-03-09"
     assert rollup.to_upstream("2026-03-10") == frozenset(utc_hours("2026-03-11T00:00Z", 24))
     assert rollup.to_upstream("2026-02-28") == frozenset(utc_hours("2026-03-01T00:00Z", 24))
     assert rollup.to_upstream("2026-12-31") == frozenset(utc_hours("2027-01-01T00:00Z", 24))
-    later = RollupMapper(upstream_mapper=TemporalMapper(Month(), offset=1), window=TemporalWindow(Day()))
+    later = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Month(), offset=1), window=TemporalWindow(Day())
+    )
     assert later.to_downstream("2028-01-31") == "2028-02"
     assert later.to_upstream("2028-03") == frozenset(f"2028-02-{d:02d}" for d in range(1, 30))
 
@@ -298,7 +302,7 @@ def test_offset_mapper_decodes_a_key_to_the_period_it_was_shifted_from():
 
 
 def test_core_rollup_of_quarter_hours_into_an_hour():
-    rollup = RollupMapper(upstream_mapper=TemporalMapper(Hour()), window=TemporalWindow(Minutes(15)))
+    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(Hour()), window=TemporalWindow(Minutes(15)))
     assert rollup.to_upstream("2026-03-10T09") == {
         "2026-03-10T09:00",
         "2026-03-10T09:15",
@@ -322,14 +326,14 @@ def test_utc_hours_of_new_yorks_spring_forward_day_roll_up_with_utc_input_timezo
 
 
 def test_rollup_with_a_strptime_input_format_writes_and_reads_the_same_keys():
-    compact = RollupMapper(
+    compact = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Day(), input_format="%Y%m%dT%H"), window=TemporalWindow(Hour())
     )
     expected = {f"20260310T{h:02d}" for h in range(24)}
     assert compact.to_upstream("2026-03-10") == expected
     assert {compact.to_downstream(key) for key in expected} == {"2026-03-10"}
 
-    with_offset = RollupMapper(
+    with_offset = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK), input_format="%Y-%m-%dT%H%z"),
         window=TemporalWindow(Hour(timezone=NEW_YORK)),
     )
@@ -339,19 +343,25 @@ def test_rollup_with_a_strptime_input_format_writes_and_reads_the_same_keys():
     assert {with_offset.to_downstream(key) for key in keys} == {"2026-11-01"}
 
 
-def test_sdk_rollup_with_our_classes_survives_airflows_serialization():
+def test_sdk_rollup_refuses_our_window_at_parse_naming_our_rollup():
     from airflow.sdk import RollupMapper as SdkRollupMapper
 
     berlin = "Europe/Berlin"
-    dag_file = SdkRollupMapper(
+    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+        SdkRollupMapper(
+            upstream_mapper=TemporalMapper(Day(timezone=berlin)), window=TemporalWindow(Hour(timezone=berlin))
+        )
+
+
+def test_our_rollup_of_berlin_hours_survives_airflows_serialization():
+    berlin = "Europe/Berlin"
+    dag_file = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Day(timezone=berlin)), window=TemporalWindow(Hour(timezone=berlin))
     )
     encoded = encode_partition_mapper(dag_file)
     scheduler = decode_partition_mapper(json.loads(json.dumps(encoded)))
 
-    assert isinstance(scheduler, RollupMapper)
-    assert isinstance(scheduler.upstream_mapper, TemporalMapper)
-    assert isinstance(scheduler.window, TemporalWindow)
+    assert isinstance(scheduler, TemporalRollupMapper)
     keys = scheduler.to_upstream("2026-03-29")  # 23 hours: 02:00 CET -> 03:00 CEST
     assert keys == {f"2026-03-29T{h:02d}+01:00" for h in (0, 1)} | {
         f"2026-03-29T{h:02d}+02:00" for h in range(3, 24)
@@ -417,18 +427,21 @@ def test_temporal_fan_out_of_weekday_cron_ticks():
     assert list(fan_out.to_downstream("2026-03-14")) == []  # a Saturday
 
 
-def test_temporal_rollup_behaves_like_core_rollup_and_survives_serialization():
+def test_temporal_rollup_with_an_offset_waits_for_the_next_days_hours_and_survives_serialization():
     mapper, window = TemporalMapper(Day(), offset=-1), TemporalWindow(Hour())
     ours = TemporalRollupMapper(upstream_mapper=mapper, window=window, wait_policy=MinimumCount(20))
-    core = RollupMapper(upstream_mapper=mapper, window=window)
-    for key in ("2026-03-10", "2028-03-01", "2027-01-01"):
-        assert ours.to_upstream(key) == core.to_upstream(key)
-    assert ours.to_downstream("2026-03-09T23") == core.to_downstream("2026-03-09T23") == "2026-03-08"
+    for key, hours_of in (
+        ("2026-03-10", "2026-03-11"),
+        ("2028-03-01", "2028-03-02"),
+        ("2027-01-01", "2027-01-02"),
+    ):
+        assert ours.to_upstream(key) == frozenset(utc_hours(f"{hours_of}T00:00Z", 24))
+    assert ours.to_downstream("2026-03-09T23") == "2026-03-08"
 
     scheduler = decode_partition_mapper(json.loads(json.dumps(encode_partition_mapper(ours))))
     assert type(scheduler) is TemporalRollupMapper
     assert scheduler.wait_policy == MinimumCount(20)
-    assert scheduler.to_upstream("2026-03-10") == core.to_upstream("2026-03-10")
+    assert scheduler.to_upstream("2026-03-10") == frozenset(utc_hours("2026-03-11T00:00Z", 24))
 
 
 @pytest.mark.parametrize(
@@ -451,8 +464,10 @@ def test_temporal_rollup_refuses_mappers_and_windows_that_are_not_ours():
         TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=DayWindow())
 
 
-def test_core_rollup_refuses_our_window_under_cores_datetime_mappers_at_construction():
-    with pytest.raises(TypeError, match="Period"):
+def test_core_rollup_refuses_our_window_at_construction_naming_our_rollup():
+    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+        RollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))
+    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
         RollupMapper(upstream_mapper=StartOfDayMapper(), window=TemporalWindow(Hour()))
     with pytest.raises(TypeError, match="Period"):
         RollupMapper(upstream_mapper=TemporalMapper(Day()), window=DayWindow())
@@ -462,7 +477,7 @@ def test_sdk_rollup_refuses_our_window_under_the_sdk_start_of_day_mapper():
     from airflow.sdk import RollupMapper as SdkRollupMapper
     from airflow.sdk import StartOfDayMapper as SdkStartOfDayMapper
 
-    with pytest.raises(TypeError, match="Period"):
+    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
         SdkRollupMapper(upstream_mapper=SdkStartOfDayMapper(), window=TemporalWindow(Hour()))
 
 
@@ -735,7 +750,9 @@ def test_rollup_awaits_a_key_exactly_for_the_period_it_maps_to(data, offset):
     zone = data.draw(st.sampled_from(ZONES))
     fine, coarse = data.draw(rollup_pairs(zone))
     member = fine.floor(data.draw(instants(zone)))
-    rollup = RollupMapper(upstream_mapper=TemporalMapper(coarse, offset=offset), window=TemporalWindow(fine))
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(coarse, offset=offset), window=TemporalWindow(fine)
+    )
 
     # The coarse periods involved: the member's, the one it maps to, and their neighbours.
     involved = [coarse.shift(coarse.floor(member.start), n) for n in range(-3, 4)]

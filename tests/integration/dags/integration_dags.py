@@ -11,8 +11,6 @@ from airflow.sdk import (
     PartitionedAssetTimetable,
     PartitionedAtRuntime,
     PartitionMapper,
-    RollupMapper,
-    StartOfMonthMapper,
     get_current_context,
     task,
 )
@@ -31,6 +29,7 @@ from airflow_partitions import (
     GrainPartitionTimetable,
     Hour,
     Minutes,
+    Month,
     PrefixStripMapper,
     RegexMapper,
     ScheduledRuntimePartitionTimetable,
@@ -69,6 +68,8 @@ export_files = Asset("it_export_files")
 DEADLINE_REGIONS = ["apac", "eu", "us"]
 #: How long after each minute ends the deadline rollup waits (test_scheduler.py relies on it).
 DEADLINE_GRACE = timedelta(seconds=5)
+#: How long a partial period must see no new key before a deadline fires it, in these tests.
+DEADLINE_SETTLE = timedelta(seconds=5)
 #: A nested quantifier, ``([a-z]+)+``, that Python's backtracking ``re`` takes exponential time
 #: on when the key does not match (measured: 0.27 s for 22 letters and a "!", doubling with each
 #: letter); RE2 answers in microseconds for 10,000 characters.
@@ -110,10 +111,7 @@ consumer("it_prefix_consumer", regional_sales, PrefixStripMapper("eu"))
 consumer(
     "it_business_month",
     daily_sales,
-    RollupMapper(
-        upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
-        window=BusinessDayWindow(),
-    ),
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
 )
 
 with DAG(
@@ -141,7 +139,7 @@ with DAG(
 consumer(
     "it_new_york_day_from_utc_hours",
     utc_hours,
-    RollupMapper(
+    TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
         window=TemporalWindow(Hour()),
     ),
@@ -239,7 +237,7 @@ with DAG(
                 ["region", "time"], {"time": TemporalMapper(Minutes(1))}, output=["time"]
             ),
             window=DimensionWindow(region=DEADLINE_REGIONS),
-            wait_policy=CompletionDeadline(DEADLINE_GRACE, min_count=2),
+            wait_policy=CompletionDeadline(DEADLINE_GRACE, min_count=2, settle=DEADLINE_SETTLE),
         ),
     ),
     catchup=False,
@@ -257,3 +255,64 @@ with DAG(
     report_missing()
 
 consumer("it_exports_by_dataset", export_files, RegexMapper(ADVERSARIAL_PATTERN, "{dataset}|{day}"))
+
+
+# -- no silent holds (test_no_silent_holds.py) -------------------------------------------------
+
+spelled_hours = Asset("it_spelled_hours")
+formatted_days = Asset("it_formatted_days")
+series_hours = Asset("it_series_hours")
+restart_hours = Asset("it_restart_hours")
+#: The series of the replay (``a|2026-03-01T05``): three, as in the issue's measurement.
+REPLAY_SERIES = ["a", "b", "c"]
+
+consumer(
+    "it_day_of_spelled_hours",
+    spelled_hours,
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())),
+)
+
+consumer(
+    "it_month_of_formatted_days",
+    formatted_days,
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Month(), input_format="%Y/%m/%d"), window=TemporalWindow(Day())
+    ),
+)
+
+consumer(
+    "it_restart_day",
+    restart_hours,
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())),
+)
+
+with DAG(
+    "it_series_day_by_deadline",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    # UTC hours per series (``a|2026-03-01T05``) into New York days per series, a deadline long
+    # past (a replay of history): each day must run once, complete, not at its 20th hour.
+    schedule=PartitionedAssetTimetable(
+        assets=series_hours,
+        default_partition_mapper=DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(
+                ["series", "time"],
+                {"time": TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC")},
+            ),
+            window=DimensionWindow(time=TemporalWindow(Hour())),
+            wait_policy=CompletionDeadline(timedelta(hours=1), min_count=20),  # the default settle, 30 s
+        ),
+    ),
+    catchup=False,
+):
+
+    @task
+    def count_keys() -> dict:
+        """Return the run's partition, how many hour events fed it and which hours it lacks."""
+        context = get_current_context()
+        return {
+            "partition_key": context["dag_run"].partition_key,
+            "events": len(context["triggering_asset_events"][series_hours]),
+            "missing": missing_upstream_keys(context, series_hours),
+        }
+
+    count_keys()
