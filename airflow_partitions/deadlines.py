@@ -442,7 +442,10 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
                 awaited = sorted(expected)
                 raise ValueError(
                     f"partition key {shown(key)} would never count towards {downstream!r}: "
-                    + (why or f"it is read as {member!r}, which is not one of the keys the window awaits")
+                    + (
+                        why.removeprefix(f"partition key {shown(key)}: ").rstrip(".")
+                        or f"it is read as {member!r}, which is not one of the keys the window awaits"
+                    )
                     + (
                         f" (it awaits {len(awaited)} keys: {awaited[0]!r} … {awaited[-1]!r})."
                         if awaited

@@ -8,7 +8,8 @@ day for that airport alone (23 on 2013-03-10). Its :class:`~airflow_partitions.C
 does not wait forever: six hours after the day has ended, a day with at least 90 % of its hours
 (22 of 24) runs with what arrived, and the task lists the missing hours with
 :func:`~airflow_partitions.missing_upstream_keys`. (The 2013 days ended long ago, so here a
-day with an hour missing from the source runs at once; ``weather_local_day_*`` waits for it.)
+day with an hour missing from the source runs once no new hour has come for 30 seconds, the
+deadline's settle time; ``weather_local_day_*`` waits for it.)
 """
 
 from __future__ import annotations

@@ -136,17 +136,17 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     pending = airflow.request("GET", "/ui/partitioned_dag_runs", params={"has_created_dag_run_id": False})
     print("\nRollups still waiting (the scheduler holds each until all its members arrive):")
     for apdr in sorted(pending["partitioned_dag_runs"], key=lambda a: (a["dag_id"], a["partition_key"])):
-        monthly = apdr["dag_id"].startswith("weather_monthly")
-        unit = "business days" if monthly else "real hours"
-        why = (
-            " (opened by weekend days alone: not business days)"
-            if monthly and not apdr["total_received"]
-            else ""
-        )
+        unit = "business days" if apdr["dag_id"].startswith("weather_monthly") else "real hours"
         print(
             f"  {apdr['dag_id']} {apdr['partition_key']}: "
-            f"{apdr['total_received']} of {apdr['total_required']} {unit} received{why}"
+            f"{apdr['total_received']} of {apdr['total_required']} {unit} received"
         )
+    refused = airflow.request(
+        "GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key", "limit": 1000}
+    )["event_logs"]
+    print(f"\nKeys refused on arrival (Airflow's audit log, 'failed to map partition_key'): {len(refused)}")
+    for entry in refused[:3]:
+        print(f"  {entry['dag_id']}: {entry['extra'][:150]}")
     print(f"\nData folder: {data} ({'kept' if keep else 'deleted when the demo ends; --keep keeps it'})")
     print(f"Done in {time.monotonic() - started:.0f} s.")
 

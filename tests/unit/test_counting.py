@@ -1,0 +1,202 @@
+"""
+Our rollups count periods, not spellings, and refuse on arrival any key that would never count.
+
+Expected members are worked out here from the calendar (zoneinfo and string formatting), not by
+the package: an hour ``h`` of a UTC day is ``f"{day}T{h:02d}"``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from airflow.partition_mappers.wait_policy import MinimumCount, WaitForAll
+from hypothesis import given
+from hypothesis import strategies as st
+
+from airflow_partitions import (
+    BusinessCalendar,
+    BusinessDay,
+    CompositeKeyMapper,
+    Day,
+    DimensionRollupMapper,
+    DimensionWindow,
+    Hour,
+    Month,
+    SlidingWindow,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+    Week,
+)
+from airflow_partitions.deadlines import CountedPolicy
+
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+def day_of_hours(**mapper_options) -> TemporalRollupMapper:
+    return TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(), **mapper_options), window=TemporalWindow(Hour())
+    )
+
+
+#: Ways producers spell the instant *t* (aware, UTC): each names the hour holding it.
+SPELLINGS = [
+    lambda t: t.strftime("%Y-%m-%dT%H"),
+    lambda t: t.strftime("%Y-%m-%dT%H:%M:%S"),
+    lambda t: t.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    lambda t: t.strftime("%Y-%m-%dT%H:%M:%Sz"),
+    lambda t: t.strftime("%Y-%m-%dt%H:%M:%S+00:00"),
+    lambda t: t.strftime("%Y%m%dT%H%M%SZ"),
+    lambda t: t.strftime("%Y%m%dT%H"),
+    lambda t: t.astimezone(NEW_YORK).isoformat(),
+]
+
+
+@given(
+    minute=st.integers(0, 366 * 24 * 60 - 1),
+    spelling=st.sampled_from(range(len(SPELLINGS))),
+)
+def test_every_spelling_of_an_instant_counts_as_the_utc_hour_holding_it(minute, spelling):
+    instant = datetime(2028, 1, 1, tzinfo=UTC) + timedelta(minutes=minute)
+    key = SPELLINGS[spelling](instant)
+    day, hour = instant.strftime("%Y-%m-%d"), instant.strftime("%Y-%m-%dT%H")
+    rollup = day_of_hours()
+    assert rollup.to_downstream(key) == day
+    assert rollup.sort_received(rollup.to_upstream(day), [key]) == ({hour}, [])
+
+
+def test_mixed_spellings_of_one_day_fire_it_once_and_count_each_hour_once():
+    rollup, day = day_of_hours(), "2026-03-10"
+    keys = [f"{day}T{h:02d}:00:00" for h in range(12)] + [f"20260310T{h:02d}" for h in range(12, 24)]
+    keys += ["2026-03-10T05Z", "2026-03-10T05:59:59+00:00"]  # hour 05 twice more
+    expected = rollup.to_upstream(day)
+    policy = rollup.wait_policy
+    assert policy.is_satisfied_by_keys(matched=set(keys[:23]), expected=expected).satisfied is False
+    result = policy.is_satisfied_by_keys(matched=set(keys), expected=expected)
+    assert (result.satisfied, result.unreachable) == (True, False)
+    assert rollup.missing_keys(day, keys) == []
+    assert rollup.missing_keys(day, keys[:23]) == ["2026-03-10T23"]
+
+
+def test_minimum_count_counts_members_not_spellings():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()), wait_policy=MinimumCount(3)
+    )
+    expected = rollup.to_upstream("2026-03-10")
+    same_hour = {"2026-03-10T05", "2026-03-10T05:00Z", "20260310T0530"}
+    assert not rollup.wait_policy.is_satisfied_by_keys(matched=same_hour, expected=expected).satisfied
+    three = same_hour | {"2026-03-10T06:00:00", "2026-03-10T07Z"}
+    assert rollup.wait_policy.is_satisfied_by_keys(matched=three, expected=expected).satisfied
+
+
+def test_the_scheduler_sees_a_counted_policy_equal_to_the_configured_one():
+    rollup = day_of_hours()
+    assert isinstance(rollup.wait_policy, CountedPolicy)
+    assert rollup.wait_policy == WaitForAll() and rollup.policy == WaitForAll()
+    assert repr(rollup.wait_policy) == repr(WaitForAll())
+    assert "wait_policy" in rollup.serialize()  # the configured policy, in core's form
+
+
+def test_new_york_hours_count_by_instant_across_the_fall_back_night():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone="America/New_York")),
+        window=TemporalWindow(Hour(timezone="America/New_York")),
+    )
+    expected = rollup.to_upstream("2026-11-01")
+    assert len(expected) == 25
+    # 05:30Z is 01:30 EDT, the first 01:00 hour; 06:30Z is 01:30 EST, the second.
+    assert rollup.sort_received(expected, ["2026-11-01T05:30:00Z"]) == ({"2026-11-01T01-04:00"}, [])
+    assert rollup.sort_received(expected, ["2026-11-01T06:30:00Z"]) == ({"2026-11-01T01-05:00"}, [])
+    assert rollup.sort_received(expected, ["2026-11-01T01:30-05:00"]) == ({"2026-11-01T01-05:00"}, [])
+
+
+@pytest.mark.parametrize(
+    ("rollup", "key", "message"),
+    [
+        (
+            day_of_hours(),
+            "2026-03-10",
+            "'2026-03-10' would never count towards '2026-03-10': it names a longer span",
+        ),
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Day())),
+            "2026-03",
+            "'2026-03' would never count towards '2026-03': it names a longer span",
+        ),
+        (
+            TemporalRollupMapper(
+                upstream_mapper=TemporalMapper(Week()),
+                window=TemporalWindow(BusinessDay(BusinessCalendar(country="US"))),
+            ),
+            "2026-11-26",  # Thanksgiving
+            "'2026-11-26' would never count towards '2026-11-23': 2026-11-26 (the local date in UTC) "
+            "is not a business day",
+        ),
+    ],
+)
+def test_a_key_that_names_no_member_is_refused_on_arrival_naming_it(rollup, key, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        rollup.to_downstream(key)
+
+
+def test_a_date_counts_where_the_members_are_days():
+    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Day()))
+    expected = rollup.to_upstream("2026-03")
+    for spelling in ("2026-03-10", "20260310", "2026-W11-2", "2026-03-10T23:59:59Z"):
+        assert rollup.to_downstream(spelling) == "2026-03"
+        assert rollup.sort_received(expected, [spelling]) == ({"2026-03-10"}, [])
+
+
+def test_unpadded_keys_under_an_input_format_count_as_the_day_they_name():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Month(), input_format="%Y/%m/%d"), window=TemporalWindow(Day())
+    )
+    expected = rollup.to_upstream("2026-02")
+    assert len(expected) == 28 and "2026/02/01" in expected
+    keys = [f"2026/2/{d}" for d in range(1, 10)] + [f"2026/02/{d:02d}" for d in range(10, 29)]
+    assert {rollup.to_downstream(k) for k in keys} == {"2026-02"}
+    counted, never = rollup.sort_received(expected, keys)
+    assert (counted, never) == (set(expected), [])
+
+
+def test_a_sliding_window_counts_a_spelled_day_in_every_window_it_feeds():
+    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 3))
+    windows = rollup.to_downstream("2026-03-05T10:00:00Z")
+    assert windows == ["2026-03-05", "2026-03-06", "2026-03-07"]
+    for window in windows:
+        assert rollup.sort_received(rollup.to_upstream(window), ["20260305"]) == ({"2026-03-05"}, [])
+
+
+def test_a_dimension_rollup_counts_each_time_segment_as_its_member():
+    rollup = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}),
+        window=DimensionWindow(time=TemporalWindow(Hour())),
+    )
+    expected = rollup.to_upstream("eu|2026-03-10")
+    assert rollup.to_downstream("eu|2026-03-10T09:15:00Z") == "eu|2026-03-10"
+    assert rollup.sort_received(expected, ["eu|2026-03-10T09:15:00Z", "eu|20260310T09"]) == (
+        {"eu|2026-03-10T09"},
+        [],
+    )
+    with pytest.raises(ValueError, match=re.escape("dimension 'time': it names a longer span")):
+        rollup.to_downstream("eu|2026-03-10")
+
+
+def test_a_pending_run_holding_a_key_that_never_counts_is_reported_unreachable_until_it_fires():
+    rollup, day = day_of_hours(), "2026-03-10"
+    expected = rollup.to_upstream(day)
+    hours = {f"{day}T{h:02d}" for h in range(24)}
+    stale = "2026-03-10"  # a date: an older release accepted it
+    held = rollup.wait_policy.is_satisfied_by_keys(
+        matched=(hours - {f"{day}T03"}) | {stale}, expected=expected
+    )
+    assert (held.satisfied, held.unreachable) == (False, True)
+    assert held.unreachable_reason == (
+        "the pending run for partition key '2026-03-10' holds 1 key(s) it will never count ('2026-03-10'); "
+        "it counts 23 of 24 keys spelled like '2026-03-10T00' … '2026-03-10T23'"
+    )
+    done = rollup.wait_policy.is_satisfied_by_keys(matched=hours | {stale}, expected=expected)
+    assert (done.satisfied, done.unreachable, done.unreachable_reason) == (True, False, None)
