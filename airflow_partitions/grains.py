@@ -83,39 +83,72 @@ def time_zone(name: str, *, owner: str) -> ZoneInfo:
         raise ValueError(f"{owner}: timezone must be an IANA time zone name such as 'UTC'; got {name!r}.")
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as err:
+    except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(
             f"{owner}: timezone {name!r} is not an IANA time zone name such as 'UTC' or 'America/New_York'."
-        ) from err
+        ) from None
 
 
 def read_key(key: str, input_format: str | None = None, grain: Grain | None = None) -> datetime:
     """
     Return the date and time a partition key names, naive if the key carries no offset.
 
-    Reads every ISO 8601 form ``datetime.fromisoformat`` reads, and the period keys ``YYYY``,
-    ``YYYY-MM``, ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads
-    the key with ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``). With a fiscal or
-    retail *grain*, also reads the labelled keys of its calendar (``FY2026-Q3``, ``R2026-W05``):
-    the start of the period they name, aware, in the grain's time zone.
+    Reads every ISO 8601 form ``datetime.fromisoformat`` reads (with ``z`` for ``Z``, as RFC 3339
+    section 5.6 allows: ``2026-03-10T09:15:00z``), and the period keys ``YYYY``, ``YYYY-MM``,
+    ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads the key with
+    ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``). With a fiscal or retail
+    *grain*, also reads the labelled keys of its calendar (``FY2026-Q3``, ``R2026-W05``): the
+    start of the period they name, aware, in the grain's time zone.
 
-    :raises ValueError: naming the key and the forms expected, if the key is not a string or
-        names no real date or time (``2026-02-30``).
+    :raises ValueError: naming the key and the forms expected, if the key is not a string, has
+        characters outside ASCII (``strptime`` and the period-key reader would read other
+        scripts' digits, fullwidth or Arabic-Indic, as a date), or names no real date or time
+        (``2026-02-30``).
+    """
+    return read_dated(key, input_format, grain)[0]
+
+
+def read_dated(
+    key: str, input_format: str | None = None, grain: Grain | None = None
+) -> tuple[datetime, bool]:
+    """
+    Return :func:`read_key`'s value and whether the key names a local date or period, no time of day.
+
+    Date-only keys are the ISO 8601 dates ``2026-03-10``, ``20260310``, ``2026-W11-2`` and
+    ``2026W112``, the period keys (``2026-03``, ``2026-W11``), labelled keys, and keys read with
+    an *input_format* that has no time directive (``"%Y%m%d"``). They name a span of a local
+    calendar, not an instant of some zone.
+
+    :raises ValueError: as :func:`read_key`.
     """
     if not isinstance(key, str):
         raise ValueError(f"partition key {shown(key)} is not a string; expected {_EXPECTED_KEYS}.")
+    if not key.isascii():
+        raise ValueError(
+            f"partition key {shown(key)} has characters outside ASCII; only ASCII digits are read as a date "
+            f"or time: expected {_EXPECTED_KEYS}."
+        )
     try:
-        return datetime.strptime(key, input_format) if input_format else datetime.fromisoformat(key)
+        if input_format:
+            return datetime.strptime(key, input_format), not _has_time(input_format)
+        # Every fromisoformat spelling with a time of day is longer than 10 characters.
+        return datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key), len(key) <= 10
     except ValueError as err:
         match = None if input_format else _PERIOD_KEY.fullmatch(key)
         if match is None:
             labelled = None if input_format or grain is None else _CALENDAR_KEY.fullmatch(key)
             if labelled is not None:
                 label, year, unit = labelled["label"], int(labelled["year"]), labelled["unit"] or ""
-                return grain._calendar_start(key, label, year, unit).replace(tzinfo=grain.tz)
+                return grain._calendar_start(key, label, year, unit).replace(tzinfo=grain.tz), True
             expected = f"a key in the format {input_format!r}" if input_format else _EXPECTED_KEYS
             raise ValueError(f"partition key {shown(key)} is not {expected} ({err}).") from None
-        return _period_key_start(key, match)
+        return _period_key_start(key, match), True
+
+
+@lru_cache(maxsize=64)
+def _has_time(input_format: str) -> bool:
+    """Whether the ``strptime`` format reads a time of day or an offset (``%H``, ``%M``, ``%z`` …)."""
+    return re.search(r"%[HIMSfpzcX]", input_format.replace("%%", "")) is not None
 
 
 def parse_instant(
