@@ -46,6 +46,7 @@ the IANA time zone database (through :mod:`zoneinfo`), and cron as Apache Airflo
 from __future__ import annotations
 
 import re
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -65,6 +66,10 @@ _PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>
 #: letter and number (``FY2026``, ``FY2026-Q3``, ``R2026-M01``, ``R2026-W53``). The instants it
 #: names depend on the calendar, so only a grain of that calendar reads it (``_calendar_start``).
 _CALENDAR_KEY = re.compile(r"(?P<label>[A-Za-z]+)(?P<year>\d{4})(?:-(?P<unit>Q\d|[MW]\d{2}))?")
+#: Legacy IANA names of fixed offsets, which people write meaning a region's local time (``EST``
+#: for New York): a grain in one warns. ``Etc/GMT+5`` is UTC-05:00 (POSIX signs), also fixed.
+_FIXED_ZONE = re.compile(r"EST|MST|HST|Etc/GMT[+-](?!0$)\d{1,2}")
+_REGION = {"EST": "America/New_York", "MST": "America/Denver", "HST": "Pacific/Honolulu"}
 _EXPECTED_KEYS = (
     "an ISO 8601 date or time such as '2026-07-30', '2026-07-30T09', '2026-07-30T09:15:00Z', "
     "'2026-07-30T09:15+02:00' or '20260730T0915Z', or a period key such as '2026', '2026-03', "
@@ -130,7 +135,7 @@ def read_dated(
         )
     try:
         if input_format:
-            return datetime.strptime(key, input_format), not _has_time(input_format)
+            return datetime.strptime(key, input_format), not has_time(input_format)
         # Every fromisoformat spelling with a time of day is longer than 10 characters.
         return datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key), len(key) <= 10
     except ValueError as err:
@@ -146,7 +151,7 @@ def read_dated(
 
 
 @lru_cache(maxsize=64)
-def _has_time(input_format: str) -> bool:
+def has_time(input_format: str) -> bool:
     """Whether the ``strptime`` format reads a time of day or an offset (``%H``, ``%M``, ``%z`` …)."""
     return re.search(r"%[HIMSfpzcX]", input_format.replace("%%", "")) is not None
 
@@ -262,6 +267,9 @@ class Grain(ABC):
 
     :param timezone: IANA time zone name; default ``"UTC"``.
     :raises ValueError: at construction, for an unknown time zone or a bad parameter.
+    :warns UserWarning: at construction, for the fixed-offset legacy names ``EST``, ``MST``,
+        ``HST`` and ``Etc/GMT+5``-style zones (no daylight saving time), suggesting a region's
+        IANA name such as ``America/New_York``; the grain is still built.
     """
 
     timezone: str = field(default="UTC", kw_only=True)
@@ -275,6 +283,15 @@ class Grain(ABC):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tz", time_zone(self.timezone, owner=type(self).__name__))
+        if _FIXED_ZONE.fullmatch(self.timezone):
+            region = _REGION.get(self.timezone, "America/New_York")
+            warnings.warn(
+                f"{type(self).__name__}: timezone {self.timezone!r} is a fixed UTC offset all year, without "
+                "daylight saving time, so its days and hours are not a region's local ones; if you meant "
+                f"a region's local time, use its IANA name, such as {region!r}.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     tz: ZoneInfo = field(init=False, repr=False, compare=False)
 

@@ -29,7 +29,7 @@ objects hit the same entries. Re-evaluating a pending rollup costs a few diction
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -39,7 +39,7 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, shown
 from airflow_partitions.deadlines import PolicyRollupMapper
-from airflow_partitions.grains import Grain, Period, most_members, read_dated, time_zone
+from airflow_partitions.grains import Grain, Period, has_time, most_members, read_dated, time_zone
 
 #: The years of the keys a mapper accepts: a period of any grain around them, its neighbours and
 #: its members all lie within the years 1 to 9999 that Python's datetime holds (a key in 9999
@@ -61,6 +61,28 @@ def _decoded(grain: Grain, offset: int, downstream_key: str) -> Period:
 @lru_cache(maxsize=_CACHE_SIZE)
 def _members(grain: Grain, period: Period) -> tuple[Period, ...]:
     return tuple(grain.members(period))
+
+
+def check_naive_format(owner: str, input_format: str | None, grain: Grain, tz: Any) -> None:
+    """
+    Refuse a naive *input_format* naming times of *grain*'s sub-day periods in a zone with DST.
+
+    ``%Y-%m-%dT%H`` spells New York's two 01:00 hours of 2026-11-01 alike, so hourly keys in it
+    cannot name the 25 hours of that day. Zones without DST (``UTC``, ``Asia/Tokyo``), formats
+    without a time (``%Y%m%d``) or with ``%z``, and grains of a day or more are accepted.
+
+    :raises ValueError: naming *owner*, the format, the zone and an offset-bearing format.
+    """
+    if not input_format or not has_time(input_format) or "%z" in input_format:
+        return
+    if not any(p.duration < timedelta(hours=23) for p in _periods_at_samples(grain)):
+        return
+    if len({datetime(2026, month, 1, tzinfo=UTC).astimezone(tz).utcoffset() for month in range(1, 13)}) > 1:
+        raise ValueError(
+            f"{owner}: input_format {input_format!r} writes times without an offset, but {tz.key!r} repeats "
+            f"a local hour when daylight saving time ends, so two {grain!r} periods would share a key; "
+            f"use a format with %z, such as {input_format + '%z'!r}."
+        )
 
 
 def _require_grain(grain: Any, owner: str) -> Grain:
@@ -110,7 +132,10 @@ class TemporalMapper(ValueEquality, PartitionMapper):
     :param offset: Periods to shift the mapped key by (negative: earlier).
     :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
     :raises ValueError: at Dag parse for a grain that is not a grain, an unknown
-        *input_timezone* or a non-integer offset;
+        *input_timezone* or a non-integer offset; for an *input_format* with a time of day but no
+        ``%z`` (``%Y-%m-%dT%H``) under a grain shorter than a day whose keys are read in a zone
+        with DST, whose fall-back night repeats a local hour the format cannot tell apart (use
+        ``%Y-%m-%dT%H%z``);
         at mapping time, naming the key and the forms expected, for a key that names no date
         (``2026-02-30``), does not match *input_format* or has characters outside ASCII; naming
         the key and the years read, for a time outside the years 0003 to 9997 (``9999-12-31``:
@@ -142,6 +167,7 @@ class TemporalMapper(ValueEquality, PartitionMapper):
                 f"got {input_format!r}."
             )
         self.input_format = input_format
+        check_naive_format("TemporalMapper", input_format, grain, self._input_tz)
         # How far a bare date's midnight lies before the day it names (days from 06:00): fixed
         # by the configuration, so worked out once here rather than for every key.
         self._date_shift = getattr(grain, "_name_offset", None)
@@ -414,7 +440,9 @@ class TemporalRollupMapper(PolicyRollupMapper):
         exceed it (checked at parse).
     :raises ValueError: at Dag parse if the mapper or window is not ours, the window's grain
         does not nest in the mapper's (or, sliding, differs from it), member keys would not map
-        back, or a sliding window is wider than the fan-out cap.
+        back, a sliding window is wider than the fan-out cap, or the mapper's *input_format* has
+        a time but no ``%z`` while the member grain is shorter than a day in a zone with DST
+        (``%Y-%m-%dT%H`` cannot name both 01:00 hours of New York's 2026-11-01).
     """
 
     def __init__(
@@ -433,6 +461,9 @@ class TemporalRollupMapper(PolicyRollupMapper):
                 f"or SlidingWindow; got {type(upstream_mapper).__name__} and {type(window).__name__} (use "
                 "Airflow's RollupMapper for other mappers and windows)."
             )
+        # Members are written with the mapper's input_format, in the member grain's zone.
+        member = window.grain
+        check_naive_format("TemporalRollupMapper", upstream_mapper.input_format, member, member.tz)
         super().__init__(
             upstream_mapper=upstream_mapper,
             window=window,

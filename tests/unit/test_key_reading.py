@@ -7,6 +7,9 @@ the package under test.
 
 from __future__ import annotations
 
+import re
+import warnings
+
 import pytest
 
 from airflow_partitions import (
@@ -203,3 +206,68 @@ def test_time_zone_and_calendar_errors_are_one_value_error_without_a_chained_tra
         build()
     assert caught.value.__cause__ is None
     assert caught.value.__context__ is None or caught.value.__suppress_context__
+
+
+# -- fixed-offset legacy zone names ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("grain", "zone", "region"),
+    [
+        (Day, "EST", "America/New_York"),
+        (Month, "MST", "America/Denver"),
+        (Hour, "HST", "Pacific/Honolulu"),
+        (Week, "Etc/GMT+5", "America/New_York"),
+    ],
+)
+def test_a_fixed_offset_legacy_zone_warns_suggesting_a_region_and_is_still_built(grain, zone, region):
+    with pytest.warns(UserWarning, match=rf"{re.escape(repr(zone))} is a fixed UTC offset.*'{region}'"):
+        built = grain(timezone=zone)
+    assert built.timezone == zone
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Etc/UTC", "Etc/GMT", "Etc/GMT+0", "America/New_York", "EST5EDT"])
+def test_a_region_or_utc_zone_builds_without_a_warning(zone):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Day(timezone=zone)
+
+
+# -- naive input formats that cannot name every hour -------------------------------------------
+
+
+def test_a_naive_hourly_format_under_new_york_hours_is_refused_at_parse():
+    with pytest.raises(ValueError, match=r"TemporalMapper: input_format '%Y-%m-%dT%H'.*'%Y-%m-%dT%H%z'"):
+        TemporalMapper(Hour(timezone=NEW_YORK), input_format="%Y-%m-%dT%H")
+
+
+def test_a_rollup_writing_new_york_hours_in_a_naive_format_is_refused_at_parse():
+    # The mapper alone maps hours to days, which a naive format names well enough ...
+    mapper = TemporalMapper(Day(timezone=NEW_YORK), input_format="%Y-%m-%dT%H")
+    # ... but the rollup writes the 25 hours of 2026-11-01 in it, two of them both "2026-11-01T01".
+    with pytest.raises(ValueError, match=r"TemporalRollupMapper: input_format '%Y-%m-%dT%H'.*%z"):
+        TemporalRollupMapper(upstream_mapper=mapper, window=TemporalWindow(Hour(timezone=NEW_YORK)))
+
+
+def test_an_offset_bearing_format_names_all_25_hours_of_the_fall_back_day():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK), input_format="%Y-%m-%dT%H%z"),
+        window=TemporalWindow(Hour(timezone=NEW_YORK)),
+    )
+    members = rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream("2026-11-01"))
+    keys = {rollup.upstream_mapper.encode_upstream(m) for m in members}
+    assert len(keys) == 25  # 00 and 01 EDT, 01 to 23 EST
+    assert {"2026-11-01T01-0400", "2026-11-01T01-0500"} <= keys
+
+
+@pytest.mark.parametrize(
+    ("grain", "input_format"),
+    [
+        (Hour(), "%Y-%m-%dT%H"),
+        (Hour(timezone="Asia/Tokyo"), "%Y-%m-%dT%H"),
+        (Day(timezone=NEW_YORK), "%Y%m%d"),
+        (Hour(timezone=NEW_YORK), "%Y-%m-%d"),
+    ],
+)
+def test_naive_formats_that_name_every_period_are_accepted(grain, input_format):
+    TemporalMapper(grain, input_format=input_format)
