@@ -136,8 +136,10 @@ def read_dated(
     try:
         if input_format:
             return datetime.strptime(key, input_format), not has_time(input_format)
-        # Every fromisoformat spelling with a time of day is longer than 10 characters.
-        return datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key), len(key) <= 10
+        # fromisoformat's dates are 7 to 10 characters; with a time of day a key has at least 10,
+        # and only a 7-character date (2026W10) leaves room for one: 2026W10T09, not dashed.
+        value = datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key)
+        return value, len(key) < 10 or (len(key) == 10 and key[4] == "-")
     except ValueError as err:
         match = None if input_format else _PERIOD_KEY.fullmatch(key)
         if match is None:

@@ -100,6 +100,9 @@ def test_a_key_with_a_time_of_day_is_still_read_in_the_input_timezone():
     mapper = TemporalMapper(Day(timezone=NEW_YORK), input_timezone="UTC")
     assert mapper.to_downstream("2026-03-10T02:00") == "2026-03-09"
     assert mapper.to_downstream("2026-03-10T05:00") == "2026-03-10"  # 00:00 EST
+    # 2026-W10 starts Monday 2026-03-02; 02:00 UTC that day is 21:00 EST on Sunday 2026-03-01.
+    assert mapper.to_downstream("2026W10T02") == "2026-03-01"
+    assert mapper.to_downstream("2026W101T02") == "2026-03-01"
 
 
 def test_a_date_only_input_format_names_the_grains_own_day():
