@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import re
 import warnings
+from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from airflow_partitions import (
     CompositeKeyMapper,
@@ -274,3 +277,22 @@ def test_an_offset_bearing_format_names_all_25_hours_of_the_fall_back_day():
 )
 def test_naive_formats_that_name_every_period_are_accepted(grain, input_format):
     TemporalMapper(grain, input_format=input_format)
+
+
+ZONES = ["UTC", NEW_YORK, "America/Santiago", "Australia/Lord_Howe", "Asia/Kathmandu", "Pacific/Chatham"]
+
+
+@settings(max_examples=80)
+@given(
+    st.dates(date(1900, 1, 1), date(2200, 12, 31)),
+    st.integers(0, 23),
+    st.sampled_from(ZONES),
+    st.sampled_from([None, *ZONES]),
+    st.sampled_from(["%Y-%m-%d", "%Y%m%d", "%G-W%V-%u", "%GW%V%u"]),
+)
+def test_every_date_only_spelling_names_that_date_whatever_the_day_start_and_input_zone(
+    day, start_hour, zone, input_timezone, spelling
+):
+    # Python's strftime writes the ISO week date (%G, %V, %u) independently of the package.
+    mapper = TemporalMapper(Day(start_hour=start_hour, timezone=zone), input_timezone=input_timezone)
+    assert mapper.to_downstream(day.strftime(spelling)) == day.isoformat()
