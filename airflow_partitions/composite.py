@@ -24,7 +24,6 @@ from math import prod
 from typing import Any, ClassVar
 
 from airflow.partition_mappers.base import PartitionMapper
-from airflow.partition_mappers.temporal import FanOutMapper
 from airflow.partition_mappers.window import Window
 from airflow.sdk.definitions.partition_mappers.base import PartitionMapper as SdkPartitionMapper
 from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
@@ -43,20 +42,15 @@ from airflow_partitions._common import (
 from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
+    MappedPeriodFanOut,
     MemberSpelling,
     SlidingWindow,
     TemporalFanOutMapper,
     TemporalMapper,
     TemporalWindow,
+    format_member,
     largest_fan_out,
 )
-
-
-def _format(mapper: PartitionMapper | None, decoded: Any) -> str:
-    """Write a decoded dimension value as a key segment, as Airflow's ``FanOutMapper`` does."""
-    if callable(formatter := getattr(mapper, "format", None)):
-        return formatter(decoded)
-    return decoded.isoformat() if isinstance(decoded, datetime) else str(decoded)
 
 
 def _names(value: Any, *, owner: str, what: str) -> tuple[str, ...]:
@@ -260,11 +254,26 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
 
         :raises ValueError: naming the key (and the dimension), if it cannot be decoded.
         """
+        return self._decode(downstream_key, "decode_downstream")
+
+    def decode_output(self, downstream_key: str) -> dict[str, Any]:
+        """
+        Return ``{dimension: value}`` each output segment names itself, offsets kept (a fan-out's).
+
+        With ``{"day": TemporalMapper(Day(), offset=-1)}``, ``eu|2026-03-09`` decodes to the
+        period 2026-03-09 (:meth:`decode_downstream`: 2026-03-10, what a rollup waits for).
+
+        :raises ValueError: as :meth:`decode_downstream`.
+        """
+        return self._decode(downstream_key, "decode_output")
+
+    def _decode(self, downstream_key: str, method: str) -> dict[str, Any]:
         decoded: dict[str, Any] = {}
         for name, segment in self.split(downstream_key, self.output).items():
+            mapper = self.mappers.get(name)
             try:
                 decoded[name] = (
-                    self.mappers[name].decode_downstream(segment) if name in self.mappers else segment
+                    segment if mapper is None else getattr(mapper, method, mapper.decode_downstream)(segment)
                 )
             except ValueError as err:
                 raise ValueError(
@@ -291,7 +300,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
     def format(self, decoded: dict[str, Any]) -> str:
         """Return the downstream key for *decoded* output dimensions (a fan-out's downstream side)."""
         return self.join(
-            (_format(self.mappers.get(name), decoded[name]) for name in self.output), str(decoded)
+            (format_member(self.mappers.get(name), decoded[name]) for name in self.output), str(decoded)
         )
 
     def to_partition_date(self, downstream_key: str) -> datetime | None:
@@ -629,7 +638,7 @@ class DimensionRollupMapper(PolicyRollupMapper):
         return mapper.join((segments[name] for name in mapper.dimensions), key)
 
 
-class DimensionFanOutMapper(ValueEquality, FanOutMapper):
+class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
     """
     Fan one composite key out over some of its dimensions, the mirror of :class:`DimensionRollupMapper`.
 

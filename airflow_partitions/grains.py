@@ -46,6 +46,7 @@ the IANA time zone database (through :mod:`zoneinfo`), and cron as Apache Airflo
 from __future__ import annotations
 
 import re
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -65,6 +66,10 @@ _PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>
 #: letter and number (``FY2026``, ``FY2026-Q3``, ``R2026-M01``, ``R2026-W53``). The instants it
 #: names depend on the calendar, so only a grain of that calendar reads it (``_calendar_start``).
 _CALENDAR_KEY = re.compile(r"(?P<label>[A-Za-z]+)(?P<year>\d{4})(?:-(?P<unit>Q\d|[MW]\d{2}))?")
+#: Legacy IANA names of fixed offsets, which people write meaning a region's local time (``EST``
+#: for New York): a grain in one warns. ``Etc/GMT+5`` is UTC-05:00 (POSIX signs), also fixed.
+_FIXED_ZONE = re.compile(r"EST|MST|HST|Etc/GMT[+-](?!0$)\d{1,2}")
+_REGION = {"EST": "America/New_York", "MST": "America/Denver", "HST": "Pacific/Honolulu"}
 _EXPECTED_KEYS = (
     "an ISO 8601 date or time such as '2026-07-30', '2026-07-30T09', '2026-07-30T09:15:00Z', "
     "'2026-07-30T09:15+02:00' or '20260730T0915Z', or a period key such as '2026', '2026-03', "
@@ -83,39 +88,74 @@ def time_zone(name: str, *, owner: str) -> ZoneInfo:
         raise ValueError(f"{owner}: timezone must be an IANA time zone name such as 'UTC'; got {name!r}.")
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as err:
+    except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(
             f"{owner}: timezone {name!r} is not an IANA time zone name such as 'UTC' or 'America/New_York'."
-        ) from err
+        ) from None
 
 
 def read_key(key: str, input_format: str | None = None, grain: Grain | None = None) -> datetime:
     """
     Return the date and time a partition key names, naive if the key carries no offset.
 
-    Reads every ISO 8601 form ``datetime.fromisoformat`` reads, and the period keys ``YYYY``,
-    ``YYYY-MM``, ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads
-    the key with ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``). With a fiscal or
-    retail *grain*, also reads the labelled keys of its calendar (``FY2026-Q3``, ``R2026-W05``):
-    the start of the period they name, aware, in the grain's time zone.
+    Reads every ISO 8601 form ``datetime.fromisoformat`` reads (with ``z`` for ``Z``, as RFC 3339
+    section 5.6 allows: ``2026-03-10T09:15:00z``), and the period keys ``YYYY``, ``YYYY-MM``,
+    ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads the key with
+    ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``). With a fiscal or retail
+    *grain*, also reads the labelled keys of its calendar (``FY2026-Q3``, ``R2026-W05``): the
+    start of the period they name, aware, in the grain's time zone.
 
-    :raises ValueError: naming the key and the forms expected, if the key is not a string or
-        names no real date or time (``2026-02-30``).
+    :raises ValueError: naming the key and the forms expected, if the key is not a string, has
+        characters outside ASCII (``strptime`` and the period-key reader would read other
+        scripts' digits, fullwidth or Arabic-Indic, as a date), or names no real date or time
+        (``2026-02-30``).
+    """
+    return read_dated(key, input_format, grain)[0]
+
+
+def read_dated(
+    key: str, input_format: str | None = None, grain: Grain | None = None
+) -> tuple[datetime, bool]:
+    """
+    Return :func:`read_key`'s value and whether the key names a local date or period, no time of day.
+
+    Date-only keys are the ISO 8601 dates ``2026-03-10``, ``20260310``, ``2026-W11-2`` and
+    ``2026W112``, the period keys (``2026-03``, ``2026-W11``), labelled keys, and keys read with
+    an *input_format* that has no time directive (``"%Y%m%d"``). They name a span of a local
+    calendar, not an instant of some zone.
+
+    :raises ValueError: as :func:`read_key`.
     """
     if not isinstance(key, str):
         raise ValueError(f"partition key {shown(key)} is not a string; expected {_EXPECTED_KEYS}.")
+    if not key.isascii():
+        raise ValueError(
+            f"partition key {shown(key)} has characters outside ASCII; only ASCII digits are read as a date "
+            f"or time: expected {_EXPECTED_KEYS}."
+        )
     try:
-        return datetime.strptime(key, input_format) if input_format else datetime.fromisoformat(key)
+        if input_format:
+            return datetime.strptime(key, input_format), not has_time(input_format)
+        # fromisoformat's dates are 7 to 10 characters; with a time of day a key has at least 10,
+        # and only a 7-character date (2026W10) leaves room for one: 2026W10T09, not dashed.
+        value = datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key)
+        return value, len(key) < 10 or (len(key) == 10 and key[4] == "-")
     except ValueError as err:
         match = None if input_format else _PERIOD_KEY.fullmatch(key)
         if match is None:
             labelled = None if input_format or grain is None else _CALENDAR_KEY.fullmatch(key)
             if labelled is not None:
                 label, year, unit = labelled["label"], int(labelled["year"]), labelled["unit"] or ""
-                return grain._calendar_start(key, label, year, unit).replace(tzinfo=grain.tz)
+                return grain._calendar_start(key, label, year, unit).replace(tzinfo=grain.tz), True
             expected = f"a key in the format {input_format!r}" if input_format else _EXPECTED_KEYS
             raise ValueError(f"partition key {shown(key)} is not {expected} ({err}).") from None
-        return _period_key_start(key, match)
+        return _period_key_start(key, match), True
+
+
+@lru_cache(maxsize=64)
+def has_time(input_format: str) -> bool:
+    """Whether the ``strptime`` format reads a time of day or an offset (``%H``, ``%M``, ``%z`` …)."""
+    return re.search(r"%[HIMSfpzcX]", input_format.replace("%%", "")) is not None
 
 
 def parse_instant(
@@ -229,6 +269,9 @@ class Grain(ABC):
 
     :param timezone: IANA time zone name; default ``"UTC"``.
     :raises ValueError: at construction, for an unknown time zone or a bad parameter.
+    :warns UserWarning: at construction, for the fixed-offset legacy names ``EST``, ``MST``,
+        ``HST`` and ``Etc/GMT+5``-style zones (no daylight saving time), suggesting a region's
+        IANA name such as ``America/New_York``; the grain is still built.
     """
 
     timezone: str = field(default="UTC", kw_only=True)
@@ -242,6 +285,15 @@ class Grain(ABC):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tz", time_zone(self.timezone, owner=type(self).__name__))
+        if _FIXED_ZONE.fullmatch(self.timezone):
+            region = _REGION.get(self.timezone, "America/New_York")
+            warnings.warn(
+                f"{type(self).__name__}: timezone {self.timezone!r} is a fixed UTC offset all year, without "
+                "daylight saving time, so its days and hours are not a region's local ones; if you meant "
+                f"a region's local time, use its IANA name, such as {region!r}.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     tz: ZoneInfo = field(init=False, repr=False, compare=False)
 

@@ -31,9 +31,8 @@ objects hit the same entries. Re-evaluating a pending rollup costs a few diction
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from datetime import date, datetime
+from collections.abc import Iterable, Sequence
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -44,9 +43,12 @@ from airflow.partition_mappers.window import Window
 from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, shown
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import PolicyRollupMapper, UseTemporalRollupMapper
-from airflow_partitions.grains import Day, Grain, Period, most_members, read_key, time_zone
+from airflow_partitions.grains import Day, Grain, Period, has_time, most_members, read_dated, time_zone
 
-_DATE_ONLY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
+#: The years of the keys a mapper accepts: a period of any grain around them, its neighbours and
+#: its members all lie within the years 1 to 9999 that Python's datetime holds (a key in 9999
+#: would map to a period whose end, 10000-01-01, no datetime can hold).
+FIRST_YEAR, LAST_YEAR = 3, 9997
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -65,6 +67,28 @@ def _members(grain: Grain, period: Period) -> tuple[Period, ...]:
     return tuple(grain.members(period))
 
 
+def check_naive_format(owner: str, input_format: str | None, grain: Grain, tz: Any) -> None:
+    """
+    Refuse a naive *input_format* naming times of *grain*'s sub-day periods in a zone with DST.
+
+    ``%Y-%m-%dT%H`` spells New York's two 01:00 hours of 2026-11-01 alike, so hourly keys in it
+    cannot name the 25 hours of that day. Zones without DST (``UTC``, ``Asia/Tokyo``), formats
+    without a time (``%Y%m%d``) or with ``%z``, and grains of a day or more are accepted.
+
+    :raises ValueError: naming *owner*, the format, the zone and an offset-bearing format.
+    """
+    if not input_format or not has_time(input_format) or "%z" in input_format:
+        return
+    if not any(p.duration < timedelta(hours=23) for p in _periods_at_samples(grain)):
+        return
+    if len({datetime(2026, month, 1, tzinfo=UTC).astimezone(tz).utcoffset() for month in range(1, 13)}) > 1:
+        raise ValueError(
+            f"{owner}: input_format {input_format!r} writes times without an offset, but {tz.key!r} repeats "
+            f"a local hour when daylight saving time ends, so two {grain!r} periods would share a key; "
+            f"use a format with %z, such as {input_format + '%z'!r}."
+        )
+
+
 def _require_grain(grain: Any, owner: str) -> Grain:
     if not isinstance(grain, Grain):
         raise ValueError(
@@ -80,11 +104,14 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
     Reads every ISO 8601 spelling (``2026-07-30``, ``2026-07-30T09``, ``2026-07-30T09:15:00Z``,
     ``2026-07-30T09:15+0200``, ``20260730T0915Z``, the keys core's ``CronPartitionTimetable``
-    writes) and our period keys (``2026-03``, ``2026-Q1``, ``2026-W11``); a key without an
-    offset is read in *input_timezone*, by default the grain's time zone (the first occurrence on
-    fall-back's repeated hour). A fiscal or retail grain also reads the labelled keys of its own
-    calendar (``FY2026-Q3``, ``R2026-W05``), in its own time zone. With *input_format*, keys are
-    read with ``strptime`` instead (``"%Y%m%d"``: ``20260730``).
+    writes) and our period keys (``2026-03``, ``2026-Q1``, ``2026-W11``); a key with a time of
+    day and no offset is read in *input_timezone*, by default the grain's time zone (the first
+    occurrence on fall-back's repeated hour). A key without a time of day (``2026-03-10``,
+    ``20260310``, ``2026-W11-2``, ``2026-03``, or read with a date-only *input_format*) names a
+    span of the grain's own local calendar whatever *input_timezone* is, and a date names its
+    own day also when days start at ``start_hour``. A fiscal or retail grain also reads the
+    labelled keys of its own calendar (``FY2026-Q3``, ``R2026-W05``), in its own time zone.
+    With *input_format*, keys are read with ``strptime`` instead (``"%Y%m%d"``: ``20260730``).
     Writes the grain's canonical key: ``TemporalMapper(Day())`` maps all of the above to
     ``2026-07-30``, ``TemporalMapper(Hour(timezone="America/New_York"))`` maps
     ``2026-11-01T05:30:00Z`` to ``2026-11-01T01-04:00`` and ``2026-11-01T06:30:00Z`` to
@@ -109,9 +136,14 @@ class TemporalMapper(ValueEquality, PartitionMapper):
     :param offset: Periods to shift the mapped key by (negative: earlier).
     :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
     :raises ValueError: at Dag parse for a grain that is not a grain, an unknown
-        *input_timezone* or a non-integer offset;
+        *input_timezone* or a non-integer offset; for an *input_format* with a time of day but no
+        ``%z`` (``%Y-%m-%dT%H``) under a grain shorter than a day whose keys are read in a zone
+        with DST, whose fall-back night repeats a local hour the format cannot tell apart (use
+        ``%Y-%m-%dT%H%z``);
         at mapping time, naming the key and the forms expected, for a key that names no date
-        (``2026-02-30``) or does not match *input_format*.
+        (``2026-02-30``), does not match *input_format* or has characters outside ASCII; naming
+        the key and the years read, for a time outside the years 0003 to 9997 (``9999-12-31``:
+        its period, neighbours and members would reach past what a datetime holds).
     """
 
     expected_decoded_type: ClassVar[type] = Period
@@ -139,9 +171,10 @@ class TemporalMapper(ValueEquality, PartitionMapper):
                 f"got {input_format!r}."
             )
         self.input_format = input_format
+        check_naive_format("TemporalMapper", input_format, grain, self._input_tz)
         # How far a bare date's midnight lies before the day it names (days from 06:00): fixed
         # by the configuration, so worked out once here rather than for every key.
-        self._date_shift = None if input_format else getattr(grain, "_name_offset", None)
+        self._date_shift = getattr(grain, "_name_offset", None)
         self.offset = offset
 
     def to_downstream(self, key: str) -> str:
@@ -157,16 +190,22 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         return self._map(key, as_period=True)
 
     def _map(self, key: str, *, as_period: bool) -> Any:
+        when, dated = read_dated(key, self.input_format, self.grain)
+        if not FIRST_YEAR <= when.year <= LAST_YEAR:
+            raise ValueError(
+                f"partition key {shown(key)} names a time in the year {when.year}; keys are mapped from "
+                f"the years {FIRST_YEAR:04d} to {LAST_YEAR}, where every period, its members and neighbours "
+                "exist."
+            )
+        # A date, week or month names a span of the grain's local calendar, not an instant of
+        # input_timezone: 2026-03-10 is New York's 2026-03-10 for a New York grain.
+        tz = self.grain.tz if dated else self._input_tz
         try:
-            when = read_key(key, self.input_format, self.grain)
-        except OverflowError:
-            raise ValueError(f"partition key {shown(key)}: its time lies past year 1 or 9999.") from None
-        try:
-            if self._date_shift and _DATE_ONLY.fullmatch(key):
+            if dated and self._date_shift:
                 when += self._date_shift  # a bare date names its own day, also when days start at 06:00
             if not self.offset and not as_period:
-                return self.grain.key_at(when, self._input_tz)  # the hot path: no Period built
-            period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=self._input_tz))
+                return self.grain.key_at(when, tz)  # the hot path: no Period built
+            period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=tz))
             period = self.grain.shift(period, self.offset) if self.offset else period
             return period if as_period else period.key
         except ValueError as err:
@@ -174,6 +213,18 @@ class TemporalMapper(ValueEquality, PartitionMapper):
             raise ValueError(f"partition key {shown(key)}: {err}") from None
         except OverflowError:
             raise ValueError(f"partition key {shown(key)}: its period lies past year 1 or 9999.") from None
+
+    def decode_output(self, downstream_key: str) -> Period:
+        """
+        Return the period *downstream_key* itself names, offset kept: what a fan-out expands.
+
+        ``TemporalMapper(Day(), offset=-1)`` maps ``2026-03-10`` to ``2026-03-09``, and a fan-out
+        of it runs the hours of 2026-03-09; :meth:`decode_downstream` (2026-03-10, the period a
+        rollup waits for) is the other direction.
+
+        :raises ValueError: naming the key, if it is not a canonical key of the grain.
+        """
+        return _decoded(self.grain, 0, downstream_key)
 
     def decode_downstream(self, downstream_key: str) -> Period:
         """Return the upstream period a downstream key stands for (its own period, less ``offset``)."""
@@ -357,10 +408,6 @@ SAMPLE_INSTANTS = tuple(
 )
 
 
-#: strptime directives that read a time of day.
-_TIME_DIRECTIVE = re.compile(r"%[HIMSfpXcTRr]")
-
-
 class MemberSpelling:
     """
     Read an upstream key as the member period of *grain* it names, spelled as a rollup awaits it.
@@ -388,14 +435,9 @@ class MemberSpelling:
     def __call__(self, key: str) -> str:
         """Return the awaited spelling of the member *key* names."""
         member = self.encode(self.reader.downstream_period(key))
-        if member == key or self._names_time(key) or (self.days and self._names_day(key)):
+        if member == key or not read_dated(key, self.input_format)[1] or (self.days and self._names_day(key)):
             return member
         raise ValueError(f"it names a longer span than one member of the window (such as {member!r})")
-
-    def _names_time(self, key: str) -> bool:
-        if self.input_format:
-            return bool(_TIME_DIRECTIVE.search(self.input_format))
-        return "T" in key.upper() or " " in key.strip()
 
     def _names_day(self, key: str) -> bool:
         if self.input_format:
@@ -449,8 +491,11 @@ class TemporalRollupMapper(PolicyRollupMapper):
         exceed it (checked at parse).
     :raises ValueError: at Dag parse if the mapper or window is not ours, the window's grain
         does not nest in the mapper's (or, sliding, differs from it), member keys would not map
-        back, or a sliding window is wider than the fan-out cap; at mapping time, naming the key,
-        for a key the mapper cannot read or that names no member of its window.
+        back, a sliding window is wider than the fan-out cap, or the mapper's *input_format* has
+        a time but no ``%z`` while the member grain is shorter than a day in a zone with DST
+        (``%Y-%m-%dT%H`` cannot name both 01:00 hours of New York's 2026-11-01); at mapping
+        time, naming the key, for a key the mapper cannot read or that names no member of its
+        window.
     """
 
     def __init__(
@@ -469,13 +514,18 @@ class TemporalRollupMapper(PolicyRollupMapper):
                 f"SlidingWindow or BusinessDayWindow; got {type(upstream_mapper).__name__} and "
                 f"{type(window).__name__} (use Airflow's RollupMapper for Airflow's mappers and windows)."
             )
+        grain = upstream_mapper.grain
+        member_grain = window.grain(grain.timezone) if isinstance(window, BusinessDayWindow) else window.grain
+        # Members are written with the mapper's input_format, in the member grain's zone.
+        check_naive_format(
+            "TemporalRollupMapper", upstream_mapper.input_format, member_grain, member_grain.tz
+        )
         super().__init__(
             upstream_mapper=upstream_mapper,
             window=window,
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
         )
-        grain = upstream_mapper.grain
         if isinstance(window, SlidingWindow):
             if window.grain != grain:
                 raise ValueError(
@@ -485,7 +535,6 @@ class TemporalRollupMapper(PolicyRollupMapper):
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
         #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
         self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
-        member_grain = window.grain(grain.timezone) if isinstance(window, BusinessDayWindow) else window.grain
         self._member = MemberSpelling(upstream_mapper, member_grain)
         self._check_routes(
             tuple(grain.key(period) for period in _periods_at_samples(grain)),
@@ -543,7 +592,34 @@ def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int
     return largest, f"period {widest.key!r}"
 
 
-class TemporalFanOutMapper(ValueEquality, FanOutMapper):
+def format_member(mapper: PartitionMapper | None, decoded: Any) -> str:
+    """Write a decoded member as a downstream key, as Airflow's ``FanOutMapper`` does."""
+    if callable(formatter := getattr(mapper, "format", None)):
+        return formatter(decoded)
+    return decoded.isoformat() if isinstance(decoded, datetime) else str(decoded)
+
+
+class MappedPeriodFanOut(FanOutMapper):
+    """
+    Airflow's ``FanOutMapper``, expanding the period the upstream mapper maps a key to.
+
+    Core decodes the mapped key with ``decode_downstream``, which for a rollup undoes the
+    mapper's offset (the downstream key ``2026-03-10`` of ``offset=-1`` waits for 2026-03-11);
+    a fan-out of ``TemporalMapper(Day(), offset=-1)`` must expand 2026-03-09, the day the mapper
+    names. Mappers with a ``decode_output`` (ours) are decoded with it; others as core does.
+    """
+
+    def to_downstream(self, key: str) -> Iterable[str]:
+        """Return the keys of the window's members in the period the upstream mapper names."""
+        mapper = self.upstream_mapper
+        decode = getattr(mapper, "decode_output", None)
+        formatted = mapper.to_downstream(key)
+        if decode is None or not isinstance(formatted, str):
+            return super().to_downstream(key)  # core's, with its TypeError for a fanning mapper
+        return [format_member(self.downstream_mapper, m) for m in self.window.to_upstream(decode(formatted))]
+
+
+class TemporalFanOutMapper(ValueEquality, MappedPeriodFanOut):
     """
     Airflow's ``FanOutMapper`` whose downstream mapper defaults to ``TemporalMapper(window.grain)``.
 

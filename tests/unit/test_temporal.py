@@ -705,9 +705,14 @@ def test_mapping_a_canonical_key_gives_it_back(data):
 
 
 def key_instant(grain: Grain, key: str, tz: ZoneInfo) -> datetime:
-    """The instant a key stands for: its own, but a bare date names the day starting on it."""
-    instant = parse_instant(key, tz)
-    if isinstance(grain, Day) and re.fullmatch(r"\d{4}-?\d{2}-?\d{2}", key):
+    """
+    The instant a key stands for: its own (naive: in *tz*), but a bare date names that date of
+    the grain's own calendar, whatever *tz* is, and the day starting on it.
+    """
+    if not re.fullmatch(r"\d{4}-?\d{2}-?\d{2}", key):
+        return parse_instant(key, tz)
+    instant = parse_instant(key, grain.tz)
+    if isinstance(grain, Day):
         instant += timedelta(hours=grain.start_hour)  # wall-clock addition: 06:00 on that date
     return instant
 
