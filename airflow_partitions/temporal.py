@@ -533,8 +533,9 @@ class TemporalRollupMapper(PolicyRollupMapper):
                     f"{window.grain!r} under {grain!r}."
                 )
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
+        self.sliding = isinstance(window, SlidingWindow)
         #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
-        self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
+        self.largest_fan_out = window.periods if self.sliding else 1
         self._member = MemberSpelling(upstream_mapper, member_grain)
         self._check_routes(
             tuple(grain.key(period) for period in _periods_at_samples(grain)),
