@@ -37,6 +37,9 @@ DAG_IDS = [
     "it_month_of_formatted_days",
     "it_restart_day",
     "it_series_day_by_deadline",
+    "it_status_day",
+    "it_core_day_of_hours",
+    "it_backfill_daily",
 ]
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]

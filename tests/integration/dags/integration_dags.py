@@ -8,9 +8,12 @@ import pendulum
 from airflow.sdk import (
     DAG,
     Asset,
+    DayWindow,
     PartitionedAssetTimetable,
     PartitionedAtRuntime,
     PartitionMapper,
+    RollupMapper,
+    StartOfDayMapper,
     get_current_context,
     task,
 )
@@ -316,3 +319,42 @@ with DAG(
         }
 
     count_keys()
+
+
+# -- status and backfill --missing (test_status.py) ----------------------------------------------
+
+status_hours = Asset("it_status_hours")
+core_hours = Asset("it_core_hours")
+
+consumer(
+    "it_status_day",
+    status_hours,
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())),
+)
+
+# Core's rollup compares keys by spelling: "2026-03-10T5" maps to its day but never counts.
+consumer(
+    "it_core_day_of_hours",
+    core_hours,
+    RollupMapper(upstream_mapper=StartOfDayMapper(input_format="%Y-%m-%dT%H"), window=DayWindow()),
+)
+
+#: The days of the backfill week whose runs fail (test_status.py then backfills exactly them).
+FAILING_DAYS = ("2026-03-03", "2026-03-05")
+
+with DAG(
+    "it_backfill_daily",
+    # One partition per UTC day; no scheduled run before 2100, so only the test's runs exist.
+    schedule=GrainPartitionTimetable(Day()),
+    start_date=pendulum.datetime(2100, 1, 1, tz="UTC"),
+    catchup=False,
+):
+
+    @task
+    def process(dag_run=None) -> str:
+        """Fail on FAILING_DAYS (no data), succeed on the other days."""
+        if dag_run.partition_key in FAILING_DAYS:
+            raise RuntimeError(f"no data for {dag_run.partition_key}")
+        return dag_run.partition_key
+
+    process()

@@ -1,0 +1,316 @@
+"""
+The partition state of a running deployment, read from its metadata database.
+
+One reader under ``airflow-partitions status``, ``backfill --missing`` and the Partitions view.
+
+Read-only, through Airflow's own models and session: a partitioned consumer Dag's pending
+partitioned Dag runs (``AssetPartitionDagRun`` rows without a Dag run, the keys they received in
+``PartitionedAssetKeyLog``), its Dag runs by partition key, the audit-log rows of keys refused on
+arrival (``failed to map partition_key``), and the scheduler's queue of pending runs (the 500
+oldest are evaluated per scheduler loop). The mappers are the ones the scheduler runs: the Dag's
+serialized timetable. One query per table, whatever the number of partitions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+#: Pending partitioned Dag runs the scheduler evaluates per loop, oldest first (Airflow 3.3's
+#: ``MAX_PARTITION_DAG_RUNS_PER_LOOP``).
+EVALUATED_PER_LOOP = 500
+#: The audit-log event Airflow writes for a key a consumer's mapper refused on arrival.
+REFUSED_EVENT = "failed to map partition_key"
+
+
+@dataclass(frozen=True)
+class AssetProgress:
+    """
+    What one upstream asset has given a pending partitioned Dag run.
+
+    Keys are upstream partition keys as producers sent them (``received``), as the rollup awaits
+    them (``expected``, ``missing``), and the received keys that will never count, each with why
+    (``never_counting``: ``[key, reason]``). ``expected`` is empty for a mapper that is not a
+    rollup (one key is enough).
+    """
+
+    asset: str
+    received: tuple[str, ...]
+    expected: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    never_counting: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Partition:
+    """
+    One downstream partition key of a consumer Dag: its Dag runs and its pending run, if any.
+
+    ``state`` is ``"pending"`` (waiting for upstream keys), ``"past deadline"`` (pending, its
+    :class:`~airflow_partitions.CompletionDeadline` time to fire has come: it fires once
+    settled), ``"never counting"`` (pending and holding keys that will never count), else the
+    state of its latest Dag run (``"success"``, ``"failed"``, ``"running"``, ``"queued"``).
+    ``queue_position`` is the pending run's place among all pending partitioned runs of the
+    deployment, oldest first (1-based): beyond 500 the scheduler does not evaluate it this loop.
+    Times are UTC.
+    """
+
+    partition_key: str
+    state: str
+    runs: tuple[tuple[str, str], ...] = ()
+    progress: tuple[AssetProgress, ...] = ()
+    opened_at: datetime | None = None
+    fires_at: datetime | None = None
+    queue_position: int | None = None
+
+    @property
+    def starved(self) -> bool:
+        """Whether the scheduler's loop does not reach this pending run (over 500 ahead)."""
+        return self.queue_position is not None and self.queue_position > EVALUATED_PER_LOOP
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A key refused on arrival (Airflow's audit-log row): when, the key, the asset, the message."""
+
+    when: datetime | None
+    message: str
+
+
+@dataclass(frozen=True)
+class ConsumerState:
+    """
+    The partition state of one partitioned consumer Dag.
+
+    ``pending_total`` counts every pending partitioned run of the deployment; ``blocked_ahead``,
+    those ahead of this Dag's oldest pending run that hold only keys that will never count.
+    """
+
+    dag_id: str
+    assets: tuple[tuple[str, str], ...]
+    partitions: tuple[Partition, ...]
+    refusals: tuple[Refusal, ...] = ()
+    pending_total: int = 0
+    blocked_ahead: int = 0
+    read_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return plain JSON types (times as ISO 8601 strings)."""
+        return _jsonable(asdict(self))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def consumer_state(dag_id: str, *, partition_key: str | None = None, session: Any = None) -> ConsumerState:
+    """
+    Read the partition state of the partitioned consumer Dag *dag_id*, or of one of its keys.
+
+    ``consumer_state("weather_local_day_jfk", partition_key="2013-03-10")`` tells whether New
+    York's 2013-03-10 ran, or which of its 23 UTC hours (``2013-03-10T05`` …) have arrived and
+    which are missing.
+
+    :param session: An Airflow ORM session; a new one (read-only use) if omitted.
+    :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned
+        by assets.
+    """
+    if session is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as new:
+            return _read(dag_id, partition_key, new)
+    return _read(dag_id, partition_key, session)
+
+
+def _read(dag_id: str, only: str | None, session: Any) -> ConsumerState:
+    from airflow.models.asset import AssetModel, AssetPartitionDagRun, PartitionedAssetKeyLog
+    from airflow.models.dag import DagModel
+    from airflow.models.dagrun import DagRun
+    from airflow.models.log import Log
+    from airflow.models.serialized_dag import SerializedDagModel
+    from sqlalchemy import select
+
+    dag = SerializedDagModel.get_dag(dag_id, session=session)
+    timetable = getattr(dag, "timetable", None)
+    if dag is None or not getattr(timetable, "partitioned", False):
+        raise ValueError(
+            f"{dag_id!r} is not a partitioned consumer Dag in this deployment's metadata database "
+            "(no serialized Dag, or its schedule is not partitioned by assets)."
+        )
+    assets = [(key.name, key.uri) for key, _ in timetable.asset_condition.iter_assets()]
+    mappers = {name: timetable.get_partition_mapper(name=name, uri=uri) for name, uri in assets}
+
+    apdrs = select(AssetPartitionDagRun).where(AssetPartitionDagRun.target_dag_id == dag_id)
+    runs = select(DagRun.run_id, DagRun.partition_key, DagRun.state).where(
+        DagRun.dag_id == dag_id, DagRun.partition_key.is_not(None)
+    )
+    if only is not None:
+        apdrs = apdrs.where(AssetPartitionDagRun.partition_key == only)
+        runs = runs.where(DagRun.partition_key == only)
+    pending = {a.id: a for a in session.scalars(apdrs) if a.created_dag_run_id is None}
+    received: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    if pending:
+        for apdr_id, name, key in session.execute(
+            select(
+                PartitionedAssetKeyLog.asset_partition_dag_run_id,
+                AssetModel.name,
+                PartitionedAssetKeyLog.source_partition_key,
+            )
+            .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
+            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(list(pending)))
+        ):
+            received[apdr_id][name].add(key)
+    runs_by_key: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for run_id, key, state in session.execute(runs.order_by(DagRun.id)):
+        runs_by_key[key].append((run_id, str(state.value if hasattr(state, "value") else state)))
+
+    queue = session.execute(
+        select(AssetPartitionDagRun.id, AssetPartitionDagRun.target_dag_id)
+        .join(DagModel, DagModel.dag_id == AssetPartitionDagRun.target_dag_id)
+        .where(AssetPartitionDagRun.created_dag_run_id.is_(None), DagModel.is_stale.is_(False))
+        .order_by(AssetPartitionDagRun.created_at, AssetPartitionDagRun.id)
+    ).all()
+    position = {apdr_id: place for place, (apdr_id, _) in enumerate(queue, 1)}
+
+    partitions: dict[str, Partition] = {}
+    for key, key_runs in runs_by_key.items():
+        partitions[key] = Partition(key, key_runs[-1][1], runs=tuple(key_runs))
+    for apdr in sorted(pending.values(), key=lambda a: (a.created_at, a.id)):
+        progress = tuple(
+            _progress(name, mappers[name], apdr.partition_key, received[apdr.id].get(name, set()))
+            for name, _ in assets
+            if name in received[apdr.id]
+        )
+        fires_at = _fires_at(mappers, apdr.partition_key, progress)
+        state = (
+            "never counting"
+            if any(p.never_counting for p in progress)
+            else "past deadline"
+            if fires_at is not None and fires_at <= datetime.now(UTC)
+            else "pending"
+        )
+        partitions[apdr.partition_key] = Partition(
+            apdr.partition_key,
+            state,
+            runs=tuple(runs_by_key.get(apdr.partition_key, ())),
+            progress=progress,
+            opened_at=apdr.created_at,
+            fires_at=fires_at,
+            queue_position=position.get(apdr.id),
+        )
+
+    refusals = [
+        Refusal(when, extra)
+        for when, extra in session.execute(
+            select(Log.dttm, Log.extra)
+            .where(Log.event == REFUSED_EVENT, Log.extra.contains(f"in target Dag '{dag_id}'"))
+            .order_by(Log.id)
+        )
+        if only is None or f"'{only}'" in (extra or "")
+    ]
+    first = min((p.queue_position for p in partitions.values() if p.queue_position), default=None)
+    return ConsumerState(
+        dag_id=dag_id,
+        assets=tuple(assets),
+        partitions=tuple(sorted(partitions.values(), key=lambda p: p.partition_key)),
+        refusals=tuple(refusals),
+        pending_total=len(queue),
+        blocked_ahead=_blocked(queue[: first - 1], session) if first else 0,
+    )
+
+
+def _progress(asset: str, mapper: Any, downstream_key: str, received: set[str]) -> AssetProgress:
+    """Return what *received* keys give *downstream_key* under *mapper* (a rollup counts members)."""
+    keys = tuple(sorted(received))
+    if not getattr(mapper, "is_rollup", False):
+        return AssetProgress(asset, keys)
+    expected = mapper.to_upstream(downstream_key)
+    if hasattr(mapper, "sort_received"):  # ours: members, whatever the spelling
+        counted, never = mapper.sort_received(expected, received)
+        reasons = tuple((key, _why(mapper, key, downstream_key)) for key in never)
+    else:  # Airflow's: by spelling
+        counted, reasons = (
+            received & expected,
+            tuple((k, "not spelled as awaited") for k in keys if k not in expected),
+        )
+    return AssetProgress(asset, keys, tuple(sorted(expected)), tuple(sorted(expected - counted)), reasons)
+
+
+def _why(mapper: Any, key: str, downstream_key: str) -> str:
+    """Why *key* never counts towards *downstream_key*: the refusal :meth:`to_downstream` gives."""
+    try:
+        mapper.to_downstream(key)
+    except ValueError as err:
+        return str(err)
+    return f"it counts towards other partitions, not {downstream_key!r}"
+
+
+def _fires_at(
+    mappers: dict[str, Any], downstream_key: str, progress: tuple[AssetProgress, ...]
+) -> datetime | None:
+    """When a :class:`~airflow_partitions.CompletionDeadline` lets the pending run fire, if one does."""
+    from airflow_partitions.deadlines import CompletionDeadline
+
+    times = []
+    for item in progress:
+        mapper = mappers[item.asset]
+        policy = getattr(mapper, "policy", None)
+        expected = mapper.to_upstream(downstream_key) if isinstance(policy, CompletionDeadline) else None
+        if expected is not None and expected.closes_at is not None:
+            counted = len(expected) - len(item.missing)
+            times.append(policy.fires_at(expected.closes_at, counted, len(expected)))
+    return max(times, default=None)
+
+
+def _blocked(ahead: list[Any], session: Any) -> int:
+    """Return how many pending runs *ahead* hold only keys their rollup will never count."""
+    from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
+    from airflow.models.serialized_dag import SerializedDagModel
+    from sqlalchemy import select
+
+    if not ahead:
+        return 0
+    dag_of = dict(ahead)
+    keys: dict[int, list[tuple[str, str, str]]] = defaultdict(list)
+    for apdr_id, name, uri, key, target in session.execute(
+        select(
+            PartitionedAssetKeyLog.asset_partition_dag_run_id,
+            AssetModel.name,
+            AssetModel.uri,
+            PartitionedAssetKeyLog.source_partition_key,
+            PartitionedAssetKeyLog.target_partition_key,
+        )
+        .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
+        .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(list(dag_of)))
+    ):
+        keys[apdr_id].append((name, uri, key, target))
+    timetables = {
+        d.dag_id: d.timetable
+        for d in (SerializedDagModel.get_dag(dag_id, session=session) for dag_id in set(dag_of.values()))
+        if d is not None
+    }
+    blocked = 0
+    for apdr_id, logged in keys.items():
+        timetable = timetables.get(dag_of[apdr_id])
+        blocked += timetable is not None and not any(
+            _counts(timetable.get_partition_mapper(name=name, uri=uri), key, target)
+            for name, uri, key, target in logged
+        )
+    return blocked
+
+
+def _counts(mapper: Any, key: str, downstream_key: str) -> bool:
+    """Whether *key* counts towards *downstream_key* (any key counts for a mapper that is no rollup)."""
+    if not getattr(mapper, "is_rollup", False):
+        return True
+    expected = mapper.to_upstream(downstream_key)
+    if hasattr(mapper, "sort_received"):  # ours: members, whatever the spelling
+        return bool(mapper.sort_received(expected, [key])[0])
+    return key in expected  # Airflow's: by spelling

@@ -1,0 +1,107 @@
+"""
+The partition state reader (``airflow_partitions.inspect.state``) against the real scheduler's
+metadata database: what waits, what is missing, what will never count, and starvation.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from airflow_partitions.testing import wait_until
+from tests.integration.test_no_silent_holds import _send, _settle
+
+
+def _state(airflow, dag_id: str, key: str | None = None) -> dict:
+    """The consumer's state as read from the deployment's database, in a process of its own."""
+    code = (
+        "import json; from airflow_partitions.inspect.state import consumer_state; "
+        f"print(json.dumps(consumer_state({dag_id!r}, partition_key={key!r}).to_dict()))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=airflow.env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_rollup_with_23_of_24_hours_shows_the_missing_hour(airflow):
+    day = "2026-04-01"
+    _send(airflow, "it_status_hours", [f"{day}T{h:02d}:00:00Z" for h in range(24) if h != 17])
+    _settle(airflow, "status-23")
+    state = _state(airflow, "it_status_day", day)
+    [partition] = state["partitions"]
+    assert (partition["partition_key"], partition["state"], partition["runs"]) == (day, "pending", [])
+    [progress] = partition["progress"]
+    assert progress["asset"] == "it_status_hours"
+    assert progress["missing"] == [f"{day}T17"]
+    assert len(progress["expected"]) == 24 and len(progress["received"]) == 23
+    assert progress["never_counting"] == []
+    assert partition["queue_position"] >= 1
+
+    _send(airflow, "it_status_hours", [f"{day}T17"])
+    airflow.wait_for_runs("it_status_day", 1, timeout=60)
+    [partition] = _state(airflow, "it_status_day", day)["partitions"]
+    assert partition["state"] in {"queued", "running", "success"}
+    assert partition["progress"] == [] and len(partition["runs"]) == 1
+
+
+def test_a_key_refused_on_arrival_shows_with_its_message(airflow):
+    airflow.create_asset_event("it_status_hours", partition_key="2026-04-02")  # a day: hours awaited
+
+    def refused() -> dict | None:
+        state = _state(airflow, "it_status_day")
+        return state if state["refusals"] else None
+
+    state = wait_until(refused, timeout=30, what="the refusal in the state")
+    assert any(
+        "'2026-04-02' would never count towards '2026-04-02'" in r["message"] for r in state["refusals"]
+    )
+
+
+def test_a_wrongly_spelled_key_in_cores_rollup_shows_as_never_counting(airflow):
+    airflow.create_asset_event("it_core_hours", partition_key="2026-04-03T5")  # core awaits "…T05"
+    _settle(airflow, "core-spelling")
+    [partition] = _state(airflow, "it_core_day_of_hours", "2026-04-03")["partitions"]
+    assert partition["state"] == "never counting"
+    [progress] = partition["progress"]
+    assert progress["never_counting"] == [["2026-04-03T5", "not spelled as awaited"]]
+    assert len(progress["missing"]) == 24
+
+
+def _backfill(airflow, *, create: bool) -> dict:
+    """Missing-only backfill of it_backfill_daily over 2026-03-01 … 07, in a process of its own."""
+    code = (
+        "import json; from datetime import datetime, UTC; "
+        "from airflow_partitions.inspect.backfill import create_runs, missing_partitions; "
+        "missing = missing_partitions('it_backfill_daily', datetime(2026, 3, 1, tzinfo=UTC), "
+        "datetime(2026, 3, 7, tzinfo=UTC)); "
+        f"runs = create_runs('it_backfill_daily', missing) if {create} else []; "
+        "print(json.dumps({'missing': [m.to_dict() for m in missing], 'runs': runs}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=airflow.env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_backfill_missing_over_a_week_with_two_failed_days_creates_exactly_two_runs(airflow):
+    days = [f"2026-03-{d:02d}" for d in range(1, 8)]
+    for day in days:
+        airflow.trigger("it_backfill_daily", partition_key=day)
+    runs = airflow.wait_for_runs("it_backfill_daily", 7, timeout=240, states=("success", "failed"))
+    failed = sorted(r["partition_key"] for r in runs if r["state"] != "success")
+    assert {"2026-03-03", "2026-03-05"} <= set(failed)  # the Dag fails those two days
+
+    dry = _backfill(airflow, create=False)
+    assert [m["partition_key"] for m in dry["missing"]] == failed
+    assert all(m["states"] == ["failed"] for m in dry["missing"])
+    assert dry["runs"] == [] and len(airflow.dag_runs("it_backfill_daily")) == 7  # a dry run creates nothing
+
+    done = _backfill(airflow, create=True)
+    assert len(done["runs"]) == len(failed)
+    created = [r for r in airflow.dag_runs("it_backfill_daily") if r["dag_run_id"] in done["runs"]]
+    assert sorted(r["partition_key"] for r in created) == failed
+    assert len(airflow.dag_runs("it_backfill_daily")) == 7 + len(failed)
