@@ -94,12 +94,17 @@ def as_core(value: Any, kind: str) -> Any:
     *kind* is ``"partition_mapper"`` or ``"window"``. Dag files may build Airflow's mappers and
     windows from ``airflow.sdk``: definitions without ``to_downstream`` or ``to_upstream``. A
     round trip through Airflow's own serialization turns them into the working core classes,
-    as the scheduler's deserialization does.
+    as the scheduler's deserialization does. A core mapper or window (ours included) is returned
+    as it is.
 
     :raises ValueError: (Airflow's) if *value* is not a mapper or window Airflow can serialize.
     """
+    from airflow.partition_mappers.base import PartitionMapper
+    from airflow.partition_mappers.window import Window
     from airflow.serialization import decoders, encoders
 
+    if isinstance(value, PartitionMapper | Window):
+        return value
     return getattr(decoders, f"decode_{kind}")(getattr(encoders, f"encode_{kind}")(value))
 
 
