@@ -161,6 +161,14 @@ def _stored(obj: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _awaited(mapper: Any, period: str) -> frozenset[str] | None:
+    """Return the keys the rollup's run for *period* waits for, or ``None`` if its window fails."""
+    try:
+        return mapper.to_upstream(period)
+    except ValueError:
+        return None
+
+
 def _policy(mapper: Any) -> Any:
     return mapper.policy if isinstance(mapper, PolicyRollupMapper) else mapper.wait_policy
 
@@ -187,7 +195,7 @@ def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
         if len(down) > widest[0]:
             widest = (len(down), key)
         if getattr(mapper, "is_rollup", False) and not isinstance(mapper, PolicyRollupMapper):
-            held += [(key, d) for d in down if key not in mapper.to_upstream(d)][:1]
+            held += [(key, d) for d in down if key not in (_awaited(mapper, d) or {key})][:1]
     if unread:
         key, why = unread[0]
         out.append(
@@ -254,7 +262,19 @@ def _round_trip_findings(c: Consumer, keys: list[str]) -> list[Finding]:
         return []
     periods = list(dict.fromkeys(d for k in keys for d in _mapped(c.mapper, k)))[:ROUND_TRIPS]
     for period in periods:
-        for awaited in sorted(c.mapper.to_upstream(period)):
+        try:
+            expected = c.mapper.to_upstream(period)
+        except ValueError as err:
+            return [
+                Finding(
+                    "error",
+                    c.dag_id,
+                    c.asset,
+                    f"the run for {period!r} cannot list the keys it waits for: {err}",
+                    "pair a window whose members nest in the mapper's period",
+                )
+            ]
+        for awaited in sorted(expected):
             back = _mapped(c.mapper, awaited)
             if period not in back:
                 return [
@@ -275,7 +295,9 @@ def _completion_findings(c: Consumer, sample: _Keys) -> list[Finding]:
     for run in sample.runs:
         periods = list(dict.fromkeys(d for k in run for d in _mapped(c.mapper, k)))
         for period in periods[1:-1]:  # the first and last may be only partly inside the span
-            expected = c.mapper.to_upstream(period)
+            expected = _awaited(c.mapper, period)
+            if expected is None:
+                continue  # reported by the round trip
             missing = sorted(expected - _counted(c.mapper, expected, run))
             if not missing:
                 continue
@@ -301,7 +323,8 @@ def _starvation_findings(c: Consumer, sample: _Keys, producer: Producer | None) 
     if sample.complete or isinstance(policy, CompletionDeadline):
         return []
     size = max(
-        (len(c.mapper.to_upstream(d)) for k in sample.runs[0][:1] for d in _mapped(c.mapper, k)), default=0
+        (len(_awaited(c.mapper, d) or ()) for k in sample.runs[0][:1] for d in _mapped(c.mapper, k)),
+        default=0,
     )
     return [
         Finding(

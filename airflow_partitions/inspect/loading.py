@@ -16,7 +16,7 @@ from typing import Any
 
 from airflow_partitions._common import as_core
 from airflow_partitions.deadlines import assets_of
-from airflow_partitions.inspect.samples import declared_example_keys, forget_example_keys
+from airflow_partitions.inspect.samples import declared_example_keys, forget_example_keys, reads_assets
 
 #: ``airflow.sdk`` names a mapper expression may use besides airflow-partitions' public names.
 SDK_NAMES = (
@@ -148,7 +148,7 @@ def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -
     consumers, producers = [], []
     for dag in dags:
         timetable = dag.timetable
-        if getattr(timetable, "partitioned", False) and hasattr(timetable, "asset_condition"):
+        if reads_assets(timetable):
             for asset in assets_of(timetable.asset_condition):
                 if hasattr(asset, "name"):
                     mapper = timetable.get_partition_mapper(name=asset.name, uri=asset.uri)

@@ -64,6 +64,11 @@ def forget_example_keys() -> None:
     _declared.clear()
 
 
+def reads_assets(timetable: Any) -> bool:
+    """Return whether *timetable* is a consumer's: on partitioned assets (``PartitionedAssetTimetable``)."""
+    return getattr(timetable, "partitioned", False) and hasattr(timetable, "partition_mapper_config")
+
+
 def timetable_samples(timetable: Any) -> list[list[str]]:
     """
     Return runs of consecutive keys a keyed-ahead producer *timetable* writes (one run per anchor).
@@ -73,11 +78,7 @@ def timetable_samples(timetable: Any) -> list[list[str]]:
     timetable that keys nothing ahead (runtime producers, asset-driven consumers).
     """
     walk = getattr(timetable, "iter_partition_dagrun_infos", None)
-    if (
-        walk is None
-        or getattr(timetable, "partitioned_at_runtime", False)
-        or hasattr(timetable, "asset_condition")
-    ):
+    if walk is None or getattr(timetable, "partitioned_at_runtime", False) or reads_assets(timetable):
         return []
     runs = []
     for anchor in ANCHORS:
