@@ -85,11 +85,11 @@ def _wrap(label: str, text: str) -> str:
 def format_explanation(explanation: Any) -> str:
     """Return an :class:`~airflow_partitions.inspect.Explanation` as text for a 120-column terminal."""
     e = explanation
-    arrow = "is a downstream key of" if e.downstream else "→"
     targets = ", ".join(repr(k.key) for k in e.keys[:5]) + (" …" if len(e.keys) > 5 else "")
-    lines = [
-        f"{e.mapper}: {e.key!r} " + (f"{arrow} {e.mapper}" if e.downstream else f"→ {targets or '(none)'}")
-    ]
+    if e.downstream:
+        lines = [f"{e.mapper}: downstream key {e.key!r}"]
+    else:
+        lines = [f"{e.mapper}: {e.key!r} → {targets or '(none)'}"]
     if e.refused:
         lines.append(_wrap("REFUSED", e.refused))
     if e.never_counts:
@@ -102,8 +102,13 @@ def format_explanation(explanation: Any) -> str:
         lines.append(
             _wrap("fan-out", f"{f['count']} keys, {verdict} the cap of {f['cap']} ({f['cap_source']})")
         )
-    for k in e.keys[:20]:
-        if len(e.keys) > 1 or e.downstream or k.waits_for is not None:
+    if len(e.keys) > 1 and all(k.waits_for is None for k in e.keys):  # a fan-out: one line per field
+        lines.append(_wrap("keys", ", ".join(k.key for k in e.keys)))
+        dates = dict.fromkeys((e.keys[0].partition_date, e.keys[-1].partition_date))
+        lines.append(_wrap("partition_date", " … ".join(d or "(none)" for d in dates)))
+        return "\n".join(lines)
+    for k in e.keys:
+        if len(e.keys) > 1:
             lines.append(f"  {k.key}")
         lines.append(_wrap("partition_date", k.partition_date or "(none)"))
         if k.waits_for is not None:
@@ -114,8 +119,6 @@ def format_explanation(explanation: Any) -> str:
         if k.fires_at:
             lines.append(_wrap("fires at", f"{k.fires_at} with at least {k.needed} keys"))
             lines.append(_wrap("", f"{k.fires_at_below_minimum} with fewer (and at least one)"))
-    if len(e.keys) > 20:
-        lines.append(f"  … and {len(e.keys) - 20} more keys (--json lists them all)")
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "example_dags"
 HEADER = """\
 from airflow.sdk import (
     DAG, Asset, CronPartitionTimetable, PartitionedAssetTimetable, PartitionedAtRuntime, task,
-    FanOutMapper, MonthWindow, RollupMapper, StartOfMonthMapper,
+    DayWindow, FanOutMapper, MonthWindow, RollupMapper, StartOfDayMapper, StartOfMonthMapper,
 )
 from airflow_partitions import *
 
@@ -106,14 +106,19 @@ def test_a_fan_out_over_its_cap_is_an_error(tmp_path):
 
 def test_naive_local_hours_in_a_zone_with_dst_are_a_warning(tmp_path):
     hourly = 'CronPartitionTimetable("0 * * * *", timezone="America/New_York", key_format="%Y-%m-%dT%H")'
-    day_of_hours = (
-        'TemporalRollupMapper(upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), '
-        'input_timezone="America/New_York", input_format="%Y-%m-%dT%H%z"), window=TemporalWindow(Hour()))'
-    )
-    findings = check(dag_folder(tmp_path, hourly, "TemporalMapper(Day())"))
-    finding = only(findings, "warning")
+    finding = only(check(dag_folder(tmp_path, hourly, "TemporalMapper(Day())")), "warning")
     assert finding.dag_id == "producer" and "naive local times in 'America/New_York'" in finding.message
-    assert day_of_hours  # our rollup refuses naive formats under DST at parse (see test_temporal)
+
+
+def test_core_day_window_of_24_naive_hours_holds_the_missing_spring_hour_without_counting_it(tmp_path):
+    utc_hours = 'CronPartitionTimetable("0 * * * *", timezone="UTC", key_format="%Y-%m-%dT%H")'
+    core_day = (
+        'RollupMapper(upstream_mapper=StartOfDayMapper(timezone="America/New_York", '
+        'input_format="%Y-%m-%dT%H"), window=DayWindow())'
+    )
+    finding = only(check(dag_folder(tmp_path, utc_hours, core_day)), "error")
+    assert "held but never counted" in finding.message
+    assert "'2026-03-08T02', not among the keys '2026-03-08' waits for" in finding.message
 
 
 def test_a_fixed_offset_zone_name_is_a_warning(tmp_path):

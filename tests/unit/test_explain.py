@@ -154,3 +154,15 @@ def test_partition_period_of_a_running_rollup_gives_the_local_day_and_its_member
 def test_period_of_a_core_mapper_has_a_start_only():
     period = period_of(load_mapper("StartOfMonthMapper()"), "2026-03")
     assert (period.start, period.end, period.members) == (datetime(2026, 3, 1, tzinfo=UTC), None, ())
+
+
+@pytest.mark.parametrize(
+    ("expression", "key", "expected"),
+    [
+        ('ChainMapper(PrefixStripMapper("eu"), TemporalMapper(Day()))', "eu::2026-03-10T05", "2026-03-10"),
+        ("ProductMapper(IdentityMapper(), TemporalMapper(Day()))", "eu|2026-03-10T05", "eu|2026-03-10"),
+    ],
+)
+def test_ours_nested_in_cores_chain_and_product_mappers_are_explained(expression, key, expected):
+    explained = explain(load_mapper(expression), key)
+    assert [(k.key, k.partition_date) for k in explained.keys] == [(expected, "2026-03-10T00:00:00+00:00")]
