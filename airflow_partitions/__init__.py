@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     # Completion deadlines: a wait policy nested in our rollups, and the task-side helper.
     "CompletionDeadline": "airflow_partitions.deadlines",
     "missing_upstream_keys": "airflow_partitions.deadlines",
+    # Example keys of a runtime producer, for `airflow-partitions check` (Airflow never sees them).
+    "example_keys": "airflow_partitions.inspect.samples",
     "ExplicitPartitionTimetable": "airflow_partitions.timetables",
     "GrainPartitionTimetable": "airflow_partitions.timetables",
     "IntervalRuntimePartitionTimetable": "airflow_partitions.timetables",

@@ -59,6 +59,22 @@ def require_text(value: Any, *, owner: str, name: str, example: str) -> str:
     return value
 
 
+def fan_out_cap(max_downstream_keys: int | None) -> tuple[int, str]:
+    """
+    Return the most downstream keys one upstream key may map to, and where that cap comes from.
+
+    ``(1000, "[scheduler] partition_mapper_max_downstream_keys (1000)")`` when
+    *max_downstream_keys* is ``None`` (Airflow's setting, as the deployment configures it), else
+    ``(max_downstream_keys, "max_downstream_keys=…")``.
+    """
+    if max_downstream_keys is not None:
+        return max_downstream_keys, f"max_downstream_keys={max_downstream_keys}"
+    from airflow.configuration import conf
+
+    cap = conf.getint("scheduler", "partition_mapper_max_downstream_keys", fallback=1000)
+    return cap, f"[scheduler] partition_mapper_max_downstream_keys ({cap})"
+
+
 def check_fan_out(owner: str, largest: int, example: str, max_downstream_keys: int | None) -> None:
     """
     Refuse, at Dag parse, a mapper one of whose upstream keys can map to more keys than allowed.
@@ -72,13 +88,7 @@ def check_fan_out(owner: str, largest: int, example: str, max_downstream_keys: i
     :param example: An upstream key (or period) that maps to *largest* keys, for the message.
     :raises ValueError: naming *owner*, *example*, *largest* and the cap, if *largest* exceeds it.
     """
-    if max_downstream_keys is None:
-        from airflow.configuration import conf
-
-        cap = conf.getint("scheduler", "partition_mapper_max_downstream_keys", fallback=1000)
-        source = f"[scheduler] partition_mapper_max_downstream_keys ({cap})"
-    else:
-        cap, source = max_downstream_keys, f"max_downstream_keys={max_downstream_keys}"
+    cap, source = fan_out_cap(max_downstream_keys)
     if largest > cap:
         raise ValueError(
             f"{owner}: {example} maps to {largest} downstream keys, more than {source}; the scheduler "
@@ -94,12 +104,17 @@ def as_core(value: Any, kind: str) -> Any:
     *kind* is ``"partition_mapper"`` or ``"window"``. Dag files may build Airflow's mappers and
     windows from ``airflow.sdk``: definitions without ``to_downstream`` or ``to_upstream``. A
     round trip through Airflow's own serialization turns them into the working core classes,
-    as the scheduler's deserialization does.
+    as the scheduler's deserialization does. A core mapper or window (ours included) is returned
+    as it is.
 
     :raises ValueError: (Airflow's) if *value* is not a mapper or window Airflow can serialize.
     """
+    from airflow.partition_mappers.base import PartitionMapper
+    from airflow.partition_mappers.window import Window
     from airflow.serialization import decoders, encoders
 
+    if isinstance(value, PartitionMapper | Window):
+        return value
     return getattr(decoders, f"decode_{kind}")(getattr(encoders, f"encode_{kind}")(value))
 
 

@@ -133,8 +133,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                     f"TemporalMapper(Day()); got {mapper!r}."
                 )
         self.mappers: dict[str, PartitionMapper] = {
-            name: mapper if isinstance(mapper, PartitionMapper) else as_core(mapper, "partition_mapper")
-            for name, mapper in sorted(mappers.items())
+            name: as_core(mapper, "partition_mapper") for name, mapper in sorted(mappers.items())
         }
         self.delimiter = require_text(delimiter, owner=owner, name="delimiter", example="|")
         if escape is not None and (not isinstance(escape, str) or len(escape) != 1 or escape in delimiter):

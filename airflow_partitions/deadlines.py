@@ -523,10 +523,35 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
         )
 
 
-def _assets(condition: Any) -> list[Any]:
+def assets_of(condition: Any) -> list[Any]:
     """Return the assets of a schedule's asset condition (``AssetAll``/``AssetAny`` nest them)."""
     nested = getattr(condition, "objects", None)
-    return [a for part in nested for a in _assets(part)] if nested is not None else [condition]
+    return [a for part in nested for a in assets_of(part)] if nested is not None else [condition]
+
+
+def run_mapper(context: Any, asset: Any = None, *, owner: str) -> PartitionMapper:
+    """
+    Return the working partition mapper of the running task's Dag for *asset*.
+
+    *asset* may be omitted when the Dag is scheduled on one asset. ``airflow.sdk`` definitions
+    (what a task's ``context["dag"]`` holds) are converted with :func:`~airflow_partitions._common.as_core`.
+
+    :raises ValueError: naming *owner*, if the Dag is not scheduled on assets, *asset* is not
+        among them, or *asset* is omitted and there are several.
+    """
+    timetable = context["dag"].timetable
+    condition = getattr(timetable, "asset_condition", None)
+    assets = [] if condition is None else assets_of(condition)
+    if asset is None and len(assets) == 1:
+        asset = assets[0]
+    if asset is None or asset not in assets:
+        raise ValueError(
+            f"{owner}: {asset!r} is not among the assets this Dag is scheduled on ({assets!r}); pass one "
+            "of them."
+        )
+    return as_core(
+        timetable.partition_mapper_config.get(asset, timetable.default_partition_mapper), "partition_mapper"
+    )
 
 
 def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
@@ -546,14 +571,7 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
         or the Dag's partition mapper for *asset* is not a rollup.
     """
     partition_key = context["dag_run"].partition_key
-    timetable = context["dag"].timetable
-    if asset not in _assets(timetable.asset_condition):
-        raise ValueError(
-            f"missing_upstream_keys: {asset!r} is not among the assets this Dag is scheduled on."
-        )
-    mapper = timetable.partition_mapper_config.get(asset, timetable.default_partition_mapper)
-    if getattr(mapper, "is_rollup", False) and not hasattr(mapper, "to_upstream"):
-        mapper = as_core(mapper, "partition_mapper")  # airflow.sdk's RollupMapper: a definition only
+    mapper = run_mapper(context, asset, owner="missing_upstream_keys")
     if not partition_key or not getattr(mapper, "is_rollup", False):
         raise ValueError(
             f"missing_upstream_keys: expected a partitioned Dag run of a rollup on {asset!r}; got partition "

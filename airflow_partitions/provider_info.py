@@ -16,6 +16,7 @@ def get_provider_info() -> dict[str, object]:
 
     The record follows Airflow's runtime ``provider_info.schema.json``: ``package-name`` must
     equal the distribution name (``airflow-partitions``) or Airflow refuses to load it.
+    Its ``cli`` entry adds ``airflow partition-tools`` (:func:`airflow_partitions.cli.get_cli_commands`).
     The classes themselves are registered by :mod:`airflow_partitions.plugin`, not here.
     """
     return {
@@ -26,4 +27,6 @@ def get_provider_info() -> dict[str, object]:
             "for Apache Airflow 3.3+."
         ),
         "versions": [version("airflow-partitions")],
+        # `airflow partition-tools explain|check`; the function imports Airflow only when called.
+        "cli": ["airflow_partitions.cli.get_cli_commands"],
     }

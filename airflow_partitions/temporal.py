@@ -40,7 +40,7 @@ from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions._common import ValueEquality, check_fan_out, dump, load, shown
+from airflow_partitions._common import ValueEquality, as_core, check_fan_out, dump, load, shown
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import PolicyRollupMapper, UseTemporalRollupMapper
 from airflow_partitions.grains import Day, Grain, Period, has_time, most_members, read_dated, time_zone
@@ -608,7 +608,28 @@ class MappedPeriodFanOut(FanOutMapper):
     mapper's offset (the downstream key ``2026-03-10`` of ``offset=-1`` waits for 2026-03-11);
     a fan-out of ``TemporalMapper(Day(), offset=-1)`` must expand 2026-03-09, the day the mapper
     names. Mappers with a ``decode_output`` (ours) are decoded with it; others as core does.
+
+    ``airflow.sdk`` mappers and windows given to it (``StartOfMonthMapper()``, ``MonthWindow()``:
+    definitions without ``to_downstream``) are converted to the core classes at construction
+    (:func:`~airflow_partitions._common.as_core`); the stored form is the same either way.
     """
+
+    def __init__(
+        self,
+        *,
+        upstream_mapper: Any,
+        window: Any,
+        downstream_mapper: Any = None,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        super().__init__(
+            upstream_mapper=as_core(upstream_mapper, "partition_mapper"),
+            window=as_core(window, "window"),
+            downstream_mapper=None
+            if downstream_mapper is None
+            else as_core(downstream_mapper, "partition_mapper"),
+            max_downstream_keys=max_downstream_keys,
+        )
 
     def to_downstream(self, key: str) -> Iterable[str]:
         """Return the keys of the window's members in the period the upstream mapper names."""

@@ -9,6 +9,10 @@ of JFK's hourly observations to ``landing/JFK/2013-03-11.csv`` and emits an asse
 ``weather_jfk_hourly``, keyed by the UTC hour (``2013-03-11T04`` … ``2013-03-12T03``), as a
 feed of hourly readings would, and the same hours on the all-airport ``weather_readings`` asset
 with composite keys (``jfk|2013-03-11T04``).
+
+Its keys are chosen by its task, so each outlet declares example keys with
+:func:`~airflow_partitions.example_keys` for ``airflow-partitions check`` (Airflow never sees them):
+the 23 UTC hours of New York's 2013-03-10.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ from weather_data import (
     observations,
 )
 
+from airflow_partitions import example_keys
+
+#: The UTC hours of the New York day 2013-03-10 (23: it springs forward), as the task keys them.
+EXAMPLE_HOURS = [f"2013-03-10T{h:02}" for h in range(5, 24)] + [f"2013-03-11T{h:02}" for h in range(4)]
+
 for airport in AIRPORTS:
     with DAG(
         f"weather_land_{airport.lower()}",
@@ -42,7 +51,13 @@ for airport in AIRPORTS:
         doc_md=__doc__,
     ):
 
-        @task(outlets=[landing_asset(airport), hourly_asset(airport), READINGS])
+        @task(
+            outlets=[
+                example_keys(landing_asset(airport), [f"{airport.lower()}::2013-03-11"]),
+                example_keys(hourly_asset(airport), EXAMPLE_HOURS),
+                example_keys(READINGS, [f"{airport.lower()}|{hour}" for hour in EXAMPLE_HOURS]),
+            ]
+        )
         def land(airport: str = airport, dag_run=None, outlet_events=None) -> str:
             """Copy the airport-day named by the run's partition key to the landing folder."""
             namespace, _, day_text = dag_run.partition_key.partition("::")

@@ -45,6 +45,7 @@ case "${1:-}" in
     ensure_postgres
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
+    "$VENV/bin/airflow-partitions" check example_dags
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
   *)

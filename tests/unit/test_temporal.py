@@ -793,3 +793,16 @@ def test_fan_out_writes_one_canonical_key_per_member_in_order(data):
     assert all(0 < len(key) <= 250 for key in keys)
     starts = [fan_out.to_partition_date(key).astimezone(UTC) for key in keys]
     assert starts == [m.utc[0] for m in fine.members(period)]
+
+
+def test_fan_out_converts_airflow_sdk_definitions_at_construction_keeping_the_stored_form():
+    from airflow.partition_mappers.temporal import StartOfMonthMapper as CoreStartOfMonthMapper
+    from airflow.partition_mappers.window import MonthWindow as CoreMonthWindow
+    from airflow.sdk import MonthWindow, StartOfMonthMapper
+
+    from airflow_partitions import TemporalFanOutMapper
+
+    sdk = TemporalFanOutMapper(upstream_mapper=StartOfMonthMapper(), window=MonthWindow())
+    core = TemporalFanOutMapper(upstream_mapper=CoreStartOfMonthMapper(), window=CoreMonthWindow())
+    assert sdk.serialize() == core.serialize()
+    assert list(sdk.to_downstream("2026-02-10T00:00:00"))[::27] == ["2026-02-01", "2026-02-28"]

@@ -1,0 +1,264 @@
+"""
+``airflow-partitions`` (console script) and ``airflow partition-tools`` (Airflow's CLI): explain and check.
+
+Both faces share one argument list and one handler per command, over
+:mod:`airflow_partitions.inspect`. Exit codes: 0 ok, 1 ``check`` found errors or ``explain``'s
+key is refused (or would never count), 2 usage error (bad arguments, a mapper expression or Dag
+that does not load). Airflow is imported only when a command runs, reading ``airflow.cfg`` and
+``AIRFLOW__*`` variables as ``airflow`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+
+OK, FOUND, USAGE = 0, 1, 2
+WIDTH = 120
+
+EXPLAIN_EXAMPLES = """\
+examples:
+  airflow-partitions explain --mapper 'TemporalRollupMapper(upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"), window=TemporalWindow(Hour()))' 2026-03-08T05
+  airflow-partitions explain --dag-folder example_dags --dag weather_local_day_jfk 2013-03-10T05
+  airflow-partitions explain --dag-folder example_dags --dag weather_local_day_jfk --downstream 2013-03-10
+  airflow-partitions explain --from-db --dag weather_local_day_jfk --asset weather_jfk_hourly 2013-03-10T05 --json
+
+exit codes: 0 mapped (and counted), 1 refused or never counted, 2 usage error"""  # noqa: E501 (commands)
+
+CHECK_EXAMPLES = """\
+examples:
+  airflow-partitions check example_dags
+  airflow-partitions check example_dags --json
+
+exit codes: 0 no errors (warnings and info may be listed), 1 errors found, 2 usage error"""
+
+#: ``(flags, argparse keyword arguments)`` per command: the one definition both CLIs build from.
+EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("key",), {"help": "the partition key: upstream (default) or, with --downstream, downstream"}),
+    (("--mapper",), {"help": "a mapper as a Python expression (airflow_partitions and airflow.sdk names)"}),
+    (("--dag-folder",), {"help": "a Dag folder (or file), loaded as the dag-processor does"}),
+    (("--from-db",), {"action": "store_true", "help": "read --dag from the metadata database (read-only)"}),
+    (("--dag",), {"help": "the consumer Dag id (with --dag-folder or --from-db)"}),
+    (("--asset",), {"help": "the asset name or URI the Dag reads (if it reads several)"}),
+    (("--downstream",), {"action": "store_true", "help": "KEY is a downstream key: list what it waits for"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+CHECK_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("dag_folder",), {"help": "the Dag folder (or file) to check"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+
+
+class UsageError(ValueError):
+    """A command's input is not usable (exit code 2)."""
+
+
+@contextlib.contextmanager
+def _quiet() -> Any:
+    """Send what Airflow prints while loading Dags to stderr, so stdout holds only the answer."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def _mapper(args: argparse.Namespace) -> Any:
+    from airflow_partitions.inspect import consumer_mappers, load_mapper, stored_dag
+
+    sources = [bool(args.mapper), bool(args.dag_folder), bool(args.from_db)]
+    if sum(sources) != 1 or (args.mapper and args.dag) or (not args.mapper and not args.dag):
+        raise UsageError("pass --mapper EXPR, or --dag ID with one of --dag-folder PATH and --from-db.")
+    if args.mapper:
+        return load_mapper(args.mapper)
+    with _quiet():
+        folder = consumer_mappers(args.dag_folder) if args.dag_folder else stored_dag(args.dag)
+    return folder.consumer(args.dag, args.asset).mapper
+
+
+def _wrap(label: str, text: str) -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=f"  {label:<16}", subsequent_indent=" " * 18)
+
+
+def format_explanation(explanation: Any) -> str:
+    """Return an :class:`~airflow_partitions.inspect.Explanation` as text for a 120-column terminal."""
+    e = explanation
+    targets = ", ".join(repr(k.key) for k in e.keys[:5]) + (" …" if len(e.keys) > 5 else "")
+    if e.downstream:
+        lines = [f"{e.mapper}: downstream key {e.key!r}"]
+    else:
+        lines = [f"{e.mapper}: {e.key!r} → {targets or '(none)'}"]
+    if e.refused:
+        lines.append(_wrap("REFUSED", e.refused))
+    if e.never_counts:
+        lines.append(_wrap("NEVER COUNTS", e.never_counts))
+    if e.counts_as:
+        lines.append(_wrap("counts as", e.counts_as))
+    if e.fan_out:
+        f = e.fan_out
+        verdict = "within" if f["count"] <= f["cap"] else "OVER"
+        lines.append(
+            _wrap("fan-out", f"{f['count']} keys, {verdict} the cap of {f['cap']} ({f['cap_source']})")
+        )
+    if len(e.keys) > 1 and all(k.waits_for is None for k in e.keys):  # a fan-out: one line per field
+        lines.append(_wrap("keys", ", ".join(k.key for k in e.keys)))
+        dates = dict.fromkeys((e.keys[0].partition_date, e.keys[-1].partition_date))
+        lines.append(_wrap("partition_date", " … ".join(d or "(none)" for d in dates)))
+        return "\n".join(lines)
+    for k in e.keys:
+        if len(e.keys) > 1:
+            lines.append(f"  {k.key}")
+        lines.append(_wrap("partition_date", k.partition_date or "(none)"))
+        if k.waits_for is not None:
+            shown = ", ".join(k.waits_for)
+            lines.append(_wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {shown}"))
+        if k.closes_at:
+            lines.append(_wrap("closes at", k.closes_at))
+        if k.fires_at:
+            lines.append(_wrap("fires at", f"{k.fires_at} with at least {k.needed} keys"))
+            lines.append(_wrap("", f"{k.fires_at_below_minimum} with fewer (and at least one)"))
+    return "\n".join(lines)
+
+
+def format_findings(findings: Sequence[Any]) -> str:
+    """Return :class:`~airflow_partitions.inspect.Finding` rows as text for a 120-column terminal."""
+    lines = []
+    for f in findings:
+        lines.append(f"{f.severity.upper():<8} {f.dag_id}" + (f"  (asset {f.asset})" if f.asset else ""))
+        lines.append(textwrap.fill(f.message, WIDTH, initial_indent=" " * 9, subsequent_indent=" " * 9))
+        lines.append(
+            textwrap.fill(f"fix: {f.fix}", WIDTH, initial_indent=" " * 9, subsequent_indent=" " * 14)
+        )
+    counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    lines.append(", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts.items()))
+    return "\n".join(lines)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    """Handle ``explain``: print what the mapper does with the key; return the exit code."""
+    from airflow_partitions.inspect import explain
+
+    explanation = explain(_mapper(args), args.key, downstream=args.downstream)
+    print(json.dumps(explanation.to_dict(), indent=2) if args.json else format_explanation(explanation))
+    return OK if explanation.ok else FOUND
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Handle ``check``: print the findings for the Dag folder; return the exit code."""
+    from airflow_partitions.inspect import check
+
+    with _quiet():
+        findings = check(args.dag_folder)
+    if args.json:
+        print(json.dumps([f.to_dict() for f in findings], indent=2))
+    else:
+        print(format_findings(findings))
+    return FOUND if any(f.severity == "error" for f in findings) else OK
+
+
+#: ``name -> (help, description, epilog, arguments, handler)``.
+COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], int]]] = {
+    "explain": (
+        "explain what a partition mapper does with one key",
+        "Show where an upstream key goes (downstream keys, partition_date, whether a rollup counts it or the "
+        "refusal Airflow would audit-log, what its period waits for, a fan-out against its cap), or with "
+        "--downstream what a downstream key waits for. The mapper comes from an expression, a Dag folder or "
+        "the metadata database, after Airflow's serialization round trip.",
+        EXPLAIN_EXAMPLES,
+        EXPLAIN_ARGS,
+        run_explain,
+    ),
+    "check": (
+        "check a Dag folder's partitioned producers and consumers",
+        "Load the Dag folder as the dag-processor does, push sample keys of every producer (from its "
+        "timetable, or declared with airflow_partitions.example_keys) through every consumer's mapper, and "
+        "list what would be refused, held forever, exceed a fan-out cap or starve the scheduler.",
+        CHECK_EXAMPLES,
+        CHECK_ARGS,
+        run_check,
+    ),
+}
+
+
+def _guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run *handler*; a usage or loading error is printed to stderr with exit code 2."""
+    try:
+        return handler(args)
+    except ValueError as err:
+        print(f"airflow-partitions {args.command}: error: {err}", file=sys.stderr)
+        return USAGE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``airflow-partitions`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="airflow-partitions",
+        description="Explain partition mappers and check partitioned Dag folders (airflow-partitions).",
+        epilog="examples:\n  airflow-partitions explain --help\n  airflow-partitions check example_dags",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{explain,check}")
+    for name, (help_, description, epilog, arguments, handler) in COMMANDS.items():
+        sub = commands.add_parser(
+            name,
+            help=help_,
+            description=description,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        for flags, options in arguments:
+            sub.add_argument(*flags, **options)
+        sub.set_defaults(handler=handler)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run ``airflow-partitions`` with *argv* (default: the command line); return the exit code.
+
+    ``main(["check", "example_dags"])`` prints the findings and returns 0 when there is no error.
+    """
+    args = build_parser().parse_args(argv)
+    return _guarded(args.handler, args)
+
+
+def get_cli_commands() -> list[Any]:
+    """
+    Return the ``airflow partition-tools`` command group, for Airflow's provider ``"cli"`` list.
+
+    ``airflow partition-tools explain …`` and ``airflow partition-tools check …`` take the same
+    arguments as ``airflow-partitions`` (core's own group is ``airflow partitions``).
+    """
+    from airflow.cli.cli_config import ActionCommand, Arg, GroupCommand
+
+    def action(name: str) -> ActionCommand:
+        help_, description, epilog, arguments, handler = COMMANDS[name]
+
+        def func(args: argparse.Namespace) -> None:
+            args.command = name
+            code = _guarded(handler, args)
+            if code:
+                sys.exit(code)
+
+        return ActionCommand(
+            name=name,
+            help=help_,
+            func=func,
+            args=[Arg(flags, **options) for flags, options in arguments],
+            description=description,
+            epilog=epilog.replace("airflow-partitions ", "airflow partition-tools "),
+        )
+
+    return [
+        GroupCommand(
+            name="partition-tools",
+            help="Explain partition mappers and check partitioned Dag folders (airflow-partitions)",
+            subcommands=[action(name) for name in COMMANDS],
+        )
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
