@@ -1,11 +1,12 @@
 """
-``airflow-partitions`` (console script) and ``airflow partition-tools`` (Airflow's CLI): explain and check.
+``airflow-partitions`` (console script) and ``airflow partition-tools`` (Airflow's CLI).
 
-Both faces share one argument list and one handler per command, over
-:mod:`airflow_partitions.inspect`. Exit codes: 0 ok, 1 ``check`` found errors or ``explain``'s
-key is refused (or would never count), 2 usage error (bad arguments, a mapper expression or Dag
-that does not load). Airflow is imported only when a command runs, reading ``airflow.cfg`` and
-``AIRFLOW__*`` variables as ``airflow`` does.
+Commands: ``explain``, ``check``, ``status``, ``backfill --missing``. Both faces share one
+argument list and one handler per command, over :mod:`airflow_partitions.inspect`. Exit codes: 0
+ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count), or ``status``
+found a partition holding keys that never count or starved by the 500-per-loop limit, 2 usage
+error (bad arguments, a mapper expression or Dag that does not load). Airflow is imported only
+when a command runs, reading ``airflow.cfg`` and ``AIRFLOW__*`` variables as ``airflow`` does.
 """
 
 from __future__ import annotations
@@ -37,6 +38,21 @@ examples:
 
 exit codes: 0 no errors (warnings and info may be listed), 1 errors found, 2 usage error"""
 
+STATUS_EXAMPLES = """\
+examples:
+  airflow-partitions status weather_local_day_jfk
+  airflow-partitions status weather_local_day_jfk --key 2013-03-10 --json
+
+exit codes: 0 nothing held, 1 a partition holds keys that never count or is starved (queue > 500),
+  2 usage error"""
+
+BACKFILL_EXAMPLES = """\
+examples:
+  airflow-partitions backfill --missing it_backfill_daily --start 2026-03-01 --end 2026-03-07
+  airflow-partitions backfill --missing it_backfill_daily --start 2026-03-01 --end 2026-03-07 --yes
+
+exit codes: 0 listed (dry run) or created, 2 usage error"""
+
 #: ``(flags, argparse keyword arguments)`` per command: the one definition both CLIs build from.
 EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("key",), {"help": "the partition key: upstream (default) or, with --downstream, downstream"}),
@@ -50,6 +66,24 @@ EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 ]
 CHECK_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("dag_folder",), {"help": "the Dag folder (or file) to check"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+
+
+STATUS_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("dag_id",), {"help": "the partitioned consumer Dag"}),
+    (("--key",), {"help": "only this downstream partition key"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (
+        ("dag_id",),
+        {"help": "a Dag whose timetable makes partitions (GrainPartitionTimetable, CronPartitionTimetable)"},
+    ),
+    (("--missing",), {"action": "store_true", "help": "only partitions without a successful run (required)"}),
+    (("--start",), {"required": True, "help": "first partition date, ISO 8601 (naive means UTC)"}),
+    (("--end",), {"required": True, "help": "last partition date, inclusive"}),
+    (("--yes",), {"action": "store_true", "help": "create the runs (without it: a dry run that lists them)"}),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
 ]
 
@@ -158,6 +192,80 @@ def run_check(args: argparse.Namespace) -> int:
     return FOUND if any(f.severity == "error" for f in findings) else OK
 
 
+def format_state(state: Any) -> str:
+    """Return a :class:`~airflow_partitions.inspect.state.ConsumerState` as text for 120 columns."""
+    lines = [
+        f"{state.dag_id}: {len(state.partitions)} partitions; pending partitioned runs in the deployment: "
+        f"{state.pending_total} (the scheduler evaluates the 500 oldest per loop)"
+    ]
+    if state.blocked_ahead:
+        lines.append(
+            f"  {state.blocked_ahead} pending runs ahead of this Dag's hold only keys that never count"
+        )
+    lines.append(f"  {'partition':<28}{'state':<16}{'received':>10}  {'queue':>6}  missing / runs")
+    for p in state.partitions:
+        received = sum(len(a.received) for a in p.progress)
+        expected = sum(len(a.expected) for a in p.progress)
+        count = f"{received}/{expected}" if expected else (str(received) if p.progress else "")
+        missing = [k for a in p.progress for k in a.missing]
+        detail = (
+            ", ".join(missing[:3]) + (f" … ({len(missing)})" if len(missing) > 3 else "")
+            if missing
+            else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
+        )
+        queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
+        lines.append(f"  {p.partition_key:<28}{p.state:<16}{count:>10}  {queue:>6}  {detail}"[:WIDTH])
+        for a in p.progress:
+            for key, why in a.never_counting:
+                lines.append(_wrap("never counts", f"{key}: {why}"))
+        if p.fires_at:
+            lines.append(_wrap("fires at", p.fires_at.isoformat()))
+    if state.refusals:
+        lines.append(f"  {len(state.refusals)} keys refused on arrival (audit log), the latest:")
+        lines.extend(_wrap("refused", r.message.splitlines()[-1]) for r in state.refusals[-3:])
+    return "\n".join(lines)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """Handle ``status``: print a consumer's partitions from the metadata database; return the exit code."""
+    from airflow_partitions.inspect.state import consumer_state
+
+    with _quiet():
+        state = consumer_state(args.dag_id, partition_key=args.key)
+    print(json.dumps(state.to_dict(), indent=2) if args.json else format_state(state))
+    held = any(p.state == "never counting" or p.starved for p in state.partitions)
+    return FOUND if held else OK
+
+
+def _date(text: str) -> Any:
+    from datetime import UTC, datetime
+
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{text!r} is not an ISO 8601 date such as 2026-03-01.") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def run_backfill(args: argparse.Namespace) -> int:
+    """Handle ``backfill --missing``: list (or, with --yes, create) the runs a range lacks."""
+    from airflow_partitions.inspect.backfill import create_runs, missing_partitions
+
+    if not args.missing:
+        raise UsageError("pass --missing (Airflow's own `airflow backfill create` reruns whole ranges).")
+    with _quiet():
+        missing = missing_partitions(args.dag_id, _date(args.start), _date(args.end))
+        runs = create_runs(args.dag_id, missing) if args.yes else []
+    if args.json:
+        print(json.dumps({"missing": [m.to_dict() for m in missing], "created_runs": runs}, indent=2))
+        return OK
+    for m in missing:
+        print(f"  {m.partition_key:<28}{', '.join(m.states) or 'never ran'}")
+    verb = f"created {len(runs)} runs" if args.yes else "dry run: pass --yes to create them"
+    print(f"{args.dag_id}: {len(missing)} partitions without a successful run; {verb}")
+    return OK
+
+
 #: ``name -> (help, description, epilog, arguments, handler)``.
 COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], int]]] = {
     "explain": (
@@ -179,6 +287,24 @@ COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], in
         CHECK_ARGS,
         run_check,
     ),
+    "status": (
+        "show a consumer's partitions and why they wait (reads the metadata database)",
+        "Read, from the deployment's metadata database (read-only), every partition of a partitioned "
+        "consumer Dag: its runs, or what its pending run has received, what is missing, which keys will "
+        "never count and why, when a deadline fires it, its place in the scheduler's queue (500 evaluated "
+        "per loop), and the keys refused on arrival.",
+        STATUS_EXAMPLES,
+        STATUS_ARGS,
+        run_status,
+    ),
+    "backfill": (
+        "create runs only for the partitions of a range without a successful run",
+        "List the partitions a partitioned Dag's timetable makes in [--start, --end] that have no successful "
+        "run (failed or never run); with --yes, create exactly those runs through Airflow's trigger_dag.",
+        BACKFILL_EXAMPLES,
+        BACKFILL_ARGS,
+        run_backfill,
+    ),
 }
 
 
@@ -195,11 +321,11 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the ``airflow-partitions`` argument parser."""
     parser = argparse.ArgumentParser(
         prog="airflow-partitions",
-        description="Explain partition mappers and check partitioned Dag folders (airflow-partitions).",
+        description="Explain partition mappers, check Dag folders, show partition state, backfill gaps.",
         epilog="examples:\n  airflow-partitions explain --help\n  airflow-partitions check example_dags",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{explain,check}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     for name, (help_, description, epilog, arguments, handler) in COMMANDS.items():
         sub = commands.add_parser(
             name,
@@ -254,7 +380,7 @@ def get_cli_commands() -> list[Any]:
     return [
         GroupCommand(
             name="partition-tools",
-            help="Explain partition mappers and check partitioned Dag folders (airflow-partitions)",
+            help="Explain mappers, check Dag folders, show partition state, backfill missing partitions",
             subcommands=[action(name) for name in COMMANDS],
         )
     ]

@@ -11,7 +11,7 @@ from datetime import date, timedelta
 
 from airflow_partitions.testing import wait_until
 from tests.integration.test_no_silent_holds import _send
-from tests.integration.test_status import _state
+from tests.integration.test_status import _cli, _state
 
 #: Deletes the test's never-completing pending runs, so the session's later tests are not starved.
 CLEAN_UP = """
@@ -41,6 +41,8 @@ def test_501_pending_runs_that_never_complete_starve_a_complete_one_and_status_s
         assert partition["queue_position"] > 500  # beyond what the scheduler evaluates a loop
         state = _state(airflow, "it_status_day", day)
         assert state["blocked_ahead"] >= 501 and state["pending_total"] >= 502
+        starved = _cli(airflow, "status", "it_status_day", "--key", day)
+        assert starved.returncode == 1 and "hold only keys that never count" in starved.stdout
         assert all(r["partition_key"] != day for r in airflow.dag_runs("it_status_day"))  # starved
     finally:
         done = subprocess.run(

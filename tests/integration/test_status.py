@@ -13,17 +13,22 @@ from airflow_partitions.testing import wait_until
 from tests.integration.test_no_silent_holds import _send, _settle
 
 
+def _cli(airflow, *args: str) -> subprocess.CompletedProcess:
+    """Run ``airflow-partitions ARGS`` against the deployment's database, as an operator would."""
+    return subprocess.run(
+        [sys.executable, "-m", "airflow_partitions.cli", *args],
+        env=airflow.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def _state(airflow, dag_id: str, key: str | None = None) -> dict:
-    """The consumer's state as read from the deployment's database, in a process of its own."""
-    code = (
-        "import json; from airflow_partitions.inspect.state import consumer_state; "
-        f"print(json.dumps(consumer_state({dag_id!r}, partition_key={key!r}).to_dict()))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=airflow.env, capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """``airflow-partitions status DAG [--key KEY] --json``, parsed."""
+    done = _cli(airflow, "status", dag_id, *(["--key", key] if key else []), "--json")
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    return json.loads(done.stdout)
 
 
 def test_a_rollup_with_23_of_24_hours_shows_the_missing_hour(airflow):
@@ -39,6 +44,9 @@ def test_a_rollup_with_23_of_24_hours_shows_the_missing_hour(airflow):
     assert len(progress["expected"]) == 24 and len(progress["received"]) == 23
     assert progress["never_counting"] == []
     assert partition["queue_position"] >= 1
+    text = _cli(airflow, "status", "it_status_day", "--key", day)
+    assert text.returncode == 0, text.stderr[-3000:]
+    assert f"{day}" in text.stdout and "23/24" in text.stdout and f"{day}T17" in text.stdout
 
     _send(airflow, "it_status_hours", [f"{day}T17"])
     airflow.wait_for_runs("it_status_day", 1, timeout=60)
@@ -71,20 +79,12 @@ def test_a_wrongly_spelled_key_in_cores_rollup_shows_as_never_counting(airflow):
 
 
 def _backfill(airflow, *, create: bool) -> dict:
-    """Missing-only backfill of it_backfill_daily over 2026-03-01 … 07, in a process of its own."""
-    code = (
-        "import json; from datetime import datetime, UTC; "
-        "from airflow_partitions.inspect.backfill import create_runs, missing_partitions; "
-        "missing = missing_partitions('it_backfill_daily', datetime(2026, 3, 1, tzinfo=UTC), "
-        "datetime(2026, 3, 7, tzinfo=UTC)); "
-        f"runs = create_runs('it_backfill_daily', missing) if {create} else []; "
-        "print(json.dumps({'missing': [m.to_dict() for m in missing], 'runs': runs}))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=airflow.env, capture_output=True, text=True, timeout=120
-    )
+    """``airflow-partitions backfill --missing it_backfill_daily`` over 2026-03-01 … 07, parsed."""
+    args = ["backfill", "--missing", "it_backfill_daily", "--start", "2026-03-01", "--end", "2026-03-07"]
+    done = _cli(airflow, *args, *(["--yes"] if create else []), "--json")
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    answer = json.loads(done.stdout)
+    return {"missing": answer["missing"], "runs": answer["created_runs"]}
 
 
 def test_backfill_missing_over_a_week_with_two_failed_days_creates_exactly_two_runs(airflow):
