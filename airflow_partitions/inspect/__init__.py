@@ -1,18 +1,22 @@
 """
-Inspecting partitioned Dags without a scheduler: the library under ``airflow-partitions`` commands.
+Inspecting partitioned Dags and their state: the library under ``airflow-partitions`` commands.
 
 - :func:`load_mapper`, :func:`consumer_mappers`, :func:`stored_dag`: where a mapper comes from
   (an expression, a Dag folder loaded as the dag-processor does, the metadata database);
 - :func:`explain`: what a mapper does with one key;
 - :func:`check`: mistakes in a Dag folder's partitioned producers and consumers;
-- :func:`partition_period`: the period a running task's partition covers.
+- :func:`partition_period`: the period a running task's partition covers;
+- :func:`consumer_state` (:mod:`~airflow_partitions.inspect.state`): a running deployment's
+  partitions of one consumer Dag, read from its metadata database;
+- :func:`missing_partitions`, :func:`create_runs` (:mod:`~airflow_partitions.inspect.backfill`):
+  the partitions of a range without a successful run, and runs for exactly those.
 
-No CLI code here (that is :mod:`airflow_partitions.cli`); ``status`` and ``backfill --missing``
-will add a state reader module beside these.
+No CLI code here (that is :mod:`airflow_partitions.cli`).
 """
 
 from __future__ import annotations
 
+from airflow_partitions.inspect.backfill import MissingPartition, create_runs, missing_partitions
 from airflow_partitions.inspect.check import Finding, check
 from airflow_partitions.inspect.explain import Explanation, KeyExplanation, explain
 from airflow_partitions.inspect.loading import (
@@ -25,20 +29,27 @@ from airflow_partitions.inspect.loading import (
 )
 from airflow_partitions.inspect.period import PartitionPeriod, partition_period, period_of
 from airflow_partitions.inspect.samples import example_keys
+from airflow_partitions.inspect.state import ConsumerState, Partition, consumer_state
 
 __all__ = [
     "Consumer",
+    "ConsumerState",
     "DagFolder",
     "Explanation",
     "Finding",
     "KeyExplanation",
+    "MissingPartition",
+    "Partition",
     "PartitionPeriod",
     "Producer",
     "check",
     "consumer_mappers",
+    "consumer_state",
+    "create_runs",
     "example_keys",
     "explain",
     "load_mapper",
+    "missing_partitions",
     "partition_period",
     "period_of",
     "stored_dag",
