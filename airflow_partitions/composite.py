@@ -17,7 +17,7 @@ of kept values independently; :class:`DimensionFanOutMapper` is the mirror fan-o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from itertools import product
 from math import prod
@@ -39,6 +39,7 @@ from airflow_partitions._common import (
     require_text,
     shown,
 )
+from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
@@ -539,6 +540,18 @@ def _sample_keys(mapper: CompositeKeyMapper) -> tuple[str, ...]:
     return tuple(keys)
 
 
+def _as_written(mapper: PartitionMapper) -> Callable[[str], str]:
+    """Return a reader of a kept dimension's segment as the rollup awaits it: as *mapper* writes it."""
+
+    def read(segment: str) -> str:
+        written = mapper.to_downstream(segment)
+        if not isinstance(written, str):
+            raise ValueError(f"{segment!r} maps to several values {list(written)!r}, not one")
+        return mapper.encode_upstream(mapper.decode_downstream(written))
+
+    return read
+
+
 class DimensionRollupMapper(PolicyRollupMapper):
     """
     Roll up some dimensions of a composite key and keep the others, each value independently.
@@ -598,15 +611,21 @@ class DimensionRollupMapper(PolicyRollupMapper):
             )
         #: Per temporal dimension, how its segment is read as a member (windowed: of the window's
         #: grain; kept: of its own grain); the others count as spelled.
-        self._members: dict[str, MemberSpelling] = {}
+        #: Per dimension with a mapper, how a segment is read as the member it names: a time
+        #: dimension's as the period of the window's grain (its own grain if kept), another kept
+        #: dimension's as its mapper writes it (``x::s1`` is ``s1`` under PrefixStripMapper('x'));
+        #: windows of other kinds and listed values count as spelled.
+        self._members: dict[str, Callable[[str], str]] = {}
         for name, dimension in upstream_mapper.mappers.items():
             windowed = window.windows.get(name)
-            if isinstance(dimension, TemporalMapper) and (
-                windowed is None or isinstance(windowed, TemporalWindow)
-            ):
+            if isinstance(dimension, TemporalMapper) and isinstance(windowed, BusinessDayWindow):
+                self._members[name] = MemberSpelling(dimension, windowed.grain(dimension.grain.timezone))
+            elif isinstance(dimension, TemporalMapper) and isinstance(windowed, TemporalWindow | None):
                 self._members[name] = MemberSpelling(
                     dimension, windowed.grain if windowed else dimension.grain
                 )
+            elif windowed is None and name in upstream_mapper.output:
+                self._members[name] = _as_written(dimension)
         self._check_routes(
             _sample_keys(upstream_mapper),
             hint="producers must send exactly the keys awaited: a kept dimension's mapper must map its own "
@@ -620,7 +639,8 @@ class DimensionRollupMapper(PolicyRollupMapper):
 
         ``eu|2026-03-10T09:00:00Z`` is read as ``eu|2026-03-10T09`` under a window of hours; a
         time dimension's segment counts as the member period it names (as in
-        :class:`~airflow_partitions.temporal.TemporalRollupMapper`), the others as spelled.
+        :class:`~airflow_partitions.temporal.TemporalRollupMapper`), a kept dimension's as its mapper
+        writes it, a listed dimension's if it is one of the values.
 
         :raises ValueError: naming the dimension and why, if a segment names no member.
         """

@@ -78,6 +78,8 @@ def _period_ends(decoded: Any) -> list[datetime]:
     return []
 
 
+#: When a deadline beyond the last instant ``datetime`` holds "fires": never, in practice.
+_END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 #: The longest grace accepted: far beyond any real use, and far from ``datetime``'s year 9999.
 _MAX_GRACE = timedelta(days=3660)
 
@@ -214,8 +216,11 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
         The deadline (*closes_at* plus grace) with at least :meth:`needed` keys, one more grace
         (at least the settle time) later below it; either way also once settled.
         """
-        deadline = closes_at + self.grace
-        return deadline if counted >= self.needed(expected) else deadline + max(self.grace, self.settle)
+        try:
+            deadline = closes_at + self.grace
+            return deadline if counted >= self.needed(expected) else deadline + max(self.grace, self.settle)
+        except OverflowError:
+            return _END_OF_TIME  # a period near year 9999: its deadline lies beyond what datetime holds
 
     def is_satisfied_by_keys(self, *, matched: Set[str], expected: Set[str]) -> PartitionSatisfaction:
         """
@@ -256,9 +261,9 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
         )
 
 
-#: Entries kept by the expected-key and member-key memos (the scheduler evaluates at most 500
-#: rollups a tick; a replay maps keys by the thousand).
-_CACHE_SIZE = 8192
+#: Expected key sets kept by the memo: the scheduler evaluates at most 500 pending rollups a tick,
+#: and a set holds up to a window's keys (1,440 minutes of a day: about 130 KB).
+_CACHE_SIZE = 2048
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
@@ -296,7 +301,14 @@ def _member_or_error(rollup: PolicyRollupMapper, key: str) -> tuple[str | None, 
 @lru_cache(maxsize=256)
 def _checked_routes(rollup: PolicyRollupMapper, samples: tuple[str, ...], hint: str) -> None:
     for downstream in samples:
+        periods = len(list(rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(downstream))))
         members = sorted(rollup.to_upstream(downstream))
+        if len(members) != periods:
+            raise ValueError(
+                f"{type(rollup).__name__}: the run for {downstream!r} waits for {periods} members, but its "
+                f"upstream mapper writes them as {len(members)} distinct keys (such as {members[0]!r}), so "
+                "it would fire on too few; give the mapper an input_format that names each member, or none."
+            )
         for key in members[:3] + members[-3:]:
             try:
                 mapped = rollup.to_downstream(key)

@@ -43,7 +43,19 @@ from airflow.partition_mappers.window import Window
 from airflow_partitions._common import ValueEquality, as_core, check_fan_out, dump, load, shown
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import PolicyRollupMapper, UseTemporalRollupMapper
-from airflow_partitions.grains import Day, Grain, Period, has_time, most_members, read_dated, time_zone
+from airflow_partitions.grains import (
+    Day,
+    Grain,
+    IsoWeek,
+    Month,
+    Period,
+    Quarter,
+    Year,
+    has_time,
+    most_members,
+    read_dated,
+    time_zone,
+)
 
 #: The years of the keys a mapper accepts: a period of any grain around them, its neighbours and
 #: its members all lie within the years 1 to 9999 that Python's datetime holds (a key in 9999
@@ -62,7 +74,7 @@ def _decoded(grain: Grain, offset: int, downstream_key: str) -> Period:
     return grain.shift(period, -offset) if offset else period
 
 
-@lru_cache(maxsize=_CACHE_SIZE)
+@lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
 def _members(grain: Grain, period: Period) -> tuple[Period, ...]:
     return tuple(grain.members(period))
 
@@ -416,13 +428,15 @@ class MemberSpelling:
     ``2026-03-10T00Z``, ``2026-03-10T00:00+00:00`` and ``20260310T00`` all as ``2026-03-10T00``
     (the key *mapper* writes for that hour: its canonical key, or its ``input_format``). Naive
     keys are read as *mapper* reads them (its ``input_timezone``, else its grain's zone). A key
-    with a time of day names the member holding its instant; a date (``2026-03-10``,
-    ``20260310``, ``2026-W11-2``) names a member only if the members are days; any other key
-    only if spelled exactly as awaited.
+    with a time of day names the member holding its instant. A key without one names a span of
+    the local calendar, in the member grain's zone: a date (``2026-03-10``, ``20260310``,
+    ``2026-W11-2``) names its own day (where members are days, its own day even when days start at
+    ``start_hour``), and a period key (``2026-03``, ``2026-Q1``, ``2026-W11``, ``2026``) its
+    period; it names the member holding that span if one does (``2026-06-01`` under months:
+    ``2026-06``), and no member if the span is longer (``2026-03-10`` where hours are awaited).
 
     :raises ValueError: from :meth:`__call__`, naming the key: if it cannot be read, falls in no
-        member (a Saturday for business days), or names a longer span than one member (a date
-        where hours are awaited).
+        member (a Saturday for business days), or names a longer span than one member.
     """
 
     def __init__(self, mapper: TemporalMapper, grain: Grain) -> None:
@@ -431,11 +445,17 @@ class MemberSpelling:
         zone = mapper.input_timezone or mapper.grain.timezone
         self.reader = TemporalMapper(grain, input_timezone=zone, input_format=mapper.input_format)
         self.days = isinstance(grain, Day)
+        #: The grains whose canonical keys name a span of the member grain's local calendar.
+        self.spans = [kind(timezone=grain.timezone) for kind in (Day, IsoWeek, Month, Quarter, Year)]
 
     def __call__(self, key: str) -> str:
         """Return the awaited spelling of the member *key* names."""
-        member = self.encode(self.reader.downstream_period(key))
+        period = self.reader.downstream_period(key)
+        member = self.encode(period)
         if member == key or not read_dated(key, self.input_format)[1] or (self.days and self._names_day(key)):
+            return member
+        span = self._span(key)
+        if span is not None and period.utc[0] <= span.utc[0] and span.utc[1] <= period.utc[1]:
             return member
         raise ValueError(f"it names a longer span than one member of the window (such as {member!r})")
 
@@ -447,6 +467,18 @@ class MemberSpelling:
         except ValueError:
             return False
         return True
+
+    def _span(self, key: str) -> Period | None:
+        """Return the local day or period a key without a time of day names, if it names one."""
+        if self._names_day(key):
+            day = self.spans[0]
+            return TemporalMapper(day, input_format=self.input_format).downstream_period(key)
+        for grain in self.spans[1:]:
+            try:
+                return grain.parse(key)
+            except ValueError:
+                continue
+        return None
 
 
 class TemporalRollupMapper(PolicyRollupMapper):

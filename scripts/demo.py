@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import signal
 import sys
@@ -144,9 +145,14 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     refused = airflow.request(
         "GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key", "limit": 1000}
     )["event_logs"]
-    print(f"\nKeys refused on arrival (Airflow's audit log, 'failed to map partition_key'): {len(refused)}")
-    for entry in refused[:3]:
-        print(f"  {entry['dag_id']}: {entry['extra'][:150]}")
+    by_consumer: dict[str, list[str]] = {}
+    for entry in refused:
+        consumer = re.search(r"in target Dag '([^']+)'", entry["extra"] or "")
+        reason = (entry["extra"] or "").splitlines()[-1].removeprefix("ValueError: ")
+        by_consumer.setdefault(consumer[1] if consumer else "?", []).append(reason)
+    print(f"\nKeys refused on arrival, out loud (audit log 'failed to map partition_key'): {len(refused)}")
+    for consumer, reasons in sorted(by_consumer.items()):
+        print(f"  {consumer}: {len(reasons)}, e.g. {reasons[0]}"[:120])
     print(f"\nData folder: {data} ({'kept' if keep else 'deleted when the demo ends; --keep keeps it'})")
     print(f"Done in {time.monotonic() - started:.0f} s.")
 

@@ -19,17 +19,23 @@ from hypothesis import strategies as st
 from airflow_partitions import (
     BusinessCalendar,
     BusinessDay,
+    BusinessDayWindow,
+    CompletionDeadline,
     CompositeKeyMapper,
     Day,
     DimensionRollupMapper,
     DimensionWindow,
     Hour,
+    Minutes,
     Month,
+    PrefixStripMapper,
+    Quarter,
     SlidingWindow,
     TemporalMapper,
     TemporalRollupMapper,
     TemporalWindow,
     Week,
+    Year,
 )
 from airflow_partitions.deadlines import CountedPolicy
 
@@ -200,3 +206,74 @@ def test_a_pending_run_holding_a_key_that_never_counts_is_reported_unreachable_u
     )
     done = rollup.wait_policy.is_satisfied_by_keys(matched=hours | {stale}, expected=expected)
     assert (done.satisfied, done.unreachable, done.unreachable_reason) == (True, False, None)
+
+
+def test_a_key_naming_a_span_inside_one_member_counts_as_that_member():
+    months = TemporalRollupMapper(upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Month()))
+    assert months.to_downstream("2026-06-01") == "2026"
+    assert months.sort_received(months.to_upstream("2026"), ["2026-06-01", "20260615"]) == ({"2026-06"}, [])
+    quarters = TemporalRollupMapper(upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Quarter()))
+    assert quarters.sort_received(quarters.to_upstream("2026"), ["2026-05", "2026-W10"]) == (
+        {"2026-Q2", "2026-Q1"},
+        [],
+    )
+    with pytest.raises(ValueError, match="'2026' would never count towards '2026': it names a longer span"):
+        TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Day())
+        ).to_downstream("2026")
+
+
+@pytest.mark.parametrize(
+    ("mapper", "window", "members", "keys"),
+    [
+        (TemporalMapper(Day(), input_format="%Y-%m-%d"), TemporalWindow(Hour()), 24, 1),
+        (TemporalMapper(Hour(), input_format="%Y-%m-%dT%H"), TemporalWindow(Minutes(15)), 4, 1),
+        (TemporalMapper(Day(), input_format="%Y-%m-%dT%I"), TemporalWindow(Hour()), 24, 12),
+    ],
+)
+def test_an_input_format_that_writes_members_alike_is_refused_at_parse(mapper, window, members, keys):
+    with pytest.raises(
+        ValueError, match=f"waits for {members} members, but its upstream mapper writes them as {keys}"
+    ):
+        TemporalRollupMapper(upstream_mapper=mapper, window=window)
+
+
+def test_a_deadline_beyond_the_last_datetime_does_not_raise_it_waits():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Year()),
+        window=TemporalWindow(Month()),
+        wait_policy=CompletionDeadline(timedelta(days=400), settle=timedelta(0)),
+    )
+    assert rollup.to_downstream("9997-12-31T23:00Z") == "9997"
+    result = rollup.wait_policy.is_satisfied_by_keys(
+        matched={"9997-12-31T23:00Z"}, expected=rollup.to_upstream("9997")
+    )
+    assert (result.satisfied, result.unreachable) == (False, False)
+
+
+def test_a_kept_dimension_counts_as_its_mapper_writes_it():
+    rollup = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(
+            ["store", "time"], {"store": PrefixStripMapper("x"), "time": TemporalMapper(Day())}
+        ),
+        window=DimensionWindow(time=TemporalWindow(Hour())),
+    )
+    assert rollup.to_downstream("x::s1|2026-03-10T05") == "s1|2026-03-10"
+    expected = rollup.to_upstream("s1|2026-03-10")
+    assert "s1|2026-03-10T05" in expected
+    assert rollup.sort_received(expected, ["x::s1|2026-03-10T05:00:00Z"]) == ({"s1|2026-03-10T05"}, [])
+
+
+def test_a_business_day_dimension_counts_other_spellings_and_refuses_weekends():
+    rollup = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Month())}),
+        window=DimensionWindow(time=BusinessDayWindow()),
+    )
+    expected = rollup.to_upstream("eu|2026-03")
+    assert len(expected) == 22
+    assert rollup.sort_received(expected, ["eu|20260309", "eu|2026-03-09T00:00:00"]) == (
+        {"eu|2026-03-09"},
+        [],
+    )
+    with pytest.raises(ValueError, match=r"dimension 'time': .*2026-03-07.*not a business day"):
+        rollup.to_downstream("eu|2026-03-07")
