@@ -614,11 +614,10 @@ class Minutes(_WallGrain):
             return super().floor(instant)
         local = instant.astimezone(self.tz)
         into = timedelta(minutes=local.minute % self.n, seconds=local.second, microseconds=local.microsecond)
-        start = _as_utc(local) - into
         if not self._cuts:
-            return self._absolute_period(start.astimezone(self.tz))
+            return self._absolute_period((local.astimezone(UTC) - into).astimezone(self.tz))
         # An offset change that is not a whole number of slots cuts the slot it falls in.
-        slot = timedelta(minutes=self.n)
+        slot, start = timedelta(minutes=self.n), _as_utc(local) - into
         cuts = [c for c in self._cuts_between(start, start + slot) if start < c < start + slot]
         first = max([start, *(c for c in cuts if c <= instant)])
         end = min([start + slot, *(c for c in cuts if c > first)])
@@ -649,8 +648,10 @@ class Minutes(_WallGrain):
         if 60 % self.n:
             return super().shift(period, n)
         slot = timedelta(minutes=self.n)
+        if not self._cuts:
+            return self._absolute_period((period.start.astimezone(UTC) + slot * n).astimezone(self.tz))
         start, target = _as_utc(period.start), _as_utc(period.start) + slot * n
-        if not self._cuts or not self._cuts_between(min(start, target) - slot, max(start, target) + slot):
+        if not self._cuts_between(min(start, target) - slot, max(start, target) + slot):
             return self._absolute_period(target.astimezone(self.tz))
         current = self.floor(period.start)
         while n:
