@@ -797,6 +797,33 @@ def test_caracas_hour_cut_short_by_the_2016_change_is_one_period_both_ways():
     assert span(hour.shift(before, 2)) == span(after)
 
 
+@pytest.mark.parametrize(
+    ("grain", "keys", "starts"),
+    [
+        # Kathmandu (IANA tz database) went from +05:30 to +05:45 at 18:30Z on 1985-12-31, the
+        # local clock jumping from 00:00 to 00:15: a whole 15-minute slot, so no partial slot ...
+        (
+            Minutes(15, timezone="Asia/Kathmandu"),
+            ["1985-12-31T23:45+05:30", "1986-01-01T00:15+05:45", "1986-01-01T00:30+05:45"],
+            ["1985-12-31T18:15Z", "1985-12-31T18:30Z", "1985-12-31T18:45Z"],
+        ),
+        # ... but hours: 23:00 +05:30 (17:30Z) to the change, the partial 00:15 +05:45 to 01:00
+        # +05:45 (19:15Z), then whole hours from local :00.
+        (
+            Hour(timezone="Asia/Kathmandu"),
+            ["1985-12-31T23+05:30", "1986-01-01T00:15+05:45", "1986-01-01T01+05:45"],
+            ["1985-12-31T17:30Z", "1985-12-31T18:30Z", "1985-12-31T19:15Z"],
+        ),
+    ],
+)
+def test_kathmandu_quarter_hour_change_cuts_hours_but_not_quarter_hours(grain, keys, starts):
+    first = grain.floor(utc(starts[0]))
+    periods = [grain.shift(first, n) for n in range(3)]
+    assert [p.key for p in periods] == keys
+    assert [span(p)[0] for p in periods] == [utc(s) for s in starts]
+    assert all(span(grain.parse(p.key)) == span(p) for p in periods)
+
+
 def test_half_hour_slots_in_lord_howe_need_no_partial_slots():
     # Both offsets are a whole number of 30-minute slots: 01:30 +11:00 (14:30Z) to 02:00 +11:00,
     # then 01:30 +10:30 (15:00Z) to 02:00 +10:30.
