@@ -29,7 +29,9 @@ other than UTC its keys carry the UTC offset (``2026-11-01T01-04:00``, then
 ``2026-11-01T01-05:00``: fall-back's repeated hour is two periods with two keys). Slots of
 ``n`` dividing 1440 (above 60) and day grains are cut at local wall-clock times; a wall-clock
 boundary that does not exist (skipped by spring-forward) moves to the first real instant after
-it, an ambiguous one (repeated by fall-back) means its first occurrence.
+it, an ambiguous one (repeated by fall-back) means its first occurrence. Where the offset
+changes by no whole number of slots (``Hour`` in ``Australia/Lord_Howe``, whose DST is 30
+minutes), the change also cuts a partial slot, keyed with minutes: ``2026-04-05T01:30+10:30``.
 
 **Keys in.** :func:`parse_instant` reads any ISO 8601 date or time that Python's
 ``datetime.fromisoformat`` reads (``2026-07-30``, ``2026-07-30T09``, ``20260730T0915Z``,
@@ -40,7 +42,7 @@ on fall-back's repeated hour it means the first occurrence (``2026-11-01T01:30``
 
 Rules followed: ISO 8601 (calendar dates, ISO week dates and week-numbering years, UTC offsets),
 the IANA time zone database (through :mod:`zoneinfo`), and cron as Apache Airflow reads it
-(``croniter``, with Airflow's own DST handling).
+(``croniter``; ticks on DST days are ours, see :class:`Cron`).
 """
 
 from __future__ import annotations
@@ -204,6 +206,82 @@ def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
         else:
             lo = mid
     return datetime.fromtimestamp(hi, tz)
+
+
+@lru_cache(maxsize=1024)
+def _offset_changes(zone: str, year: int) -> tuple[tuple[datetime, timedelta, timedelta], ...]:
+    """
+    Return the changes of *zone*'s UTC offset in UTC calendar *year*, per the IANA tz database.
+
+    Each is ``(instant, offset before, offset after)``, the instant (UTC, whole second) the first
+    with the new offset. :mod:`zoneinfo` has no public list of transitions, so the offset is
+    sampled every 12 hours and each change found by bisection (two changes less than 12 hours
+    apart would be missed). Memoized per zone and year.
+    """
+    tz = ZoneInfo(zone)
+    start = int(datetime(year, 1, 1, tzinfo=UTC).timestamp())
+    end = int(datetime(year + 1, 1, 1, tzinfo=UTC).timestamp()) if year < 9999 else start + 365 * 86400
+    changes = []
+    before = datetime.fromtimestamp(start, tz).utcoffset()
+    for lo in range(start, end, 43200):
+        hi = min(lo + 43200, end)
+        after = datetime.fromtimestamp(hi, tz).utcoffset()
+        if after != before:
+            was, low = before, lo
+            while hi - low > 1:
+                mid = (low + hi) // 2
+                if datetime.fromtimestamp(mid, tz).utcoffset() == was:
+                    low = mid
+                else:
+                    hi = mid
+            changes.append((datetime.fromtimestamp(hi, UTC), was, datetime.fromtimestamp(hi, tz).utcoffset()))
+        before = after
+    return tuple(changes)
+
+
+def _changes_between(zone: str, lo: datetime, hi: datetime) -> list[tuple[datetime, timedelta, timedelta]]:
+    """Return :func:`_offset_changes` of *zone* at instants ``lo <= c <= hi``."""
+    lo, hi = lo.astimezone(UTC), hi.astimezone(UTC)
+    return [
+        change
+        for year in range(lo.year, hi.year + 1)
+        for change in _offset_changes(zone, year)
+        if lo <= change[0] <= hi
+    ]
+
+
+#: The years :func:`_cut_years` samples; later years repeat the last one's rules.
+_CUT_SAMPLE = (1850, 2200)
+
+
+@lru_cache(maxsize=256)
+def _cut_years(zone: str, slot: timedelta) -> frozenset[int]:
+    """
+    Return the UTC years in which *zone*'s offset changes by no whole number of *slot*.
+
+    Sampled weekly from 1850 to 2200 (years after 2200 count as 2199); changes from or to a local
+    mean time with a seconds part (New York's -04:56:02 until 1883) are left out, since keys are
+    written to the minute there anyway. A change undone within a week may be missed. Memoized:
+    once per zone and slot length per process.
+    """
+    tz = ZoneInfo(zone)
+    first, last = (int(datetime(year, 1, 1, tzinfo=UTC).timestamp()) for year in _CUT_SAMPLE)
+    years: set[int] = set()
+    before = datetime.fromtimestamp(first, tz)
+    for t in range(first + 7 * 86400, last, 7 * 86400):
+        after = datetime.fromtimestamp(t, tz)
+        change = (after.utcoffset() or timedelta()) - (before.utcoffset() or timedelta())
+        whole = not (before.utcoffset() or timedelta()).seconds % 60 and not change.seconds % 60
+        if change % slot and whole:
+            years.update((before.astimezone(UTC).year, after.astimezone(UTC).year))
+        before = after
+    return frozenset(years)
+
+
+def _as_utc(instant: datetime) -> datetime:
+    """Return the aware *instant* as a plain UTC ``datetime`` (pendulum's lose ``UTC`` in sums)."""
+    utc = instant.astimezone(UTC)
+    return datetime.combine(utc.date(), utc.time(), UTC)
 
 
 def _offset(instant: datetime) -> str:
@@ -492,11 +570,14 @@ class Minutes(_WallGrain):
     """
     Slots of *n* minutes: ``2026-03-10T09:15`` in UTC, ``2026-03-10T09:15+01:00`` elsewhere.
 
-    With *n* dividing 60, every slot is exactly *n* real minutes, aligned to the local clock
+    With *n* dividing 60, every slot but a partial one is exactly *n* real minutes, aligned to the local clock
     (``:00``, ``:15`` …); fall-back's repeated hour holds its slots twice, told apart by the
-    offset in their keys. With *n* dividing 1440 and above 60 (``Minutes(360)``: keys
-    ``2026-03-10T06:00``), slots are cut at local midnight plus multiples of *n* minutes and hold
-    the real instants between the cuts (a slot spanning a DST change is an hour shorter or longer).
+    offset in their keys. An offset change that is not a whole number of slots (Lord Howe's
+    30-minute DST for ``Hour``) also cuts: the slot it falls in ends there and a partial slot
+    starts there, keyed with minutes (:meth:`key`). With *n* dividing 1440 and above 60
+    (``Minutes(360)``: keys ``2026-03-10T06:00``), slots are cut at local midnight plus multiples
+    of *n* minutes and hold the real instants between the cuts (a slot spanning a DST change is an
+    hour shorter or longer).
 
     :param n: Slot length in minutes: a divisor of 60 or of 1440.
     :raises ValueError: if *n* divides neither 60 nor 1440.
@@ -512,6 +593,13 @@ class Minutes(_WallGrain):
                 f"{type(self).__name__}: n must be a number of minutes dividing 60 or 1440 "
                 f"(e.g. 5, 15, 60, 360); got {self.n!r}."
             )
+        # Clock-aligned slots need extra cuts only in zones whose offsets are not all a whole
+        # number of slots apart (Lord Howe's +10:30 and +11:00 against hours): decided once here.
+        cuts = _cut_years(self.timezone, timedelta(minutes=self.n)) if 60 % self.n == 0 else frozenset()
+        object.__setattr__(self, "_cuts", cuts)
+
+    #: The years with offset changes that are no whole number of slots (none in most zones).
+    _cuts: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def _named_period(self, key: str) -> Period:
         return super()._named_period(key) if 60 % self.n else self.period_of(key)
@@ -526,14 +614,65 @@ class Minutes(_WallGrain):
             return super().floor(instant)
         local = instant.astimezone(self.tz)
         into = timedelta(minutes=local.minute % self.n, seconds=local.second, microseconds=local.microsecond)
-        return self._absolute_period((local.astimezone(UTC) - into).astimezone(self.tz))
+        if not self._cuts:
+            return self._absolute_period((local.astimezone(UTC) - into).astimezone(self.tz))
+        # An offset change that is not a whole number of slots cuts the slot it falls in.
+        slot, start = timedelta(minutes=self.n), _as_utc(local) - into
+        cuts = [c for c in self._cuts_between(start, start + slot) if start < c < start + slot]
+        first = max([start, *(c for c in cuts if c <= instant)])
+        end = min([start + slot, *(c for c in cuts if c > first)])
+        return Period(first.astimezone(self.tz), end.astimezone(self.tz), self)
+
+    def _cuts_between(self, lo: datetime, hi: datetime) -> list[datetime]:
+        """Return the instants in ``[lo, hi]`` at which the offset changes by no whole number of slots."""
+        slot, last = timedelta(minutes=self.n), _CUT_SAMPLE[1] - 1
+        if not any(min(year, last) in self._cuts for year in range(lo.year, hi.year + 1)):
+            return []
+        return [
+            at
+            for at, before, after in _changes_between(self.timezone, lo, hi)
+            if (after - before) % slot and not (before.seconds % 60 or after.seconds % 60)
+        ]
+
+    def _aligned(self, start: datetime) -> bool:
+        local = start.astimezone(self.tz)
+        return not (local.minute % self.n or local.second or local.microsecond)
 
     def shift(self, period: Period, n: int) -> Period:
-        """Return the slot *n* slots after *period* (before it if *n* is negative)."""
+        """
+        Return the slot *n* slots after *period* (before it if *n* is negative).
+
+        Counts real time in slots; in a zone with partial slots (see :meth:`key`) each partial slot
+        counts as one, so the offset changes between *period* and the result are looked up.
+        """
         if 60 % self.n:
             return super().shift(period, n)
-        start = period.start.astimezone(UTC) + timedelta(minutes=self.n * n)
-        return self._absolute_period(start.astimezone(self.tz))
+        slot = timedelta(minutes=self.n)
+        if not self._cuts:
+            return self._absolute_period((period.start.astimezone(UTC) + slot * n).astimezone(self.tz))
+        start, target = _as_utc(period.start), _as_utc(period.start) + slot * n
+        if not self._cuts_between(min(start, target) - slot, max(start, target) + slot):
+            return self._absolute_period(target.astimezone(self.tz))
+        current = self.floor(period.start)
+        while n:
+            start = _as_utc(current.start)
+            if not self._aligned(start) or self._cuts_between(start, start):
+                # A partial slot, or one starting at a cut: step one slot, off the cut.
+                current = self.floor(current.end if n > 0 else start - timedelta(microseconds=1))
+                n -= 1 if n > 0 else -1
+                continue
+            # From an aligned start, slots are whole up to the next cut: jump there in one go.
+            reach = start + slot * (n + (1 if n > 0 else -1))
+            cuts = [c for c in self._cuts_between(min(start, reach), max(start, reach)) if c != start]
+            if not cuts:
+                return self.floor(start + slot * n)
+            cut = min(cuts) if n > 0 else max(cuts)
+            between = -(-abs(cut - start) // slot)  # slots starting in [start, cut) or [cut, start)
+            if between > abs(n):
+                return self.floor(start + slot * n)
+            current = self.floor(cut)
+            n -= between if n > 0 else -between
+        return current
 
     def _floor_wall(self, wall: datetime) -> datetime:
         day = wall.replace(hour=0, minute=0, second=0, microsecond=0)
@@ -556,12 +695,22 @@ class Minutes(_WallGrain):
 
     def _text(self, start: datetime, minute: int) -> str:
         text = f"{start.year:04d}-{start.month:02d}-{start.day:02d}T{start.hour:02d}"
-        return text if self.n == 60 else f"{text}:{minute:02d}"
+        return text if self.n == 60 and minute % 60 == 0 else f"{text}:{minute:02d}"
 
     def key(self, period: Period) -> str:
-        """Return ``YYYY-MM-DDTHH:MM`` (``YYYY-MM-DDTHH`` for hours), plus the offset outside UTC."""
-        text = self._text(period.start, period.start.minute)
-        return text if self.timezone == "UTC" else text + _offset(period.start)
+        """
+        Return ``YYYY-MM-DDTHH:MM`` (``YYYY-MM-DDTHH`` for hours), plus the offset outside UTC.
+
+        A *partial slot* (*n* dividing 60) starts at an offset change that is not a whole number of
+        slots, off the local clock's slot marks; its key always has minutes. In
+        ``Australia/Lord_Howe`` (02:00 +11:00 -> 01:30 +10:30 at 2026-04-04T15:00Z, per the IANA tz
+        database) the hours there are ``2026-04-05T01+11:00`` (14:00Z to 15:00Z),
+        ``2026-04-05T01:30+10:30`` (to 15:30Z), then ``2026-04-05T02+10:30``. Zones whose offsets
+        are all whole slots apart (whole hours for ``Hour``) never have partial slots.
+        """
+        start = period.start
+        text = self._text(start, start.minute)
+        return text if self.timezone == "UTC" else text + _offset(start)
 
     def _parameters(self) -> dict[str, Any]:
         return {"n": self.n, "timezone": self.timezone}
@@ -574,6 +723,9 @@ class Hour(Minutes):
 
     Each period is exactly 60 real minutes starting at a local ``:00`` (``:30`` UTC in
     ``Asia/Kolkata``); a New York local day holds 23 of them on 2026-03-08 and 25 on 2026-11-01.
+    Where the offset changes by a half hour (``Australia/Lord_Howe``), the change cuts the hour it
+    falls in and starts a partial hour keyed with minutes, ``2026-04-05T01:30+10:30``
+    (:meth:`Minutes.key`).
     """
 
     n: int = field(default=60, init=False)
@@ -784,11 +936,34 @@ class Cron(Grain):
     """
     Cron periods, from one tick to the next, keyed by the tick: ``2026-03-10T09:00``.
 
-    Keys are written like :class:`Minutes` keys (with the offset outside UTC).
+    Keys are written like :class:`Minutes` keys, with minutes and the offset outside UTC
+    (``2026-03-10T09:00-04:00`` in New York). The last tick of a day runs to the first of the
+    next (17:00 to 09:00 the next weekday above).
 
-    Ticks are exactly those Airflow's ``CronTriggerTimetable`` runs at for the same expression
-    and time zone (Airflow's own cron code, on ``croniter``, DST handling included). The last
-    tick of a day runs to the first of the next (17:00 to 09:00 the next weekday above).
+    **Ticks.** The local wall-clock times the expression matches, as ``croniter`` reads it
+    (Airflow's cron library; presets such as ``@hourly`` as Airflow expands them), each standing
+    for real instants by the IANA tz database:
+
+    - an ordinary time: its one instant;
+    - a time skipped by spring-forward: the first real instant after the gap, as for the
+      wall-clock cuts of :class:`Day` (``30 2 * * *`` in New York ticks at 03:00 EDT on
+      2026-03-08, ``2026-03-08T03:00-04:00``; several skipped times make one tick). A cron that
+      ticks every hour (hour field ``*``) has no tick for a skipped time instead: its ticks are the
+      instants whose local time matches, like :class:`Hour`;
+    - a time repeated by fall-back: its first occurrence (``30 1 * * *`` in New York ticks once on
+      2026-11-01, at 01:30 EDT, ``2026-11-01T01:30-04:00``), as a key without an offset reads;
+      a cron ticking every hour ticks at both occurrences (``30 * * * *`` at 01:30 EDT and EST).
+
+    So a period always contains the instants it is the period of, periods tile time from the
+    first tick on, and ``shift`` steps tick by tick both ways. Airflow's ``CronTriggerTimetable``
+    differs on DST days only: it runs a skipped time as the wall time read with the offset before
+    the change (03:30 EDT above), a repeated one at its second occurrence (01:30 EST), and steps
+    crons ticking every hour in real time (in ``Australia/Lord_Howe``, whose clocks go back 30
+    minutes, ``@hourly`` runs at 01:00 +11:00, 01:30 +10:30 and 02:00 +10:30 on 2026-04-05; these
+    ticks are 01:00 +11:00 and 02:00 +10:30). Its walker breaks the invariants above on those days.
+
+    Each period look-up steps ``croniter`` a few times: more near an offset change, by the
+    number of ticks in its length.
 
     :param expression: Five-field cron expression or preset (``"@hourly"``).
     :raises ValueError: if the expression is invalid or names no date that exists.
@@ -797,11 +972,12 @@ class Cron(Grain):
     expression: str = "@hourly"
     kind: ClassVar[str] = "cron"
     tiles: ClassVar[bool] = False
-    _cron: Any = field(init=False, repr=False, compare=False)
+    _expanded: str = field(init=False, repr=False, compare=False)
+    _hourly: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        from airflow.timetables._cron import CronMixin, cron_presets
+        from airflow.utils.dates import cron_presets
         from croniter import CroniterBadDateError, croniter
 
         expression = cron_presets.get(self.expression, self.expression)
@@ -818,28 +994,74 @@ class Cron(Grain):
             croniter(expression, datetime(2000, 1, 1)).get_next(datetime)
         except CroniterBadDateError as err:
             raise ValueError(f"Cron: expression {self.expression!r} names no date that exists.") from err
-        object.__setattr__(self, "_cron", type("_Ticks", (CronMixin,), {})(expression, self.timezone))
+        object.__setattr__(self, "_expanded", expression)
+        object.__setattr__(self, "_hourly", croniter(expression).expanded[1] == ["*"])
 
-    def _local(self, instant: Any) -> datetime:
-        return datetime.fromtimestamp(instant.timestamp(), self.tz)
+    def _instants(self, wall: datetime) -> list[datetime]:
+        """Return the UTC ticks the matching naive local time *wall* stands for, in order."""
+        first = wall.replace(tzinfo=self.tz, fold=0).astimezone(UTC)
+        if first.astimezone(self.tz).replace(tzinfo=None) != wall:  # skipped by spring-forward
+            return [] if self._hourly else [_resolve(wall, self.tz).astimezone(UTC)]
+        second = wall.replace(tzinfo=self.tz, fold=1).astimezone(UTC)
+        return [first, second] if self._hourly and second != first else [first]
 
-    def _period(self, start: Any) -> Period:
-        return Period(self._local(start), self._local(self._cron._get_next(start)), self)
+    def _walls(self, instant: datetime, forward: bool) -> Any:
+        """
+        Yield the matching naive local times from near *instant*, forward or backward.
+
+        They start far enough out (by the offset changes within two days) that every tick after
+        (before) *instant* comes from a later (earlier) yielded time.
+        """
+        from croniter import croniter
+
+        local = instant.astimezone(self.tz)
+        near = _changes_between(self.timezone, instant - timedelta(days=2), instant + timedelta(days=2))
+        reach = max((abs(o - local.utcoffset()) for _, *pair in near for o in pair), default=timedelta())
+        wall = local.replace(tzinfo=None) + (-reach if forward else reach)
+        ticks = croniter(self._expanded, wall + timedelta(microseconds=-1 if forward else 1))
+        step = ticks.get_next if forward else ticks.get_prev
+        while True:
+            yield step(datetime)
+
+    def _tick_at_or_before(self, instant: datetime) -> datetime:
+        # First occurrences grow with the wall time: the first wall whose first one is not after
+        # the instant has the last first occurrence. Second occurrences (a repeated hour) of
+        # earlier walls can come later: walk on while they are after the instant.
+        best: datetime | None = None
+        for wall in self._walls(instant, forward=False):
+            ticks = self._instants(wall)
+            if not ticks or (best is None and ticks[0] > instant):
+                continue
+            best = max([tick for tick in ticks if tick <= instant] + ([best] if best else []))
+            if len(ticks) == 1 or ticks[1] <= instant:
+                return best
+        raise AssertionError("unreachable: croniter walks on")  # pragma: no cover
+
+    def _tick_after(self, instant: datetime) -> datetime:
+        # Walk forward to the first wall whose first occurrence is after the instant; a second
+        # occurrence of an earlier wall (a repeated hour) may come first.
+        later: list[datetime] = []
+        for wall in self._walls(instant, forward=True):
+            ticks = self._instants(wall)
+            later += [tick for tick in ticks if tick > instant]
+            if ticks and ticks[0] > instant:
+                return min(later)
+        raise AssertionError("unreachable: croniter walks on")  # pragma: no cover
+
+    def _period(self, tick: datetime) -> Period:
+        return Period(tick.astimezone(self.tz), self._tick_after(tick).astimezone(self.tz), self)
 
     def floor(self, instant: datetime) -> Period:
         """Return the period from the last tick at or before *instant* to the next tick."""
-        import pendulum
-
-        return self._period(self._cron._align_to_prev(pendulum.instance(instant).in_timezone("UTC")))
+        return self._period(self._tick_at_or_before(_as_utc(instant)))
 
     def shift(self, period: Period, n: int) -> Period:
         """Return the period *n* ticks after *period* (before it if *n* is negative)."""
-        import pendulum
-
-        tick = pendulum.instance(period.start).in_timezone("UTC")
-        step = self._cron._get_next if n > 0 else self._cron._get_prev
+        tick = _as_utc(period.start)
         for _ in range(abs(n)):
-            tick = step(tick)
+            tick = (
+                self._tick_after(tick) if n > 0 else self._tick_at_or_before(tick - timedelta(microseconds=1))
+            )
         return self._period(tick)
 
     def key(self, period: Period) -> str:

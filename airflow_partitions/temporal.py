@@ -614,9 +614,9 @@ def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int
     Return the most members of *window* in one period of *mapper*, and that period, for messages.
 
     ``(31, "period '2027-12'")`` for days of a month (:func:`~airflow_partitions.grains.
-    most_members`). When the members do not tile some period (hours across Lord Howe's 30-minute
-    DST change) the size cannot be worked out: ``(1, …)``, and the scheduler reports those
-    periods when it meets them.
+    most_members`). When the members do not tile some period (hours in a ``Minutes(180)`` slot
+    whose cut moved to the end of a gap at :45, Chatham in 1974) the size cannot be worked out:
+    ``(1, …)``, and the scheduler reports those periods when it meets them.
     """
     try:
         largest, widest = most_members(mapper.grain, window.grain)

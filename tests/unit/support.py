@@ -203,52 +203,6 @@ def offset_changes(zone: str, lo: datetime, hi: datetime) -> list[tuple[datetime
     ]
 
 
-def _is_clock_grain(grain: Any) -> bool:
-    from airflow_partitions.grains import Minutes
-
-    return isinstance(grain, Minutes) and 60 % grain.n == 0
-
-
-def _is_hourly_cron(grain: Any) -> bool:
-    """Whether *grain* is a cron grain ticking every hour (Airflow's DST handling differs for those)."""
-    from airflow.utils.dates import cron_presets
-    from croniter import croniter
-
-    from airflow_partitions.grains import Cron
-
-    return isinstance(grain, Cron) and croniter(
-        cron_presets.get(grain.expression, grain.expression)
-    ).expanded[1] == ["*"]
-
-
-def _is_wall_boundary(grain: Any, wall: datetime) -> bool:
-    """Whether the naive local time *wall* (whole minute) is where a period of *grain* starts."""
-    from airflow.utils.dates import cron_presets
-    from croniter import croniter
-
-    from airflow_partitions.grains import Cron, Day, IsoWeek, Minutes, Month, Quarter, Week, Year
-
-    midnight = (wall.hour, wall.minute) == (0, 0)
-    weekdays = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-    if isinstance(grain, Minutes):
-        return (wall.hour * 60 + wall.minute) % grain.n == 0
-    if isinstance(grain, Day):
-        return (wall.hour, wall.minute) == (grain.start_hour, 0)
-    if isinstance(grain, IsoWeek):
-        return midnight and wall.weekday() == 0
-    if isinstance(grain, Week):
-        return midnight and wall.weekday() == weekdays.index(grain.start)
-    if isinstance(grain, Year):
-        return midnight and (wall.month, wall.day) == (1, 1)
-    if isinstance(grain, Quarter):
-        return midnight and wall.day == 1 and wall.month in (1, 4, 7, 10)
-    if isinstance(grain, Month):
-        return midnight and wall.day == 1
-    if isinstance(grain, Cron):
-        return croniter.match(cron_presets.get(grain.expression, grain.expression), wall)
-    raise TypeError(grain)
-
-
 def known_bug(grain: Any, lo: datetime, hi: datetime) -> str | None:
     """
     Say why *grain* near the instants ``[lo, hi]`` is in a known package bug's reach, else ``None``.
@@ -257,14 +211,9 @@ def known_bug(grain: Any, lo: datetime, hi: datetime) -> str | None:
     reproduces the bug on a minimal example. Worked out from the IANA data (:func:`offset_changes`),
     not from the package:
 
-    - a clock grain (``Minutes(n)``, ``n`` dividing 60, and ``Hour``) across an offset change
-      that is not a whole number of its slots (Lord Howe's 30-minute DST against hours);
     - a grain with times in its keys (``Minutes``, ``Hour``, ``Cron``) near an offset with a
       seconds part (local mean time before 1906 in India, 1910 in Chile): slot starts can fall
-      on a second, keys are written to the minute;
-    - a cron grain ticking every hour across an offset change that is not whole hours (Airflow
-      steps such crons in real time); another cron grain with a tick in (or at either end of) a
-      gap or repeat (Airflow moves and merges those ticks).
+      on a second, keys are written to the minute.
     """
     from airflow_partitions.grains import Cron, Minutes
 
@@ -273,24 +222,6 @@ def known_bug(grain: Any, lo: datetime, hi: datetime) -> str | None:
     offsets = {lo.astimezone(tz).utcoffset(), *(o for _, *pair in changes for o in pair)}
     if isinstance(grain, Minutes | Cron) and any(o.seconds % 60 for o in offsets):
         return "offset with a seconds part, keys written to the minute (xfail: *seconds_offset*)"
-    for at, before, after in changes:
-        if _is_clock_grain(grain):
-            if (after - before) % timedelta(minutes=grain.n):
-                return "offset change not a whole number of slots (xfail: *half_hour_dst*)"
-            continue
-        if _is_hourly_cron(grain):
-            if (after - before) % timedelta(hours=1):
-                return "hourly cron across an offset change not whole hours (xfail: *dst_moved_cron*)"
-            continue
-        if not isinstance(grain, Cron):
-            continue
-        # Local wall-clock times skipped (after > before) or repeated (after < before).
-        first, last = sorted(((at + before).replace(tzinfo=None), (at + after).replace(tzinfo=None)))
-        wall = first.replace(second=0, microsecond=0)
-        while wall <= last:
-            if _is_wall_boundary(grain, wall):
-                return f"cron tick {wall:%H:%M} in a DST change (xfail: *dst_moved_cron*, *cron_shift_back*)"
-            wall += timedelta(minutes=1)
     return None
 
 

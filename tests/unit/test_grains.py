@@ -549,6 +549,29 @@ def core_cron_run_times(expression: str, zone: str, start: datetime, end: dateti
         interval = info.data_interval
 
 
+# Where Cron's ticks differ from Airflow's run times (see the Cron docstring): a time of a cron
+# that does not tick every hour skipped by spring-forward ticks at the end of the gap (Airflow reads
+# it with the offset before the change); a repeated one at its first occurrence (Airflow: second).
+# (zone, local day, expression): (Airflow's run, our tick), from the IANA rules: New York skips
+# 02:00-03:00 at 07:00Z on 2026-03-08 and repeats 01:00-02:00 (EDT, 05:00Z, then EST, 06:00Z) on
+# 2026-11-01; Berlin skips 02:00-03:00 at 01:00Z on 2026-03-29 and repeats 02:00-03:00 (CEST,
+# 00:00Z, then CET, 01:00Z) on 2026-10-25; Sydney repeats 02:00-03:00 (AEDT +11, 15:00Z, then AEST
+# +10, 16:00Z) on 2026-04-05 and skips 02:00-03:00 at 16:00Z on 2026-10-03 (UTC date).
+MOVED_BY_AIRFLOW = {
+    ("America/New_York", "2026-03-08", "30 2 * * *"): ("2026-03-08T07:30Z", "2026-03-08T07:00Z"),
+    ("America/New_York", "2026-03-08", "15 */2 * * *"): ("2026-03-08T07:15Z", "2026-03-08T07:00Z"),
+    ("America/New_York", "2026-11-01", "30 1 * * *"): ("2026-11-01T06:30Z", "2026-11-01T05:30Z"),
+    ("Europe/Berlin", "2026-03-29", "30 2 * * *"): ("2026-03-29T01:30Z", "2026-03-29T01:00Z"),
+    ("Europe/Berlin", "2026-03-29", "15 */2 * * *"): ("2026-03-29T01:15Z", "2026-03-29T01:00Z"),
+    ("Europe/Berlin", "2026-10-25", "30 2 * * *"): ("2026-10-25T01:30Z", "2026-10-25T00:30Z"),
+    ("Europe/Berlin", "2026-10-25", "15 */2 * * *"): ("2026-10-25T01:15Z", "2026-10-25T00:15Z"),
+    ("Australia/Sydney", "2026-04-05", "30 2 * * *"): ("2026-04-04T16:30Z", "2026-04-04T15:30Z"),
+    ("Australia/Sydney", "2026-04-05", "15 */2 * * *"): ("2026-04-04T16:15Z", "2026-04-04T15:15Z"),
+    ("Australia/Sydney", "2026-10-04", "30 2 * * *"): ("2026-10-03T16:30Z", "2026-10-03T16:00Z"),
+    ("Australia/Sydney", "2026-10-04", "15 */2 * * *"): ("2026-10-03T16:15Z", "2026-10-03T16:00Z"),
+}
+
+
 @pytest.mark.parametrize(
     "expression", ["0 9-17 * * 1-5", "30 2 * * *", "30 1 * * *", "*/20 * * * *", "@hourly", "15 */2 * * *"]
 )
@@ -567,6 +590,9 @@ def core_cron_run_times(expression: str, zone: str, start: datetime, end: dateti
 def test_cron_ticks_are_airflows_cron_trigger_timetable_run_times(expression, zone, day):
     period = Day(timezone=zone).parse(day)
     expected = core_cron_run_times(expression, zone, period.start, period.end)
+    if (zone, day, expression) in MOVED_BY_AIRFLOW:
+        airflows, ours = map(utc, MOVED_BY_AIRFLOW[zone, day, expression])
+        expected = sorted({*expected, ours} - {airflows})
     ticks = Cron(expression, timezone=zone).members(period)
     assert [span(t)[0] for t in ticks] == expected
     assert all(span(a)[1] == span(b)[0] for a, b in itertools.pairwise(ticks))
@@ -688,12 +714,6 @@ def test_boundary_inside_spring_forward_gap_moves_to_first_real_instant_after_it
     assert span(period)[0] == utc(first_instant_after_gap)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="package bug: Minutes(n)/Hour floor by the local minute and step in real time, so across "
-    "an offset change that is not a multiple of n minutes (Lord Howe's 30-minute DST, Kathmandu's "
-    "+05:30 -> +05:45 in 1986) two overlapping periods get the same key",
-)
 @pytest.mark.parametrize(
     ("zone", "before", "after"),
     [
@@ -708,6 +728,110 @@ def test_half_hour_dst_change_hours_never_overlap_and_keys_round_trip(zone, befo
     one, two = hour.floor(utc(before)), hour.floor(utc(after))
     assert span(one) == span(two) or span(one)[1] <= span(two)[0]
     assert span(hour.parse(two.key)) == span(two)
+
+
+LORD_HOWE = "Australia/Lord_Howe"
+
+
+# Lord Howe (IANA tz database): +11:00 in summer, +10:30 in winter. 2026-04-05 02:00 +11:00 is
+# 15:00Z on the 4th, when clocks go back to 01:30 +10:30; 2026-10-04 02:00 +10:30 is 15:30Z on
+# the 3rd, when they go forward to 02:30 +11:00. Hours start where the local clock reads :00, and
+# at each change (a partial hour, keyed with minutes). Values are UTC arithmetic on those facts.
+@pytest.mark.parametrize(
+    ("instant", "key", "start", "end"),
+    [
+        ("2026-04-04T14:45Z", "2026-04-05T01+11:00", "2026-04-04T14:00Z", "2026-04-04T15:00Z"),
+        ("2026-04-04T15:00Z", "2026-04-05T01:30+10:30", "2026-04-04T15:00Z", "2026-04-04T15:30Z"),
+        ("2026-04-04T15:10Z", "2026-04-05T01:30+10:30", "2026-04-04T15:00Z", "2026-04-04T15:30Z"),
+        ("2026-04-04T15:30Z", "2026-04-05T02+10:30", "2026-04-04T15:30Z", "2026-04-04T16:30Z"),
+        ("2026-04-04T16:29Z", "2026-04-05T02+10:30", "2026-04-04T15:30Z", "2026-04-04T16:30Z"),
+        ("2026-10-03T15:29Z", "2026-10-04T01+10:30", "2026-10-03T14:30Z", "2026-10-03T15:30Z"),
+        ("2026-10-03T15:30Z", "2026-10-04T02:30+11:00", "2026-10-03T15:30Z", "2026-10-03T16:00Z"),
+        ("2026-10-03T16:00Z", "2026-10-04T03+11:00", "2026-10-03T16:00Z", "2026-10-03T17:00Z"),
+    ],
+)
+def test_lord_howe_hours_cut_at_the_half_hour_dst_change(instant, key, start, end):
+    hour = Hour(timezone=LORD_HOWE)
+    period = hour.floor(utc(instant))
+    assert (period.key, span(period)) == (key, (utc(start), utc(end)))
+    assert hour.key_at(utc(instant)) == key
+    assert span(hour.parse(key)) == (utc(start), utc(end))
+
+
+def test_lord_howe_hours_shift_through_the_partial_hour_and_back():
+    hour = Hour(timezone=LORD_HOWE)
+    first = hour.floor(utc("2026-04-04T13:00Z"))  # 00:00 +11:00
+    keys = ["2026-04-05T00+11:00", "2026-04-05T01+11:00", "2026-04-05T01:30+10:30", "2026-04-05T02+10:30"]
+    assert [hour.shift(first, n).key for n in range(4)] == keys
+    assert span(hour.shift(first, 3))[0] == utc("2026-04-04T15:30Z")
+    assert all(span(hour.shift(hour.shift(first, n), -n)) == span(first) for n in range(-30, 30))
+    # 2026-04-05 local is 24 h 30 min of real time: 00:00 +11:00 (13:00Z on the 4th) to the 6th's
+    # 00:00 +10:30 (13:30Z on the 5th): 24 whole hours and the partial one.
+    assert span(hour.shift(first, 25))[0] == utc("2026-04-05T13:30Z")
+
+
+def test_lord_howe_key_of_an_hour_that_does_not_start_there_is_refused():
+    # 01:00 +10:30 is 14:30Z, inside the hour from 01:00 +11:00: not the key of any hour.
+    with pytest.raises(ValueError, match=re.escape("'2026-04-05T01+10:30'")):
+        Hour(timezone=LORD_HOWE).parse("2026-04-05T01+10:30")
+
+
+def test_caracas_hour_cut_short_by_the_2016_change_is_one_period_both_ways():
+    # Venezuela (IANA tz database) went from -04:30 to -04:00 on 2016-05-01 at 02:30 local,
+    # 07:00Z: the hour from 02:00 -04:30 (06:30Z) ends there, and 03:00 -04:00 starts there.
+    hour = Hour(timezone="America/Caracas")
+    after = hour.floor(utc("2016-05-01T07:10Z"))
+    assert (after.key, span(after)) == (
+        "2016-05-01T03-04:00",
+        (utc("2016-05-01T07:00Z"), utc("2016-05-01T08:00Z")),
+    )
+    short, before = hour.shift(after, -1), hour.shift(after, -2)
+    assert (short.key, span(short)) == (
+        "2016-05-01T02-04:30",
+        (utc("2016-05-01T06:30Z"), utc("2016-05-01T07:00Z")),
+    )
+    assert (before.key, span(before)) == (
+        "2016-05-01T01-04:30",
+        (utc("2016-05-01T05:30Z"), utc("2016-05-01T06:30Z")),
+    )
+    assert span(hour.shift(before, 2)) == span(after)
+
+
+@pytest.mark.parametrize(
+    ("grain", "keys", "starts"),
+    [
+        # Kathmandu (IANA tz database) went from +05:30 to +05:45 at 18:30Z on 1985-12-31, the
+        # local clock jumping from 00:00 to 00:15: a whole 15-minute slot, so no partial slot ...
+        (
+            Minutes(15, timezone="Asia/Kathmandu"),
+            ["1985-12-31T23:45+05:30", "1986-01-01T00:15+05:45", "1986-01-01T00:30+05:45"],
+            ["1985-12-31T18:15Z", "1985-12-31T18:30Z", "1985-12-31T18:45Z"],
+        ),
+        # ... but hours: 23:00 +05:30 (17:30Z) to the change, the partial 00:15 +05:45 to 01:00
+        # +05:45 (19:15Z), then whole hours from local :00.
+        (
+            Hour(timezone="Asia/Kathmandu"),
+            ["1985-12-31T23+05:30", "1986-01-01T00:15+05:45", "1986-01-01T01+05:45"],
+            ["1985-12-31T17:30Z", "1985-12-31T18:30Z", "1985-12-31T19:15Z"],
+        ),
+    ],
+)
+def test_kathmandu_quarter_hour_change_cuts_hours_but_not_quarter_hours(grain, keys, starts):
+    first = grain.floor(utc(starts[0]))
+    periods = [grain.shift(first, n) for n in range(3)]
+    assert [p.key for p in periods] == keys
+    assert [span(p)[0] for p in periods] == [utc(s) for s in starts]
+    assert all(span(grain.parse(p.key)) == span(p) for p in periods)
+
+
+def test_half_hour_slots_in_lord_howe_need_no_partial_slots():
+    # Both offsets are a whole number of 30-minute slots: 01:30 +11:00 (14:30Z) to 02:00 +11:00,
+    # then 01:30 +10:30 (15:00Z) to 02:00 +10:30.
+    slots = Minutes(30, timezone=LORD_HOWE)
+    period = slots.floor(utc("2026-04-04T14:40Z"))
+    assert [slots.shift(period, n).key for n in range(3)] == [
+        "2026-04-05T01:30+11:00", "2026-04-05T01:30+10:30", "2026-04-05T02:00+10:30",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -734,39 +858,86 @@ def test_seconds_offset_period_keys_round_trip(grain, instant):
     assert span(grain.parse(period.key)) == span(period)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="package bug: Cron.floor trusts core's CronMixin._align_to_prev, which, when the previous "
-    "naive tick is skipped by spring-forward or repeated by fall-back, returns a tick after the "
-    "instant; the period then does not contain it",
-)
 @pytest.mark.parametrize(
-    ("expression", "instant", "tick"),
+    ("expression", "instant", "tick", "key", "next_tick"),
     [
-        # 03:10 EDT; 02:30 did not exist that day, Airflow runs it at 03:30 EDT (07:30Z), after
-        # the instant: the instant is in the period from the previous day's 02:30 EST tick.
-        ("30 2 * * *", "2026-03-08T07:10Z", "2026-03-07T07:30Z"),
-        # 01:40 EDT, the first pass; Airflow runs 01:30 once that day, at 01:30 EST (06:30Z),
-        # after the instant: the instant is in the period from the previous day's tick.
-        ("30 1 * * *", "2026-11-01T05:40Z", "2026-10-31T05:30Z"),
-        # Lord Howe falls back 02:00 +11:00 -> 01:30 +10:30 at 15:00Z on 2026-04-04; Airflow's
-        # hourly ticks there are 14:00Z, 15:00Z, then 15:30Z; 15:10Z lies in [15:00Z, 15:30Z).
-        ("@hourly", "2026-04-04T15:10Z", "2026-04-04T15:00Z"),
+        # New York skips 02:00-03:00 on 2026-03-08 (02:00 EST = 07:00Z becomes 03:00 EDT): 02:30
+        # does not exist and stands for the first real instant after the gap, 03:00 EDT (07:00Z);
+        # 03:10 EDT is in its period, which ends at 02:30 EDT on the 9th (06:30Z).
+        (
+            "30 2 * * *",
+            "2026-03-08T07:10Z",
+            "2026-03-08T07:00Z",
+            "2026-03-08T03:00-04:00",
+            "2026-03-09T06:30Z",
+        ),
+        # New York repeats 01:00-02:00 on 2026-11-01 (06:00Z, 02:00 EDT, becomes 01:00 EST): 01:30
+        # ticks once, at its first occurrence, 01:30 EDT (05:30Z); 01:40 EDT and 01:40 EST are in
+        # its period, to 01:30 EST on the 2nd (06:30Z).
+        (
+            "30 1 * * *",
+            "2026-11-01T05:40Z",
+            "2026-11-01T05:30Z",
+            "2026-11-01T01:30-04:00",
+            "2026-11-02T06:30Z",
+        ),
+        (
+            "30 1 * * *",
+            "2026-11-01T06:40Z",
+            "2026-11-01T05:30Z",
+            "2026-11-01T01:30-04:00",
+            "2026-11-02T06:30Z",
+        ),
+        # Ticking every hour, 01:30 ticks at both occurrences (05:30Z and 06:30Z), like Hour.
+        (
+            "30 * * * *",
+            "2026-11-01T06:40Z",
+            "2026-11-01T06:30Z",
+            "2026-11-01T01:30-05:00",
+            "2026-11-01T07:30Z",
+        ),
+        # 01:00 EST (06:00Z) is the second occurrence of 01:00, after 01:40 EDT (05:40Z).
+        (
+            "*/20 * * * *",
+            "2026-11-01T06:00Z",
+            "2026-11-01T06:00Z",
+            "2026-11-01T01:00-05:00",
+            "2026-11-01T06:20Z",
+        ),
+        # ... and has no tick for the skipped 02:30: 01:30 EST (06:30Z) runs to 03:30 EDT (07:30Z).
+        (
+            "30 * * * *",
+            "2026-03-08T07:10Z",
+            "2026-03-08T06:30Z",
+            "2026-03-08T01:30-05:00",
+            "2026-03-08T07:30Z",
+        ),
+        # Lord Howe goes back 02:00 +11:00 -> 01:30 +10:30 at 15:00Z on 2026-04-04: the hourly
+        # ticks are 01:00 +11:00 (14:00Z) and 02:00 +10:30 (15:30Z), 90 minutes apart.
+        ("@hourly", "2026-04-04T15:10Z", "2026-04-04T14:00Z", "2026-04-05T01:00+11:00", "2026-04-04T15:30Z"),
     ],
 )
-def test_dst_moved_cron_tick_period_of_an_instant_contains_it(expression, instant, tick):
+def test_dst_moved_cron_tick_period_of_an_instant_contains_it(expression, instant, tick, key, next_tick):
     zone = "Australia/Lord_Howe" if expression == "@hourly" else "America/New_York"
-    period = Cron(expression, timezone=zone).floor(utc(instant))
+    cron = Cron(expression, timezone=zone)
+    period = cron.floor(utc(instant))
     assert utc(instant) in period
-    assert span(period)[0] == utc(tick)
+    assert span(period) == (utc(tick), utc(next_tick))
+    assert period.key == key
+    assert span(cron.parse(key)) == span(period)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="package bug: Cron.shift steps back with core's CronMixin._get_prev, which is not the "
-    "inverse of _get_next when spring-forward moved a tick: from the moved tick it returns the "
-    "same tick, so shift(p, -1) == p and offset=-1 mappers do not move",
-)
+def test_cron_offset_mapper_shifts_across_spring_forward():
+    from airflow_partitions import TemporalMapper
+
+    cron = Cron("30 2 * * *", timezone="America/New_York")
+    # 08:00Z on 2026-03-08 is 04:00 EDT, in the 03:00 EDT tick's period; one back is 02:30 EST on
+    # the 7th, one forward 02:30 EDT on the 9th.
+    assert TemporalMapper(cron).to_downstream("2026-03-08T08:00:00Z") == "2026-03-08T03:00-04:00"
+    assert TemporalMapper(cron, offset=-1).to_downstream("2026-03-08T08:00:00Z") == "2026-03-07T02:30-05:00"
+    assert TemporalMapper(cron, offset=1).to_downstream("2026-03-08T08:00:00Z") == "2026-03-09T02:30-04:00"
+
+
 @pytest.mark.parametrize(
     ("zone", "day_before"),
     [("America/New_York", "2026-03-07T12:00Z"), ("Europe/Berlin", "2026-03-28T12:00Z")],
@@ -910,6 +1081,54 @@ def test_cron_shifts_add_up(case, a, b):
     twice, once = grain.shift(shifted, b), grain.shift(period, a + b)
     assume(known_bug(grain, *window([period, shifted, twice, once])) is None)
     assert span(twice) == span(once)
+
+
+# New York's 2026 changes (US rules): 2026-03-08 02:00 EST (07:00Z), 2026-11-01 02:00 EDT (06:00Z).
+NEW_YORK_2026_CHANGES = (utc("2026-03-08T07:00Z"), utc("2026-11-01T06:00Z"))
+NEW_YORK_CRONS = (
+    *CRON_EXPRESSIONS,
+    "30 1 * * *",
+    "0 2 * * *",
+    "*/15 1-3 * * *",
+    "59 1 * * *",
+    "0,30 2,3 * * *",
+)
+
+
+@settings(max_examples=60)
+@given(
+    st.sampled_from(NEW_YORK_CRONS),
+    st.sampled_from(NEW_YORK_2026_CHANGES),
+    st.timedeltas(-30 * HOUR, 30 * HOUR),
+    st.integers(-5, 5),
+)
+def test_new_york_cron_periods_contain_tile_and_shift_back_across_2026_dst(expression, change, delta, n):
+    cron = Cron(expression, timezone="America/New_York")
+    instant = change + delta
+    period = cron.floor(instant)
+    assert span(period)[0] <= instant < span(period)[1]
+    assert span(cron.shift(period, 1))[0] == span(period)[1]
+    assert span(cron.shift(period, -1))[1] == span(period)[0]
+    assert span(cron.shift(cron.shift(period, n), -n)) == span(period)
+    assert span(cron.parse(period.key)) == span(period)
+    assert cron.key_at(instant) == period.key
+
+
+@settings(max_examples=60)
+@given(
+    st.sampled_from([LORD_HOWE, "America/New_York"]).flatmap(
+        lambda z: st.tuples(tiling_grains(z), instants(z))
+    ),
+    st.integers(-60, 60),
+)
+def test_lord_howe_and_new_york_periods_contain_tile_shift_back_and_round_trip(case, n):
+    grain, instant = case
+    period = grain.floor(instant)
+    assert span(period)[0] <= instant < span(period)[1]
+    assert span(grain.shift(period, 1))[0] == span(period)[1]
+    assert span(grain.shift(period, -1))[1] == span(period)[0]
+    assert span(grain.shift(grain.shift(period, n), -n)) == span(period)
+    assert span(grain.parse(period.key)) == span(period)
 
 
 def nesting_pairs(zone: str) -> st.SearchStrategy[tuple[Grain, Grain]]:

@@ -785,3 +785,34 @@ def test_retail_months_run_the_monday_after_each_closes():
         ("R2026-M02", utc(2026, 3, 1), utc(2026, 4, 6)),
         ("R2026-M03", utc(2026, 4, 5), utc(2026, 5, 4)),
     ]
+
+
+def test_lord_howe_hours_run_once_per_hour_through_the_half_hour_dst_change():
+    # Lord Howe (IANA tz database) goes from 02:00 +11:00 back to 01:30 +10:30 at 15:00Z on
+    # 2026-04-04: the hours from 13:00Z are 00:00 +11:00, 01:00 +11:00, the partial 01:30 +10:30
+    # (15:00Z to 15:30Z), then 02:00 +10:30 (15:30Z) and 03:00 +10:30 (16:30Z).
+    grain = Hour(timezone="Australia/Lord_Howe")
+    timetable = GrainPartitionTimetable(grain, offset=0)
+    runs = scheduled(timetable, utc(2026, 4, 4, 13), 5)
+    assert [(info.run_after, info.partition_key) for info in runs] == [
+        (utc(2026, 4, 4, 13), "2026-04-05T00+11:00"),
+        (utc(2026, 4, 4, 14), "2026-04-05T01+11:00"),
+        (utc(2026, 4, 4, 15), "2026-04-05T01:30+10:30"),
+        (utc(2026, 4, 4, 15, 30), "2026-04-05T02+10:30"),
+        (utc(2026, 4, 4, 16, 30), "2026-04-05T03+10:30"),
+    ]
+    # Compared as instants: Python never finds a time on a repeated hour equal to one in UTC.
+    assert all(grain.parse(i.partition_key).start.timestamp() == i.partition_date.timestamp() for i in runs)
+    assert all(TemporalMapper(grain).to_downstream(info.partition_key) == info.partition_key for info in runs)
+
+
+def test_cron_timetable_runs_the_skipped_tick_at_the_end_of_the_gap_and_steps_back_over_it():
+    # New York skips 02:00-03:00 EST at 07:00Z on 2026-03-08: the 02:30 tick of that day is 03:00
+    # EDT (07:00Z); the days around it tick at 02:30 EST (07:30Z) and 02:30 EDT (06:30Z).
+    grain = Cron("30 2 * * *", timezone="America/New_York")
+    runs = scheduled(GrainPartitionTimetable(grain), utc(2026, 3, 7), 3)
+    assert [(info.run_after, info.partition_key) for info in runs] == [
+        (utc(2026, 3, 8, 7), "2026-03-07T02:30-05:00"),
+        (utc(2026, 3, 9, 6, 30), "2026-03-08T03:00-04:00"),
+        (utc(2026, 3, 10, 6, 30), "2026-03-09T02:30-04:00"),
+    ]
