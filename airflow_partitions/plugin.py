@@ -1,5 +1,5 @@
 """
-The one Airflow plugin that registers every class this package ships.
+The one Airflow plugin that registers every class this package ships, and the Partitions view.
 
 Airflow finds it through the ``airflow.plugins`` entry point declared in ``pyproject.toml``;
 nothing is copied into a plugins folder. It must be importable in every Airflow process
@@ -34,6 +34,20 @@ from airflow_partitions.timetables import (
 )
 
 
+class _PartitionsApps:
+    """
+    ``fastapi_apps``, built on first read: only the api-server reads it.
+
+    Every Airflow process (tasks too) imports this plugin; the view's FastAPI app imports the
+    api-server's security modules (0.6 s), which nothing but the api-server needs.
+    """
+
+    def __get__(self, instance: object, owner: type | None = None) -> list[dict]:
+        from airflow_partitions.ui.app import app
+
+        return [{"app": app, "url_prefix": "/partitions", "name": "Partitions"}]
+
+
 class AirflowPartitionsPlugin(AirflowPlugin):
     """Register airflow-partitions' partition mappers, windows and timetables with Airflow."""
 
@@ -57,4 +71,17 @@ class AirflowPartitionsPlugin(AirflowPlugin):
         GrainPartitionTimetable,
         IntervalRuntimePartitionTimetable,
         ScheduledRuntimePartitionTimetable,
+    ]
+    # The Partitions view (docs/ui.md): its read-only API and page in the api-server, and an
+    # entry in Airflow's navigation that shows the page inside Airflow's UI.
+    fastapi_apps = _PartitionsApps()
+    external_views = [
+        {
+            "name": "Partitions",
+            "href": "/partitions/",
+            "icon": "/partitions/static/icon.svg",
+            "url_route": "partitions",
+            "destination": "nav",
+            "category": "browse",
+        }
     ]

@@ -101,6 +101,7 @@ def _print_table(rows: list[tuple[str, ...]]) -> None:
 
 def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -> None:
     print(f"Airflow UI: {airflow.url}  (every user is admin; open it while the demo runs)")
+    print(f"Partitions view: {airflow.url}/partitions/  (also under Browse > Partitions in Airflow's UI)")
     # Pipeline order: producers, per-airport consumers, monthly rollups, then the export.
     dag_ids = [f"weather_{kind}_{a}" for kind in ("land", "daily", "local_day", "monthly") for a in AIRPORTS]
     dag_ids += ["weather_airport_day", "weather_daily_export"]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up and run airflow-partitions from a fresh clone. Needs Python 3.10+ (python3) and, for
-# the PostgreSQL tests, Debian's postgresql package (installed here when run as root).
+# the PostgreSQL tests and the browser tests, Debian's postgresql and chromium packages
+# (installed here when run as root).
 #
 #   bash scripts/dev.sh demo [--keep]   the main job: the example pipeline on a real Airflow
 #   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, unit tests, and integration
@@ -33,6 +34,19 @@ ensure_postgres() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 }
 
+ensure_chromium() {  # the Partitions view's browser tests drive Debian's chromium, headless
+  if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then
+    return
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "The browser tests need Debian's chromium package: sudo apt-get install -y chromium" >&2
+    exit 1
+  fi
+  echo "Installing Debian's chromium package …"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+}
+
 case "${1:-}" in
   demo)
     shift
@@ -43,6 +57,7 @@ case "${1:-}" in
     shift
     setup test
     ensure_postgres
+    ensure_chromium
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     "$VENV/bin/airflow-partitions" check example_dags

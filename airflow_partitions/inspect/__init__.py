@@ -7,7 +7,8 @@ Inspecting partitioned Dags and their state: the library under ``airflow-partiti
 - :func:`check`: mistakes in a Dag folder's partitioned producers and consumers;
 - :func:`partition_period`: the period a running task's partition covers;
 - :func:`consumer_state` (:mod:`~airflow_partitions.inspect.state`): a running deployment's
-  partitions of one consumer Dag, read from its metadata database;
+  partitions of one consumer Dag, read from its metadata database; :func:`consumer_dags`, its
+  partitioned Dags;
 - :func:`missing_partitions`, :func:`create_runs` (:mod:`~airflow_partitions.inspect.backfill`):
   the partitions of a range without a successful run, and runs for exactly those.
 
@@ -29,10 +30,17 @@ from airflow_partitions.inspect.loading import (
 )
 from airflow_partitions.inspect.period import PartitionPeriod, partition_period, period_of
 from airflow_partitions.inspect.samples import example_keys
-from airflow_partitions.inspect.state import ConsumerState, Partition, consumer_state
+from airflow_partitions.inspect.state import (
+    ConsumerDag,
+    ConsumerState,
+    Partition,
+    consumer_dags,
+    consumer_state,
+)
 
 __all__ = [
     "Consumer",
+    "ConsumerDag",
     "ConsumerState",
     "DagFolder",
     "Explanation",
@@ -43,6 +51,7 @@ __all__ = [
     "PartitionPeriod",
     "Producer",
     "check",
+    "consumer_dags",
     "consumer_mappers",
     "consumer_state",
     "create_runs",

@@ -109,6 +109,39 @@ def _jsonable(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
 
 
+@dataclass(frozen=True)
+class ConsumerDag:
+    """A Dag whose timetable is partitioned: its id, its schedule in words, whether it is paused."""
+
+    dag_id: str
+    schedule: str | None
+    is_paused: bool
+
+
+def consumer_dags(session: Any = None) -> list[ConsumerDag]:
+    """
+    List the partitioned Dags of the deployment (not stale), by Dag id: what :func:`consumer_state` reads.
+
+    One query on ``DagModel.timetable_partitioned``, the flag Airflow sets when it serializes a Dag.
+
+    :param session: An Airflow ORM session; a new one (read-only use) if omitted.
+    """
+    from airflow.models.dag import DagModel
+    from sqlalchemy import select
+
+    query = (
+        select(DagModel.dag_id, DagModel.timetable_summary, DagModel.is_paused)
+        .where(DagModel.timetable_partitioned.is_(True), DagModel.is_stale.is_(False))
+        .order_by(DagModel.dag_id)
+    )
+    if session is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as new:
+            return [ConsumerDag(*row) for row in new.execute(query)]
+    return [ConsumerDag(*row) for row in session.execute(query)]
+
+
 def consumer_state(dag_id: str, *, partition_key: str | None = None, session: Any = None) -> ConsumerState:
     """
     Read the partition state of the partitioned consumer Dag *dag_id*, or of one of its keys.

@@ -1,0 +1,145 @@
+"""
+A headless Chromium driven through its own DevTools protocol (Debian's ``chromium``, no download).
+
+Just what the Partitions view's tests need: set a cookie, open a page, evaluate JavaScript, click
+at an element, save a screenshot. The protocol goes over a WebSocket (``websockets``, which
+Airflow's api-server already depends on).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import itertools
+import json
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from websockets.sync.client import connect
+
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+]
+
+
+def chromium() -> str | None:
+    """Return the path of Debian's chromium, if installed (``scripts/dev.sh test`` installs it)."""
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+class Browser:
+    """One headless Chromium with one page; use as a context manager."""
+
+    def __init__(self, width: int = 1400, height: int = 900) -> None:
+        self.profile = Path(tempfile.mkdtemp(prefix="airflow-partitions-chromium-"))
+        self.process = subprocess.Popen(
+            [chromium(), *ARGS, f"--user-data-dir={self.profile}", f"--window-size={width},{height}"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        port_file = self.profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError("chromium did not open its DevTools port")
+            time.sleep(0.1)
+        port = port_file.read_text().split()[0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list") as answer:
+            page = next(t for t in json.load(answer) if t["type"] == "page")
+        self.socket = connect(page["webSocketDebuggerUrl"], max_size=None)
+        self.ids = itertools.count(1)
+        self.send("Page.enable")
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+
+    def send(self, method: str, **params: Any) -> dict[str, Any]:
+        """Send a DevTools command and return its result (events in between are skipped)."""
+        call = next(self.ids)
+        self.socket.send(json.dumps({"id": call, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.socket.recv(timeout=60))
+            if message.get("id") == call:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]
+
+    def set_cookie(self, url: str, name: str, value: str) -> None:
+        """Set a cookie for *url* (Airflow's UI session is the ``_token`` cookie)."""
+        self.send("Network.setCookie", url=url, name=name, value=value, path="/")
+
+    def open(self, url: str) -> None:
+        """Navigate to *url*."""
+        self.send("Page.navigate", url=url)
+
+    def eval(self, expression: str) -> Any:
+        """Evaluate *expression* in the page (awaiting a promise) and return its JSON value."""
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 30) -> Any:
+        """Evaluate *expression* until it is truthy, and return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(RuntimeError):  # the page may be navigating
+                if value := self.eval(expression):
+                    return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"waited {timeout} s for {expression}")
+            time.sleep(0.1)
+
+    def click(self, selector: str) -> None:
+        """Click the middle of the element *selector* with the mouse, as a user does."""
+        box = self.eval(
+            f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+
+    def color_scheme(self, scheme: str) -> None:
+        """Emulate ``prefers-color-scheme: SCHEME`` (``light`` or ``dark``)."""
+        self.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": scheme}])
+
+    def screenshot(self, path: str | Path) -> Path:
+        """Save a PNG of the page as it shows."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(self.send("Page.captureScreenshot", format="png")["data"]))
+        return path
+
+    def close(self) -> None:
+        """Stop Chromium and delete its profile."""
+        with contextlib.suppress(Exception):
+            self.socket.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
