@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up and run airflow-partitions from a fresh clone. Needs Python 3.10+ (python3) and, for
+# Set up and run airflow-partitions from a fresh clone. Needs Python 3.11+ (python3) and, for
 # the PostgreSQL tests and the browser tests, Debian's postgresql and chromium packages
 # (installed here when run as root).
 #
