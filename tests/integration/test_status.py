@@ -99,9 +99,8 @@ def test_backfill_missing_over_a_week_with_two_failed_days_creates_exactly_two_r
         airflow, "backfill", "--missing", "it_backfill_daily", "--start", "2026-03-01", "--end", "2026-03-07"
     )
     assert text.returncode == 0, text.stderr[-3000:]
-    assert text.stdout.splitlines() == [f"  {day:<28}failed" for day in failed] + [
-        f"it_backfill_daily: {len(failed)} partitions without a successful run; dry run: pass --yes to create them"
-    ]
+    summary = f"it_backfill_daily: {len(failed)} partitions without a successful run; dry run: pass --yes to"
+    assert text.stdout.splitlines() == [f"  {day:<28}failed" for day in failed] + [f"{summary} create them"]
     dry = _backfill(airflow, create=False)
     assert [m["partition_key"] for m in dry["missing"]] == failed
     assert all(m["states"] == ["failed"] for m in dry["missing"])
