@@ -21,30 +21,17 @@ setup() {  # $1: the optional dependencies to install with the package
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --editable ".[$1]"
 }
 
-ensure_postgres() {
-  if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null; then
+ensure_package() {  # $1: a command the package provides, $2: Debian's package, $3: what needs it
+  if command -v "$1" >/dev/null || ls /usr/lib/postgresql/*/bin/"$1" >/dev/null 2>&1; then
     return
   fi
   if [ "$(id -u)" != 0 ]; then
-    echo "The PostgreSQL tests need Debian's postgresql package: sudo apt-get install -y postgresql" >&2
+    echo "$3 need Debian's $2 package: sudo apt-get install -y $2" >&2
     exit 1
   fi
-  echo "Installing Debian's postgresql package …"
+  echo "Installing Debian's $2 package …"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-}
-
-ensure_chromium() {  # the Partitions view's browser tests drive Debian's chromium, headless
-  if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then
-    return
-  fi
-  if [ "$(id -u)" != 0 ]; then
-    echo "The browser tests need Debian's chromium package: sudo apt-get install -y chromium" >&2
-    exit 1
-  fi
-  echo "Installing Debian's chromium package …"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
 }
 
 case "${1:-}" in
@@ -56,8 +43,8 @@ case "${1:-}" in
   test)
     shift
     setup test
-    ensure_postgres
-    ensure_chromium
+    ensure_package initdb postgresql "The PostgreSQL tests"
+    ensure_package chromium chromium "The Partitions view's browser tests (headless)"
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     "$VENV/bin/airflow-partitions" check example_dags
