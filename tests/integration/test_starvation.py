@@ -31,7 +31,7 @@ def test_501_pending_runs_that_never_complete_starve_a_complete_one_and_status_s
     first = date(2030, 1, 1)
     # Core's rollup awaits "2030-01-01T05"; "2030-01-01T5" maps to the day but never counts.
     stuck = [f"{first + timedelta(days=i)}T5" for i in range(501)]
-    day = "2026-05-01"
+    day = "2026-06-01"
     try:
         _send(airflow, "it_core_hours", stuck)
         _send(airflow, "it_status_hours", [f"{day}T{h:02d}" for h in range(24)])  # complete
