@@ -55,11 +55,11 @@ class ExpectedKeys(frozenset):
     closes_at: datetime | None
     #: The downstream key these keys roll up into (``2026-03-10``).
     downstream_key: str
-    #: The serialized form of the rollup, naming it in the settle-time memory of the policy.
-    owner: str
+    #: The rollup's hash (of its serialized form), naming it in the settle-time memory.
+    owner: int
 
     def __new__(
-        cls, keys: Iterable[str], closes_at: datetime | None, downstream_key: str = "", owner: str = ""
+        cls, keys: Iterable[str], closes_at: datetime | None, downstream_key: str = "", owner: int = 0
     ) -> ExpectedKeys:
         """Build the set of *keys* of *downstream_key* closing at *closes_at* (UTC)."""
         made = super().__new__(cls, keys)
@@ -89,7 +89,7 @@ DEFAULT_SETTLE = timedelta(seconds=30)
 #: Pending rollups whose last change the deadline remembers (the scheduler evaluates 500 a tick).
 _SETTLE_MEMORY = 100_000
 #: ``(rollup, downstream key) -> (keys counted, when that count was first seen)``, per process.
-_last_change: OrderedDict[tuple[str, str], tuple[int, datetime]] = OrderedDict()
+_last_change: OrderedDict[tuple[int, str], tuple[int, datetime]] = OrderedDict()
 
 
 def _now() -> datetime:
@@ -99,7 +99,7 @@ def _now() -> datetime:
 
 def _settled(expected: Set[str], counted: int, now: datetime, settle: timedelta) -> bool:
     """Return whether *counted* keys of *expected* have stood unchanged for *settle* (as seen here)."""
-    slot = (getattr(expected, "owner", ""), getattr(expected, "downstream_key", ""))
+    slot = (getattr(expected, "owner", 0), getattr(expected, "downstream_key", ""))
     seen = _last_change.get(slot)
     if seen is None or seen[0] != counted:
         seen = _last_change[slot] = (counted, now)
@@ -281,7 +281,7 @@ def _expected(rollup: PolicyRollupMapper, downstream_key: str) -> ExpectedKeys:
         (mapper.encode_upstream(m) for m in members),
         closes_at=max(ends, default=None),
         downstream_key=downstream_key,
-        owner=rollup._identity(),
+        owner=hash(rollup),
     )
 
 
