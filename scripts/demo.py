@@ -90,13 +90,37 @@ def _run_rows(airflow: AirflowInstance, data: Path, dag_ids: list[str]) -> list[
     return rows
 
 
-def _print_table(rows: list[tuple[str, ...]]) -> None:
+def _write_table(rows: list[tuple[str, ...]], target: Path) -> None:
     widths = [max(len(str(cell)) for cell in column) for column in zip(COLUMNS, *rows, strict=True)]
     line = "  ".join(f"{{:<{w}}}" for w in widths)
-    print(line.format(*COLUMNS))
-    print(line.format(*("-" * w for w in widths)))
-    for row in rows:
-        print(line.format(*row).rstrip())
+    lines = [line.format(*COLUMNS), line.format(*("-" * w for w in widths))]
+    target.write_text("\n".join([*lines, *(line.format(*row).rstrip() for row in rows)]) + "\n")
+
+
+def _why_waiting(apdr: dict) -> str:
+    """Why a rollup still waits at the end of the demo, and whether it ever can fire."""
+    dag_id, key = apdr["dag_id"], apdr["partition_key"]
+    received, required = apdr["total_received"], apdr["total_required"]
+    if dag_id.startswith("weather_local_day_"):
+        airport, day = dag_id.rsplit("_", 1)[1].upper(), date.fromisoformat(key)
+        missing = local_day_hours(day) - len(observations(airport, day))
+        if missing:
+            return f"{key}: {received}/{required} hours, can never fire (the data lacks {missing})"
+    if dag_id.startswith("weather_monthly_"):
+        return f"{key}: {received}/{required} business days (the demo lands a few days only)"
+    return f"{key}: {received}/{required} received"
+
+
+def _print_summary(dag_ids: list[str], rows: list[tuple[str, ...]], pending: list[dict]) -> None:
+    """Print, per Dag, its runs and what still waits and why (fits 120 columns)."""
+    print(f"{'Dag':<26} {'runs':>5} {'success':>8} {'other':>6}  still waiting (why)")
+    for dag_id in dag_ids:
+        states = [row[4] for row in rows if row[0] == dag_id]
+        waiting = sorted((a for a in pending if a["dag_id"] == dag_id), key=lambda a: a["partition_key"])
+        more = f" (+{len(waiting) - 1} more)" if len(waiting) > 1 else ""
+        why = (_why_waiting(waiting[0]) + more) if waiting else "-"
+        other = len(states) - states.count("success")
+        print(f"{dag_id:<26} {len(states):>5} {states.count('success'):>8} {other:>6}  {why}"[:120])
 
 
 def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -> None:
@@ -134,15 +158,12 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     airflow.wait_for_runs("weather_daily_export", len(EXPORTS), timeout=120)
 
     print()
-    _print_table(_run_rows(airflow, data, dag_ids))
+    rows = _run_rows(airflow, data, dag_ids)
     pending = airflow.request("GET", "/ui/partitioned_dag_runs", params={"has_created_dag_run_id": False})
-    print("\nRollups still waiting (the scheduler holds each until all its members arrive):")
-    for apdr in sorted(pending["partitioned_dag_runs"], key=lambda a: (a["dag_id"], a["partition_key"])):
-        unit = "business days" if apdr["dag_id"].startswith("weather_monthly") else "real hours"
-        print(
-            f"  {apdr['dag_id']} {apdr['partition_key']}: "
-            f"{apdr['total_received']} of {apdr['total_required']} {unit} received"
-        )
+    _print_summary(dag_ids, rows, pending["partitioned_dag_runs"])
+    table = Path(tempfile.gettempdir()) / "airflow-partitions-demo-runs.txt"
+    _write_table(rows, table)
+    print(f"\nEvery Dag run (Dag, run, partition key, partition date, state, output): {table}")
     refused = airflow.request(
         "GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key", "limit": 1000}
     )["event_logs"]
@@ -150,10 +171,12 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     for entry in refused:
         consumer = re.search(r"in target Dag '([^']+)'", entry["extra"] or "")
         reason = (entry["extra"] or "").splitlines()[-1].removeprefix("ValueError: ")
+        refusal = re.match(r"partition key '([^']+)' would never count towards '([^']+)': (.*)", reason)
+        reason = f"{refusal[1]} for {refusal[2]}: {refusal[3]}" if refusal else reason
         by_consumer.setdefault(consumer[1] if consumer else "?", []).append(reason)
     print(f"\nKeys refused on arrival, out loud (audit log 'failed to map partition_key'): {len(refused)}")
     for consumer, reasons in sorted(by_consumer.items()):
-        print(f"  {consumer}: {len(reasons)}, e.g. {reasons[0]}"[:120])
+        print(f"  {consumer}: {len(reasons)} keys, e.g. {reasons[0]}"[:120])
     print(f"\nData folder: {data} ({'kept' if keep else 'deleted when the demo ends; --keep keeps it'})")
     print(f"Done in {time.monotonic() - started:.0f} s.")
 
