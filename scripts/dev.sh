@@ -4,8 +4,9 @@
 # (installed here when run as root).
 #
 #   bash scripts/dev.sh demo [--keep]   the main job: the example pipeline on a real Airflow
-#   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, unit tests, and integration
-#                                       tests on SQLite and PostgreSQL (ARGS go to pytest)
+#   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, the wheel and sdist, the docs
+#                                       site, unit tests, and integration tests on SQLite and
+#                                       PostgreSQL (ARGS go to pytest)
 #
 # Everything is installed into a virtual environment, .venv (or $VENV), made on first use.
 set -euo pipefail
@@ -47,11 +48,20 @@ case "${1:-}" in
     ensure_package chromium chromium "The Partitions view's browser tests (headless)"
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
+    # The release artifacts: wheel and sdist build, pass twine's checks, and the wheel carries
+    # the Partitions view's static files.
+    dist=$(mktemp -d)
+    "$VENV/bin/python" -m build --quiet --outdir "$dist" .
+    "$VENV/bin/twine" check --strict "$dist"/*
+    "$VENV/bin/python" -m zipfile -l "$dist"/*.whl | grep "airflow_partitions/ui/static/partitions.js" >/dev/null
+    rm -rf "$dist"
+    # The documentation site (mkdocs.yml): broken links and references fail the build.
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$(mktemp -d)"
     "$VENV/bin/airflow-partitions" check example_dags
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
   *)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
