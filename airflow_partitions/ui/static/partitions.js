@@ -142,7 +142,7 @@ async function showAsset(name) {
   $("asset-link").href = `${AIRFLOW}/assets/${enc(answer.asset_id)}`;
   const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).length, 0);
   $("asset-summary").textContent = `${answer.uri}: ${answer.keys.length} partition keys with events` +
-    `${gaps ? `, ${gaps} days without a key (gaps, marked)` : ", no day without a key"}` +
+    `${gaps ? `, ${gaps} ${gaps === 1 ? "day" : "days"} without a key (gaps, marked)` : ", no day without a key"}` +
     `${answer.unkeyed_events ? `; ${answer.unkeyed_events} events without a partition key` : ""}.`;
   $("coverage").innerHTML = answer.coverage.series.map((series) => `
     ${series.title ? `<h3>${esc(series.title)}</h3>` : ""}
