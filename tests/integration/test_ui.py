@@ -149,32 +149,45 @@ def signed_in(airflow, tmp_path_factory):
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(folder / "passwords.json"),
         "AIRFLOW__API__PORT": str(port),
     }
-    with open(folder / "api-server.log", "wb") as log:
-        process = subprocess.Popen(
+    process = _api_server(env, port, folder / "api-server.log")
+    server = SimpleNamespace(url=f"http://127.0.0.1:{port}")
+    try:
+        wait_until(lambda: _up(server), timeout=180, what="the signed-in api-server")
+        password = json.loads((folder / "passwords.json").read_text())["viewer"]
+        yield server, _token(server, "viewer", password)
+    finally:
+        _stop(process)
+
+
+def _api_server(env: dict[str, str], port: int, log_path: Path) -> subprocess.Popen:
+    """Start ``airflow api-server --apps core`` on *port* with *env*, its output in *log_path*."""
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
             [sys.executable, "-m", "airflow", "api-server", "--apps", "core", "--port", str(port)],
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-    server = SimpleNamespace(url=f"http://127.0.0.1:{port}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.terminate()
     try:
-        wait_until(lambda: _up(server), timeout=180, what="the signed-in api-server")
-        password = json.loads((folder / "passwords.json").read_text())["viewer"]
-        request = urllib.request.Request(
-            f"{server.url}/auth/token",
-            data=json.dumps({"username": "viewer", "password": password}).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            yield server, json.loads(answer.read())["access_token"]
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _token(server, username: str, password: str) -> str:
+    request = urllib.request.Request(
+        f"{server.url}/auth/token",
+        data=json.dumps({"username": username, "password": password}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return json.loads(answer.read())["access_token"]
 
 
 def _up(server) -> bool:
@@ -272,3 +285,54 @@ def test_the_page_without_a_session_asks_to_sign_in(signed_in):
         message = browser.wait_for("document.getElementById('message').innerText")
         assert "not signed in" in message
         assert browser.eval("document.querySelectorAll('.cell').length") == 0
+
+
+FAB = "airflow.providers.fab.auth_manager.fab_auth_manager.FabAuthManager"
+NAMES = ("-f", "One", "-l", "Dag", "-e", "one_dag@example.com")
+
+
+@pytest.fixture(scope="module")
+def fab(airflow, tmp_path_factory):
+    """
+    An api-server with FAB's auth manager on the session's database, and the token of ``one_dag``.
+
+    FAB keeps its users and roles in its own tables (``airflow fab-db migrate``); ``sync-perm
+    --include-dags`` creates the per-Dag resources (``DAG:it_status_day``). ``one_dag``'s role may
+    read Dag runs and assets, and of the Dags only ``it_status_day``.
+    """
+    pytest.importorskip("airflow.providers.fab", reason="apache-airflow-providers-fab (the test extra)")
+    folder = tmp_path_factory.mktemp("fab")
+    port = free_port()
+    env = {**airflow.env, "AIRFLOW__CORE__AUTH_MANAGER": FAB, "AIRFLOW__API__PORT": str(port)}
+    for command in (
+        ["fab-db", "migrate"],
+        ["sync-perm", "--include-dags"],
+        ["roles", "create", "OneDag"],
+        ["roles", "add-perms", "OneDag", "-a", "can_read", "-r", "DAG:it_status_day", "DAG Runs", "Assets"],
+        ["users", "create", "-u", "one_dag", "-p", "one-dag-pw", "-r", "OneDag", *NAMES],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "airflow", *command], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-3000:])
+    process = _api_server(env, port, folder / "api-server.log")
+    server = SimpleNamespace(url=f"http://127.0.0.1:{port}")
+    try:
+        wait_until(lambda: _up(server), timeout=180, what="the FAB api-server")
+        yield server, _token(server, "one_dag", "one-dag-pw")
+    finally:
+        _stop(process)
+
+
+def test_fab_roles_restrict_the_view_to_the_dags_a_user_may_read(fab, days):
+    server, one_dag = fab
+    status, answer = _http(server, "/api/dags", one_dag)
+    assert status == 200, answer
+    assert [d["dag_id"] for d in answer["dags"]] == ["it_status_day"]
+    status, answer = _http(server, "/api/dags/it_status_day", one_dag)
+    assert status == 200, answer
+    assert answer["partitions"] == days["partitions"]
+    assert answer["refusals"] == []  # no audit-log permission
+    assert _http(server, "/api/dags/it_backfill_daily", one_dag)[0] == 403
+    status, answer = _http(server, "/api/assets/it_status_hours", one_dag)
+    assert status == 200 and answer["refusals"] == [], answer
