@@ -83,5 +83,13 @@ class AirflowPartitionsPlugin(AirflowPlugin):
             "url_route": "partitions",
             "destination": "nav",
             "category": "browse",
-        }
+        },
+        # A "Partitions" tab on each Dag's page in Airflow's UI: Airflow replaces {DAG_ID}.
+        {
+            "name": "Partitions",
+            "href": "/partitions/dags/{DAG_ID}",
+            "icon": "/partitions/static/icon.svg",
+            "url_route": "partitions-of-dag",
+            "destination": "dag",
+        },
     ]

@@ -8,7 +8,7 @@ Inspecting partitioned Dags and their state: the library under ``airflow-partiti
 - :func:`partition_period`: the period a running task's partition covers;
 - :func:`consumer_state` (:mod:`~airflow_partitions.inspect.state`): a running deployment's
   partitions of one consumer Dag, read from its metadata database; :func:`consumer_dags`, its
-  partitioned Dags;
+  partitioned Dags; :func:`asset_coverage`, which keys of one asset have events;
 - :func:`missing_partitions`, :func:`create_runs` (:mod:`~airflow_partitions.inspect.backfill`):
   the partitions of a range without a successful run, and runs for exactly those.
 
@@ -31,14 +31,17 @@ from airflow_partitions.inspect.loading import (
 from airflow_partitions.inspect.period import PartitionPeriod, partition_period, period_of
 from airflow_partitions.inspect.samples import example_keys
 from airflow_partitions.inspect.state import (
+    AssetCoverage,
     ConsumerDag,
     ConsumerState,
     Partition,
+    asset_coverage,
     consumer_dags,
     consumer_state,
 )
 
 __all__ = [
+    "AssetCoverage",
     "Consumer",
     "ConsumerDag",
     "ConsumerState",
@@ -50,6 +53,7 @@ __all__ = [
     "Partition",
     "PartitionPeriod",
     "Producer",
+    "asset_coverage",
     "check",
     "consumer_dags",
     "consumer_mappers",

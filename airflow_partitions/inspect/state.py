@@ -13,6 +13,7 @@ serialized timetable. One query per table, whatever the number of partitions.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -347,3 +348,129 @@ def _counts(mapper: Any, key: str, downstream_key: str) -> bool:
     if hasattr(mapper, "sort_received"):  # ours: members, whatever the spelling
         return bool(mapper.sort_received(expected, [key])[0])
     return key in expected  # Airflow's: by spelling
+
+
+@dataclass(frozen=True)
+class KeyEvents:
+    """The asset events of one partition key of an asset: how many, the first and last (UTC)."""
+
+    partition_key: str
+    events: int
+    first: datetime | None
+    last: datetime | None
+
+
+@dataclass(frozen=True)
+class AssetRefusal:
+    """A key of the asset a consumer's mapper refused on arrival: when, the consumer, the message."""
+
+    when: datetime | None
+    dag_id: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class AssetCoverage:
+    """
+    Which partition keys of one asset have asset events, and the keys consumers refused.
+
+    ``keys`` in key order; ``unkeyed_events`` counts the asset's events without a partition key.
+    """
+
+    asset: str
+    uri: str
+    asset_id: int
+    keys: tuple[KeyEvents, ...]
+    refusals: tuple[AssetRefusal, ...] = ()
+    unkeyed_events: int = 0
+    read_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return plain JSON types (times as ISO 8601 strings)."""
+        return _jsonable(asdict(self))
+
+
+def _in_range(key: str, start: str | None, end: str | None) -> bool:
+    """Whether the time part of *key* (after the last ``|``) lies in [*start*, *end*], *end* on its length."""
+    part = key.rsplit("|", 1)[-1]
+    return (start is None or part >= start) and (end is None or part[: len(end)] <= end)
+
+
+def asset_coverage(
+    asset_name: str, *, start: str | None = None, end: str | None = None, session: Any = None
+) -> AssetCoverage:
+    """
+    Read which partition keys of the asset *asset_name* have events, and its refused keys.
+
+    One query per table: the asset, its events grouped by partition key, and the audit-log rows
+    ``failed to map partition_key`` naming it. *start* and *end* select keys (and refusals) by
+    the time part of the key, as the Partitions view's Dag page does.
+
+    :param session: An Airflow ORM session; a new one (read-only use) if omitted.
+    :raises ValueError: if no active asset is named *asset_name*.
+    """
+    if session is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as new:
+            return _coverage(asset_name, start, end, new)
+    return _coverage(asset_name, start, end, session)
+
+
+_REFUSED = re.compile(
+    r"^Could not map partition_key '(?P<key>.*?)' for asset .*? in target Dag '(?P<dag>[^']*)'"
+)
+
+
+def _coverage(name: str, start: str | None, end: str | None, session: Any) -> AssetCoverage:
+    from airflow.models.asset import AssetActive, AssetEvent, AssetModel
+    from airflow.models.log import Log
+    from sqlalchemy import func, select
+
+    found = session.execute(
+        select(AssetModel.id, AssetModel.uri)
+        .join(AssetActive, (AssetActive.name == AssetModel.name) & (AssetActive.uri == AssetModel.uri))
+        .where(AssetModel.name == name)
+    ).first()
+    if found is None:
+        raise ValueError(f"No active asset is named {name!r} in this deployment's metadata database.")
+    asset_id, uri = found
+    keys, unkeyed = [], 0
+    for key, events, first, last in session.execute(
+        select(
+            AssetEvent.partition_key,
+            func.count(AssetEvent.id),
+            func.min(AssetEvent.timestamp),
+            func.max(AssetEvent.timestamp),
+        )
+        .where(AssetEvent.asset_id == asset_id)
+        .group_by(AssetEvent.partition_key)
+    ):
+        if key is None:
+            unkeyed = events
+        elif _in_range(key, start, end):
+            keys.append(KeyEvents(key, events, _utc(first), _utc(last)))
+    refusals = []
+    for when, extra in session.execute(
+        select(Log.dttm, Log.extra)
+        .where(Log.event == REFUSED_EVENT, Log.extra.contains(f"(name='{name}', uri="))
+        .order_by(Log.id)
+    ):
+        parsed = _REFUSED.match(extra or "")
+        if parsed is None or _in_range(parsed["key"], start, end):
+            refusals.append(AssetRefusal(when, parsed["dag"] if parsed else None, extra or ""))
+    return AssetCoverage(
+        name,
+        uri,
+        asset_id,
+        tuple(sorted(keys, key=lambda k: k.partition_key)),
+        tuple(refusals),
+        unkeyed,
+    )
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """SQLite's aggregates return naive datetimes: they are UTC."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value

@@ -9,7 +9,9 @@ as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not
 
 - ``GET /api/dags``: the partitioned Dags the user may read;
 - ``GET /api/dags/{dag_id}?start=&end=&limit=&offset=``: one Dag's partition state, its grid;
-- ``GET /`` and ``GET /dags/{dag_id}``: the page (static; it holds no data, it calls the API).
+- ``GET /api/assets/{asset_name}?start=&end=``: which keys of one asset have events, by day;
+- ``GET /``, ``GET /dags/{dag_id}`` and ``GET /assets/{asset_name}``: the page (static; it holds
+  no data, it calls the API).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from airflow_partitions.inspect.state import consumer_dags, consumer_state
+from airflow_partitions.inspect.state import asset_coverage, consumer_dags, consumer_state
 from airflow_partitions.ui import layout
 
 STATIC = Path(__file__).parent / "static"
@@ -79,9 +81,7 @@ def dag_partitions(
         raise HTTPException(404, str(err)) from err
     chosen = layout.select(state["partitions"], start, end)
     page = chosen[offset : offset + limit]
-    if not get_auth_manager().is_authorized_dag(
-        method="GET", access_entity=DagAccessEntity.AUDIT_LOG, details=DagDetails(id=dag_id), user=user
-    ):
+    if not _reads_audit_log(dag_id, user):
         state["refusals"] = []
     return {
         **state,
@@ -92,6 +92,33 @@ def dag_partitions(
         "states": layout.summary(chosen),
         "grid": layout.layout(page),
     }
+
+
+def _reads_audit_log(dag_id: str, user: Any) -> bool:
+    """Whether *user* may read the audit log of *dag_id* (where refused keys are recorded)."""
+    return get_auth_manager().is_authorized_dag(
+        method="GET", access_entity=DagAccessEntity.AUDIT_LOG, details=DagDetails(id=dag_id), user=user
+    )
+
+
+@app.get("/api/assets/{asset_name}", dependencies=[Depends(requires_access_asset("GET"))])
+def asset_keys(
+    asset_name: str, user: GetUserDep, session: SessionDep, start: str | None = None, end: str | None = None
+) -> dict[str, Any]:
+    """
+    Return ``asset_coverage(asset_name).to_dict()`` with ``coverage``, its keys laid out by day.
+
+    Guarded as Airflow's asset endpoints (``requires_access_asset("GET")``). A refusal is kept
+    only if the caller may read its consumer Dag's audit log.
+    """
+    try:
+        answer = asset_coverage(asset_name, start=start, end=end, session=session).to_dict()
+    except ValueError as err:
+        raise HTTPException(404, str(err)) from err
+    dags = {r["dag_id"] for r in answer["refusals"]}
+    allowed = {d: d is not None and _reads_audit_log(d, user) for d in dags}
+    answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
+    return {**answer, "coverage": layout.coverage(answer["keys"])}
 
 
 def _page(request: Request) -> HTMLResponse:
@@ -110,4 +137,10 @@ def index(request: Request) -> HTMLResponse:
 @app.get("/dags/{dag_id}", response_class=HTMLResponse)
 def dag_page(request: Request, dag_id: str) -> HTMLResponse:
     """Return the Partitions page opened on one Dag's grid."""
+    return _page(request)
+
+
+@app.get("/assets/{asset_name}", response_class=HTMLResponse)
+def asset_page(request: Request, asset_name: str) -> HTMLResponse:
+    """Return the Partitions page opened on one asset's keys by day."""
     return _page(request)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import calendar
 import re
 from collections import Counter, defaultdict
+from datetime import date, timedelta
 from typing import Any
 
 #: States the view colours; a partition's own state is one of the first seven.
@@ -154,3 +155,51 @@ def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def summary(partitions: list[dict[str, Any]]) -> dict[str, int]:
     """Return how many of *partitions* are in each state (states with none left out)."""
     return dict(Counter(p["state"] for p in partitions))
+
+
+#: Days listed between an asset's first and last day at most; a longer span lists only its days with keys.
+MAX_COVERAGE_DAYS = 3660
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+def coverage(keys: list[dict[str, Any]]) -> dict[str, Any]:
+    """
+    Lay out an asset's keys (``AssetCoverage.to_dict()["keys"]``) by day, gaps marked.
+
+    Keys are grouped in ``series``, one per first dimension of a composite key (``""`` for plain
+    keys), each with ``days``: every day from its first to its last as
+    ``{"day", "keys", "events", "gap", "missing_hours"}``. ``gap`` marks a day with no key;
+    ``missing_hours`` the hours 00-23 without a key on a day that has hour keys. Keys with no
+    date go to ``other``. Over :data:`MAX_COVERAGE_DAYS`, only the days with keys are listed.
+    """
+    by_series: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    other = []
+    for item in keys:
+        key = item["partition_key"]
+        prefix, _, part = key.rpartition(SEPARATOR)
+        if day := _DATE.match(part):
+            by_series[prefix][day[1]].append(item)
+        else:
+            other.append(key)
+    series = []
+    for prefix, by_day in sorted(by_series.items()):
+        first, last = (date.fromisoformat(d) for d in (min(by_day), max(by_day)))
+        span = (last - first).days + 1
+        days = (
+            [(first + timedelta(n)).isoformat() for n in range(span)]
+            if span <= MAX_COVERAGE_DAYS
+            else sorted(by_day)
+        )
+        series.append({"title": prefix, "days": [_day(d, by_day.get(d, [])) for d in days]})
+    return {"series": series, "other": sorted(other)}
+
+
+def _day(day: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    hours = {int(m[2]) for i in items if (m := _HOUR.match(time_part(i["partition_key"])))}
+    return {
+        "day": day,
+        "keys": sorted(i["partition_key"] for i in items),
+        "events": sum(i["events"] for i in items),
+        "gap": not items,
+        "missing_hours": [f"{h:02d}" for h in range(24) if h not in hours] if hours else [],
+    }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airflow_partitions.ui.layout import counted, layout, select, summary, time_part
+from airflow_partitions.ui.layout import counted, coverage, layout, select, summary, time_part
 
 
 def _p(key, state="success", progress=()):
@@ -79,3 +79,30 @@ def test_a_time_range_selects_on_the_time_part_and_an_end_keeps_its_whole_period
 
 def test_summary_counts_states():
     assert summary([_p("a"), _p("b"), _p("c", "failed")]) == {"success": 2, "failed": 1}
+
+
+def _k(key, events=1):
+    return {"partition_key": key, "events": events, "first": None, "last": None}
+
+
+def test_coverage_lists_every_day_from_first_to_last_with_gaps_and_missing_hours():
+    keys = [_k("2026-05-01T00", 2), *(_k(f"2026-05-01T{h:02d}") for h in range(1, 24)), _k("2026-05-03T04")]
+    [series] = coverage(keys)["series"]
+    first, second, third = series["days"]
+    assert (first["day"], first["events"], first["gap"]) == ("2026-05-01", 25, False)
+    assert first["missing_hours"] == []
+    assert (second["day"], second["gap"], second["keys"]) == ("2026-05-02", True, [])
+    assert third["missing_hours"] == [f"{h:02d}" for h in range(24) if h != 4]
+
+
+def test_coverage_makes_one_series_per_first_dimension_and_lists_dateless_keys():
+    answer = coverage([_k("jfk|2013-03-10"), _k("lga|2013-03-12"), _k("jfk|2013-03-11"), _k("exports")])
+    assert [s["title"] for s in answer["series"]] == ["jfk", "lga"]
+    assert [d["gap"] for d in answer["series"][0]["days"]] == [False, False]
+    assert [d["missing_hours"] for d in answer["series"][0]["days"]] == [[], []]
+    assert answer["other"] == ["exports"]
+
+
+def test_an_asset_page_lists_only_keyed_days_past_the_cap():
+    [series] = coverage([_k("2000-01-01"), _k("2026-01-01")])["series"]
+    assert [d["day"] for d in series["days"]] == ["2000-01-01", "2026-01-01"]

@@ -35,11 +35,15 @@ function showError(error) {
 
 async function route() {
   $("message").textContent = "";
-  const match = location.pathname.slice(ROOT.length).match(/^\/dags\/([^/]+)/);
-  $("dags").hidden = !!match;
+  const path = location.pathname.slice(ROOT.length);
+  const match = path.match(/^\/dags\/([^/]+)/);
+  const asset = path.match(/^\/assets\/([^/]+)/);
+  $("dags").hidden = !!(match || asset);
   $("dag").hidden = !match;
+  $("asset").hidden = !asset;
   try {
     if (match) await showDag(decodeURIComponent(match[1]));
+    else if (asset) await showAsset(decodeURIComponent(asset[1]));
     else await showDags();
   } catch (error) { showError(error); }
 }
@@ -72,6 +76,8 @@ async function showDag(dagId, offset = 0) {
   const started = performance.now();
   const answer = await api(`/dags/${enc(dagId)}?${params}`);
   view = { answer, byKey: new Map(answer.partitions.map((p) => [p.partition_key, p])) };
+  $("dag-assets").innerHTML = "Upstream assets: " + answer.assets.map(([name]) =>
+    `<a href="${esc(ROOT)}/assets/${esc(enc(name))}" data-asset="${esc(name)}">${esc(name)}</a>`).join(", ");
   renderLegend(answer);
   renderGrid(answer.grid);
   renderPaging(answer);
@@ -129,6 +135,28 @@ function renderRefusals(refusals) {
       `<li>${esc(r.when)}: ${esc(r.message)}</li>`).join("")}</ul>`;
 }
 
+async function showAsset(name) {
+  $("crumb").textContent = "/ asset " + name;
+  $("asset-title").textContent = name;
+  const answer = await api(`/assets/${enc(name)}`);
+  $("asset-link").href = `${AIRFLOW}/assets/${enc(answer.asset_id)}`;
+  const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).length, 0);
+  $("asset-summary").textContent = `${answer.uri}: ${answer.keys.length} partition keys with events` +
+    `${gaps ? `, ${gaps} ${gaps === 1 ? "day" : "days"} without a key (gaps, marked)` : ", no day without a key"}` +
+    `${answer.unkeyed_events ? `; ${answer.unkeyed_events} events without a partition key` : ""}.`;
+  $("coverage").innerHTML = answer.coverage.series.map((series) => `
+    ${series.title ? `<h3>${esc(series.title)}</h3>` : ""}
+    <table class="coverage"><thead><tr><th>Day</th><th>Events</th><th>Keys</th></tr></thead><tbody>${series.days.map((d) =>
+      `<tr class="${d.gap ? "gap" : d.missing_hours.length ? "partial" : ""}" data-day="${esc(d.day)}"><td>${esc(d.day)}</td><td>${d.events}</td>
+       <td>${d.gap ? "<strong>gap: no key</strong>" : d.keys.map((k) => `<code data-key="${esc(k)}">${esc(k)}</code>`).join(" ")}
+       ${d.missing_hours.length ? `<br><strong>missing hours: ${esc(d.missing_hours.join(", "))}</strong>` : ""}</td></tr>`).join("")}</tbody></table>`).join("") +
+    (answer.coverage.other.length ? `<h3>Other keys</h3>${list(answer.coverage.other)}` : "") ||
+    "<p>No partition key has an event yet.</p>";
+  $("asset-refusals").innerHTML = !answer.refusals.length ? "" :
+    `<h3>Keys refused on arrival (Airflow's audit log: failed to map partition_key)</h3><ul>${answer.refusals.map((r) =>
+      `<li>${esc(r.when)}: ${r.dag_id ? `<a href="${esc(ROOT)}/dags/${esc(enc(r.dag_id))}" data-dag="${esc(r.dag_id)}">${esc(r.dag_id)}</a>: ` : ""}${esc(r.message)}</li>`).join("")}</ul>`;
+}
+
 const list = (items, empty = "none") => items.length ? `<ul class="keys">${items.map((k) => `<li>${esc(k)}</li>`).join("")}</ul>` : `<p>${empty}</p>`;
 
 function showDetail(key) {
@@ -159,6 +187,8 @@ document.addEventListener("click", (event) => {
   if (cell) return showDetail(cell.dataset.key);
   const dag = event.target.closest("a[data-dag]");
   if (dag && !event.ctrlKey && !event.metaKey) { event.preventDefault(); go("/dags/" + enc(dag.dataset.dag)); }
+  const asset = event.target.closest("a[data-asset]");
+  if (asset && !event.ctrlKey && !event.metaKey) { event.preventDefault(); go("/assets/" + enc(asset.dataset.asset)); }
 });
 $("home").addEventListener("click", (event) => { event.preventDefault(); go("/"); });
 $("range").addEventListener("submit", (event) => { event.preventDefault(); showDag(currentDag).catch(showError); });
