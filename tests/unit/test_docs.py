@@ -1,0 +1,100 @@
+"""
+Every ``python`` code block of ``README.md`` and ``docs/*.md`` runs, so the docs cannot go stale.
+
+One case per block (id ``file:line``). The blocks of one page run in order and share a
+namespace, in a temporary working directory (holding a link to the repository's
+``example_dags``, which the pages use as "the example Dags"); Dag-file blocks that build ``DAG(...)`` objects
+just run, they need no Airflow services. A block that cannot run on its own is marked by an
+HTML comment on the line before its fence, ``<!-- not run: reason -->``; the reason is required.
+``console`` and ``bash`` blocks are not run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<ticks>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
+_NOT_RUN = re.compile(r"^\s*<!--\s*not run:\s*(?P<reason>.*?)\s*-->\s*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    page: Path
+    line: int  # 1-based line of the opening fence
+    source: str
+    skip_reason: str | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks_of(page: Path) -> list[Block]:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, ticks, lang = len(m["indent"]), m["ticks"], m["lang"].lower()
+        start = i
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and not lines[i].strip().startswith(ticks):
+            body.append(lines[i][indent:] if lines[i][:indent].strip() == "" else lines[i])
+            i += 1
+        i += 1
+        if lang not in ("python", "py"):
+            continue
+        reason = None
+        if start > 0 and (n := _NOT_RUN.match(lines[start - 1])):
+            reason = n["reason"]
+            assert reason, f"{page.name}:{start + 1}: '<!-- not run: -->' needs a reason"
+        found.append(Block(page, start + 1, "\n".join(body) + "\n", reason))
+    return found
+
+
+ALL_BLOCKS = [block for page in PAGES for block in blocks_of(page)]
+_NAMESPACES: dict[Path, dict] = {}
+
+
+def test_blocks_are_collected():
+    assert len(ALL_BLOCKS) >= 30
+    assert all(block.source.strip() for block in ALL_BLOCKS)
+
+
+def test_not_run_markers_give_a_reason():
+    for page in PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if "not run" in line and line.lstrip().startswith("<!--"):
+                m = _NOT_RUN.match(line)
+                assert m and m["reason"], f"{page.name}:{number}: not run needs a reason"
+
+
+@pytest.fixture(scope="module")
+def docs_workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("docs")
+
+
+@pytest.mark.parametrize("block", ALL_BLOCKS, ids=lambda block: block.id)
+def test_doc_block_runs(block: Block, docs_workdir, monkeypatch):
+    if block.skip_reason:
+        pytest.skip(f"not run: {block.skip_reason}")
+    page_dir = docs_workdir / block.page.stem
+    if not page_dir.exists():
+        page_dir.mkdir()
+        (page_dir / "example_dags").symlink_to(ROOT / "example_dags", target_is_directory=True)
+    monkeypatch.chdir(page_dir)
+    namespace = _NAMESPACES.setdefault(
+        block.page, {"__name__": f"docs_{block.page.stem}", "__file__": str(block.page)}
+    )
+    code = compile(block.source, block.id, "exec")
+    exec(code, namespace)
