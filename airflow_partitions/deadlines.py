@@ -590,6 +590,28 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
             f"key {partition_key!r} and mapper {type(mapper).__name__}."
         )
     received = {event.partition_key for event in context["triggering_asset_events"].get(asset, ())}
-    if isinstance(mapper, PolicyRollupMapper):
-        return mapper.missing_keys(partition_key, received)
-    return sorted(mapper.to_upstream(partition_key) - received)
+    expected = mapper.to_upstream(partition_key)
+    return sorted(expected - counted_keys(mapper, expected, received)[0])
+
+
+def configured_policy(rollup: Any) -> WaitPolicy:
+    """
+    Return a rollup's wait policy as configured (``WaitForAll()``, ``CompletionDeadline(…)``).
+
+    Ours keep it in ``policy`` (the scheduler sees a :class:`CountedPolicy` over it); Airflow's
+    ``RollupMapper`` in ``wait_policy``.
+    """
+    return rollup.policy if isinstance(rollup, PolicyRollupMapper) else rollup.wait_policy
+
+
+def counted_keys(rollup: Any, expected: Set[str], received: Iterable[str]) -> tuple[set[str], list[str]]:
+    """
+    Return the members of *expected* the *received* keys count as, and (sorted) those counting for none.
+
+    Our rollups read each key as the member it names (``2026-03-10T00Z`` counts as
+    ``2026-03-10T00``); Airflow's ``RollupMapper`` compares spellings.
+    """
+    if isinstance(rollup, PolicyRollupMapper):
+        return rollup.sort_received(expected, received)
+    keys = set(received)
+    return keys & expected, sorted(keys - expected)

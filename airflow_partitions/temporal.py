@@ -445,8 +445,10 @@ class MemberSpelling:
         zone = mapper.input_timezone or mapper.grain.timezone
         self.reader = TemporalMapper(grain, input_timezone=zone, input_format=mapper.input_format)
         self.days = isinstance(grain, Day)
-        #: The grains whose canonical keys name a span of the member grain's local calendar.
-        self.spans = [kind(timezone=grain.timezone) for kind in (Day, IsoWeek, Month, Quarter, Year)]
+        #: Readers of the local day a date names, and the grains whose canonical keys name longer
+        #: spans of the member grain's local calendar.
+        self.day = TemporalMapper(Day(timezone=grain.timezone), input_format=mapper.input_format)
+        self.spans = [kind(timezone=grain.timezone) for kind in (IsoWeek, Month, Quarter, Year)]
 
     def __call__(self, key: str) -> str:
         """Return the awaited spelling of the member *key* names."""
@@ -471,9 +473,8 @@ class MemberSpelling:
     def _span(self, key: str) -> Period | None:
         """Return the local day or period a key without a time of day names, if it names one."""
         if self._names_day(key):
-            day = self.spans[0]
-            return TemporalMapper(day, input_format=self.input_format).downstream_period(key)
-        for grain in self.spans[1:]:
+            return self.day.downstream_period(key)
+        for grain in self.spans:
             try:
                 return grain.parse(key)
             except ValueError:

@@ -9,7 +9,7 @@ mapper. Each :class:`Finding` is one line: what is wrong and the fix.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +17,12 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions._common import fan_out_cap, shown
-from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
+from airflow_partitions.deadlines import (
+    CompletionDeadline,
+    PolicyRollupMapper,
+    configured_policy,
+    counted_keys,
+)
 from airflow_partitions.grains import _FIXED_ZONE
 from airflow_partitions.inspect.loading import Consumer, DagFolder, Producer, consumer_mappers
 from airflow_partitions.inspect.samples import timetable_samples
@@ -169,16 +174,6 @@ def _awaited(mapper: Any, period: str) -> frozenset[str] | None:
         return None
 
 
-def _policy(mapper: Any) -> Any:
-    return mapper.policy if isinstance(mapper, PolicyRollupMapper) else mapper.wait_policy
-
-
-def _counted(mapper: Any, expected: frozenset[str], keys: Iterable[str]) -> set[str]:
-    if isinstance(mapper, PolicyRollupMapper):
-        return mapper.sort_received(expected, keys)[0]
-    return set(keys) & expected
-
-
 def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
     """Keys refused or never counted, fan-outs over the cap, round trips that miss (part a, c)."""
     mapper, out, where = c.mapper, [], f"from {sample.producer}"
@@ -298,10 +293,10 @@ def _completion_findings(c: Consumer, sample: _Keys) -> list[Finding]:
             expected = _awaited(c.mapper, period)
             if expected is None:
                 continue  # reported by the round trip
-            missing = sorted(expected - _counted(c.mapper, expected, run))
+            missing = sorted(expected - counted_keys(c.mapper, expected, run)[0])
             if not missing:
                 continue
-            deadline = isinstance(_policy(c.mapper), CompletionDeadline)
+            deadline = isinstance(configured_policy(c.mapper), CompletionDeadline)
             return [
                 Finding(
                     "warning" if deadline else "error",
@@ -319,7 +314,7 @@ def _completion_findings(c: Consumer, sample: _Keys) -> list[Finding]:
 
 def _starvation_findings(c: Consumer, sample: _Keys, producer: Producer | None) -> list[Finding]:
     """Report a runtime producer feeding a rollup that can stay incomplete (part d)."""
-    policy = _policy(c.mapper)
+    policy = configured_policy(c.mapper)
     if sample.complete or isinstance(policy, CompletionDeadline):
         return []
     size = max(

@@ -13,7 +13,12 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions._common import fan_out_cap, shown
-from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
+from airflow_partitions.deadlines import (
+    CompletionDeadline,
+    PolicyRollupMapper,
+    configured_policy,
+    counted_keys,
+)
 
 
 @dataclass(frozen=True)
@@ -77,10 +82,6 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
-def _policy(mapper: Any) -> Any:
-    return mapper.policy if isinstance(mapper, PolicyRollupMapper) else mapper.wait_policy
-
-
 def explain_key(mapper: Any, key: str) -> KeyExplanation:
     """
     Return what the downstream *key* of *mapper* means: its ``partition_date`` and, for a rollup, its wait.
@@ -94,7 +95,7 @@ def explain_key(mapper: Any, key: str) -> KeyExplanation:
     if not getattr(mapper, "is_rollup", False):
         return KeyExplanation(key, partition_date)
     expected = mapper.to_upstream(key)
-    policy = _policy(mapper)
+    policy = configured_policy(mapper)
     closes_at = getattr(expected, "closes_at", None)
     deadline = isinstance(policy, CompletionDeadline) and closes_at is not None
     needed = policy.needed(len(expected)) if deadline else None
@@ -148,7 +149,7 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
     if isinstance(mapper, PolicyRollupMapper):
         counts_as = mapper.member_key(key)
     elif getattr(mapper, "is_rollup", False):
-        missed = [k for k in keys if key not in mapper.to_upstream(k)]
+        missed = [k for k in keys if not counted_keys(mapper, mapper.to_upstream(k), [key])[0]]
         counts_as = None if missed else key
         if missed:
             never = (

@@ -19,6 +19,13 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from airflow_partitions.deadlines import (
+    CompletionDeadline,
+    PolicyRollupMapper,
+    configured_policy,
+    counted_keys,
+)
+
 #: Pending partitioned Dag runs the scheduler evaluates per loop, oldest first (Airflow 3.3's
 #: ``MAX_PARTITION_DAG_RUNS_PER_LOOP``).
 EVALUATED_PER_LOOP = 500
@@ -266,14 +273,9 @@ def _progress(asset: str, mapper: Any, downstream_key: str, received: set[str]) 
     if not getattr(mapper, "is_rollup", False):
         return AssetProgress(asset, keys)
     expected = mapper.to_upstream(downstream_key)
-    if hasattr(mapper, "sort_received"):  # ours: members, whatever the spelling
-        counted, never = mapper.sort_received(expected, received)
-        reasons = tuple((key, _why(mapper, key, downstream_key)) for key in never)
-    else:  # Airflow's: by spelling
-        counted, reasons = (
-            received & expected,
-            tuple((k, "not spelled as awaited") for k in keys if k not in expected),
-        )
+    counted, never = counted_keys(mapper, expected, received)
+    ours = isinstance(mapper, PolicyRollupMapper)
+    reasons = tuple((k, _why(mapper, k, downstream_key) if ours else "not spelled as awaited") for k in never)
     return AssetProgress(asset, keys, tuple(sorted(expected)), tuple(sorted(expected - counted)), reasons)
 
 
@@ -290,12 +292,10 @@ def _fires_at(
     mappers: dict[str, Any], downstream_key: str, progress: tuple[AssetProgress, ...]
 ) -> datetime | None:
     """When a :class:`~airflow_partitions.CompletionDeadline` lets the pending run fire, if one does."""
-    from airflow_partitions.deadlines import CompletionDeadline
-
     times = []
     for item in progress:
         mapper = mappers[item.asset]
-        policy = getattr(mapper, "policy", None)
+        policy = configured_policy(mapper)
         expected = mapper.to_upstream(downstream_key) if isinstance(policy, CompletionDeadline) else None
         if expected is not None and expected.closes_at is not None:
             counted = len(expected) - len(item.missing)
@@ -344,10 +344,7 @@ def _counts(mapper: Any, key: str, downstream_key: str) -> bool:
     """Whether *key* counts towards *downstream_key* (any key counts for a mapper that is no rollup)."""
     if not getattr(mapper, "is_rollup", False):
         return True
-    expected = mapper.to_upstream(downstream_key)
-    if hasattr(mapper, "sort_received"):  # ours: members, whatever the spelling
-        return bool(mapper.sort_received(expected, [key])[0])
-    return key in expected  # Airflow's: by spelling
+    return bool(counted_keys(mapper, mapper.to_upstream(downstream_key), [key])[0])
 
 
 @dataclass(frozen=True)
