@@ -155,3 +155,19 @@ class ValueEquality:
 
     def __hash__(self) -> int:
         return hash(self._identity())
+
+
+def time_part(key: str) -> str:
+    """Return the part of *key* a time range selects on: after the last ``|`` (``jfk|2026-04-15``)."""
+    return key.rsplit("|", 1)[-1]
+
+
+def in_time_range(key: str, start: str | None, end: str | None) -> bool:
+    """
+    Return whether the time part of *key* lies in [*start*, *end*].
+
+    Bounds compare as text on the key's own spelling, *end* on its length: ``end="2026-04"`` keeps
+    every key of April 2026 (``2026-04-30T23`` too).
+    """
+    part = time_part(key)
+    return (start is None or part >= start) and (end is None or part[: len(end)] <= end)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from airflow_partitions._common import in_time_range
 from airflow_partitions.deadlines import (
     CompletionDeadline,
     PolicyRollupMapper,
@@ -387,12 +388,6 @@ class AssetCoverage:
         return _jsonable(asdict(self))
 
 
-def _in_range(key: str, start: str | None, end: str | None) -> bool:
-    """Whether the time part of *key* (after the last ``|``) lies in [*start*, *end*], *end* on its length."""
-    part = key.rsplit("|", 1)[-1]
-    return (start is None or part >= start) and (end is None or part[: len(end)] <= end)
-
-
 def asset_coverage(
     asset_name: str, *, start: str | None = None, end: str | None = None, session: Any = None
 ) -> AssetCoverage:
@@ -445,7 +440,7 @@ def _coverage(name: str, start: str | None, end: str | None, session: Any) -> As
     ):
         if key is None:
             unkeyed = events
-        elif _in_range(key, start, end):
+        elif in_time_range(key, start, end):
             keys.append(KeyEvents(key, events, _utc(first), _utc(last)))
     refusals = []
     for when, extra in session.execute(
@@ -454,7 +449,7 @@ def _coverage(name: str, start: str | None, end: str | None, session: Any) -> As
         .order_by(Log.id)
     ):
         parsed = _REFUSED.match(extra or "")
-        if parsed is None or _in_range(parsed["key"], start, end):
+        if parsed is None or in_time_range(parsed["key"], start, end):
             refusals.append(AssetRefusal(when, parsed["dag"] if parsed else None, extra or ""))
     return AssetCoverage(
         name,

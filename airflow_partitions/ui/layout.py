@@ -15,6 +15,8 @@ from collections import Counter, defaultdict
 from datetime import date, timedelta
 from typing import Any
 
+from airflow_partitions._common import in_time_range, time_part
+
 #: States the view colours; a partition's own state is one of the first seven.
 STATES = (
     "success",
@@ -33,26 +35,16 @@ _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 _HOUR = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2})(?::00(?::00)?)?(?:Z|[+-]00:?00)?$")
 
 
-def time_part(key: str) -> str:
-    """Return the part of *key* a time range selects on: after the last ``|`` of a composite key."""
-    return key.rsplit(SEPARATOR, 1)[-1]
-
-
 def select(
     partitions: list[dict[str, Any]], start: str | None = None, end: str | None = None
 ) -> list[dict[str, Any]]:
     """
     Return the partitions whose time part lies in [*start*, *end*], ordered by time part, then key.
 
-    Bounds compare as text on the key's own spelling, *end* on its length: ``end="2026-04"``
-    keeps every key of April 2026 (``2026-04-30T23`` too).
+    As :func:`~airflow_partitions._common.in_time_range`: ``end="2026-04"`` keeps every key
+    of April 2026 (``2026-04-30T23`` too).
     """
-    chosen = [
-        p
-        for p in partitions
-        if (start is None or time_part(p["partition_key"]) >= start)
-        and (end is None or time_part(p["partition_key"])[: len(end)] <= end)
-    ]
+    chosen = [p for p in partitions if in_time_range(p["partition_key"], start, end)]
     return sorted(chosen, key=lambda p: (time_part(p["partition_key"]), p["partition_key"]))
 
 
