@@ -47,12 +47,12 @@ T = TypeVar("T")
 # process, on SQLite, Airflow's audit log of a REST write commits synchronously on the event loop;
 # when an execution request holding the one write lock waits on that same loop, both freeze until
 # the 60 s lock wait runs out, and the scheduler can die with "database is locked".
-_PROCESSES = (
-    ("api-server", ["api-server", "--apps", "core", "--port", "{port}"]),
-    ("execution-api", ["api-server", "--apps", "execution", "--port", "{execution_port}"]),
-    ("scheduler", ["scheduler", "--skip-serve-logs"]),
-    ("dag-processor", ["dag-processor"]),
-)
+_PROCESSES = {
+    "api-server": ["api-server", "--apps", "core", "--port", "{port}"],
+    "execution-api": ["api-server", "--apps", "execution", "--port", "{execution_port}"],
+    "scheduler": ["scheduler", "--skip-serve-logs"],
+    "dag-processor": ["dag-processor"],
+}
 
 
 class AirflowError(RuntimeError):
@@ -108,12 +108,17 @@ class PostgresServer:
     Made with ``initdb`` and ``pg_ctl`` from Debian's ``postgresql`` package in a temporary
     folder, trusting local connections. Run as root, the server runs as the ``postgres`` user
     (PostgreSQL refuses to run as root).
+
+    :param root: The cluster's folder; a new temporary one if omitted.
+    :param keep: Keep the folder (data and ``pg.log``) on :meth:`stop`, for inspection: start
+        it again with ``pg_ctl -D <root>/data -o "-p <port> -k <root>" start``.
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, keep: bool = False) -> None:
         self.root = Path(root or tempfile.mkdtemp(prefix="airflow-partitions-pg-"))
         self.port = free_port()
         self.data = self.root / "data"
+        self.keep = keep
         self._as_postgres = os.geteuid() == 0
 
     @property
@@ -153,10 +158,11 @@ class PostgresServer:
         return self.url
 
     def stop(self) -> None:
-        """Stop the server and delete its folder."""
+        """Stop the server and delete its folder (unless *keep* was given)."""
         with contextlib.suppress(AirflowError):
             self._run(_pg_binary("pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(self.root, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> PostgresServer:
         self.start()
@@ -207,6 +213,9 @@ class AirflowInstance:
             "AIRFLOW__API__WORKERS": "1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_hex(32),
             "AIRFLOW__SCHEDULER__SCHEDULER_IDLE_SLEEP_TIME": "0.1",
+            # A task's calls to the execution API time out after 5 s by default; a task adding
+            # thousands of partitions in one add_partitions() call (a replay) takes longer.
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "300",
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": sql_alchemy_conn or self._sqlite_url(60),
             **(extra_env or {}),
         }
@@ -217,6 +226,7 @@ class AirflowInstance:
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
         self._token: str | None = None
         self._asset_ids: dict[str, int] = {}
+        self._engine: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -248,24 +258,57 @@ class AirflowInstance:
             # The api-server first: tasks call its execution API from their first second, and
             # a task the scheduler starts before it listens fails ("Connection refused"), e.g. a
             # run a timetable schedules as soon as its Dag is parsed.
-            for name, args in _PROCESSES[:2]:
-                self._spawn(name, args)
+            for name in ("api-server", "execution-api"):
+                self.start_process(name)
             wait_until(self._healthy, timeout=timeout, what=f"the api-servers at {self.url}")
-            for name, args in _PROCESSES[2:]:
-                self._spawn(name, args)
+            for name in ("scheduler", "dag-processor"):
+                self.start_process(name)
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _spawn(self, name: str, args: list[str]) -> None:
-        log = open(self.home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+    def start_process(self, name: str, *, kind: str | None = None) -> int:
+        """
+        Start one Airflow process (again, after :meth:`kill`) and return its process id.
+
+        :param name: What to call it (its log is ``<home>/<name>.log``, appended to).
+        :param kind: One of ``api-server``, ``execution-api``, ``scheduler``, ``dag-processor``;
+            *name* if omitted. ``start_process("scheduler-2", kind="scheduler")`` runs a second
+            scheduler (high availability, on PostgreSQL).
+        :raises ValueError: if the kind is unknown or a process of that name is running.
+        """
+        args = _PROCESSES.get(kind or name)
+        if args is None:
+            known = ", ".join(_PROCESSES)
+            raise ValueError(f"unknown Airflow process kind {kind or name!r}; expected one of {known}")
+        if name in self._processes and self._processes[name].poll() is None:
+            raise ValueError(f"airflow {name} is already running (pid {self._processes[name].pid})")
+        log = open(self.home / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         self._processes[name] = self._airflow(
             *(a.format(port=self.port, execution_port=self.execution_port) for a in args),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        return self._processes[name].pid
+
+    @property
+    def pids(self) -> dict[str, int]:
+        """The process id of each process started (``{"scheduler": 4242, ...}``), to watch or signal."""
+        return {name: process.pid for name, process in self._processes.items()}
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        """
+        Send *sig* (SIGKILL by default) to the process *name* and its children, and reap it.
+
+        With SIGKILL the process gets no chance to clean up, as in a crash or an out-of-memory kill;
+        :meth:`start_process` starts it again.
+        """
+        process = self._processes.pop(name)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        process.wait()
 
     def _use_sqlite_wal(self) -> None:
         """
@@ -305,6 +348,9 @@ class AirflowInstance:
     def stop(self) -> None:
         """Stop the processes (SIGTERM, then SIGKILL to each process group after 10 s)."""
         self._stop_processes()
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
         if self._own_home:
             shutil.rmtree(self.home, ignore_errors=True)
 
@@ -330,7 +376,7 @@ class AirflowInstance:
     def log_tail(self, *names: str, lines: int = 60) -> str:
         """Return the last *lines* lines of each named process log (all if none named)."""
         parts = []
-        for name in names or [name for name, _ in _PROCESSES]:
+        for name in names or list(self._processes) or list(_PROCESSES):
             path = self.home / f"{name}.log"
             text = path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else ["(no log)"]
             parts.append(f"----- {name} ({path}) -----\n" + "\n".join(text))
@@ -454,6 +500,26 @@ class AirflowInstance:
             runs.extend(page["dag_runs"])
             if len(runs) >= page["total_entries"] or not page["dag_runs"]:
                 return runs
+
+    def query(self, sql: str, **params: Any) -> list[tuple[Any, ...]]:
+        """
+        Run one SQL statement on the metadata database and return its rows (read directly, no REST).
+
+        ``airflow.query("SELECT count(*) FROM dag_run WHERE dag_id = :dag", dag="daily")``. Uses
+        SQLAlchemy (installed with Airflow) on the instance's database URL, SQLite or PostgreSQL.
+        """
+        import sqlalchemy
+
+        if self._engine is None:
+            self._engine = sqlalchemy.create_engine(self.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"])
+        with self._engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(sqlalchemy.text(sql), params)]
+
+    def count_runs(self, dag_id: str, *, state: str | None = None) -> int:
+        """Return how many runs *dag_id* has (in *state*, such as ``"success"``, if given), read directly."""
+        sql = "SELECT count(*) FROM dag_run WHERE dag_id = :dag_id"
+        [(count,)] = self.query(sql + (" AND state = :state" if state else ""), dag_id=dag_id, state=state)
+        return count
 
     def wait_for_runs(
         self, dag_id: str, count: int, *, timeout: float = 120, states: Iterable[str] = ("success",)
