@@ -180,18 +180,20 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         """
         Return the segments of *key* by dimension name (*names*: default, the upstream layout).
 
-        :raises ValueError: naming the key, for a wrong segment count, an empty segment or a
-            dangling escape.
+        :raises ValueError: naming the key, for a wrong segment count, an empty or blank segment
+            (only whitespace, which Airflow refuses as a whole key too: ``eu| ``), or a dangling
+            escape.
         """
         names = self.dimensions if names is None else names
         if not isinstance(key, str):
             raise ValueError(f"CompositeKeyMapper: partition key {shown(key)} is not a string.")
         segments = self._segments(key)
-        if len(segments) != len(names) or not all(segments):
+        blank = not all(segment.strip() for segment in segments)
+        if len(segments) != len(names) or blank:
             raise ValueError(
-                f"CompositeKeyMapper: partition key {shown(key)} must have {len(names)} non-empty "
+                f"CompositeKeyMapper: partition key {shown(key)} must have {len(names)} non-blank "
                 f"segments {list(names)} separated by {self.delimiter!r}; got {len(segments)}"
-                f"{' (one empty)' if all(segments) is False and len(segments) == len(names) else ''}."
+                f"{' (one blank)' if blank and len(segments) == len(names) else ''}."
             )
         return dict(zip(names, segments, strict=True))
 

@@ -197,6 +197,14 @@ def test_an_output_longer_than_250_characters_is_refused_naming_the_key():
         CompositeKeyMapper(["a", "b"]).to_downstream(too_long)
 
 
+@pytest.mark.parametrize("key", ["eu|", "|2026-03-10T09", " |2026-03-10T09", "eu|\t", "eu||2026-03-10T09"])
+def test_an_empty_or_blank_segment_is_refused_naming_the_key(key):
+    # Airflow refuses a whole key of only whitespace; a blank dimension is refused the same way,
+    # instead of opening a pending run for region " " that no producer means.
+    with pytest.raises(ValueError, match=names_key(key) + ".*non-blank segments"):
+        CompositeKeyMapper(["region", "time"]).to_downstream(key)
+
+
 ADVERSARIAL_KEYS = [
     "a" * 10_000,  # one segment
     "a" * 5_000 + "|" + "b" * 4_999,  # the right segment count, far too long
@@ -283,7 +291,7 @@ def test_sdk_mappers_are_taken_as_the_core_mappers_the_scheduler_sees():
     assert mapper.to_downstream("eu|2026-03-10") == "eu|2026-03-10"
 
 
-segment_text = st.text(st.sampled_from("|/,\\~a ") | st.characters(codec="utf-8"), min_size=1, max_size=40)
+segment_text = st.text(st.sampled_from("|/,\\~a ") | st.characters(codec="utf-8"), min_size=1, max_size=40).filter(str.strip)  # blank: refused
 
 
 @given(
