@@ -291,7 +291,10 @@ def test_sdk_mappers_are_taken_as_the_core_mappers_the_scheduler_sees():
     assert mapper.to_downstream("eu|2026-03-10") == "eu|2026-03-10"
 
 
-segment_text = st.text(st.sampled_from("|/,\\~a ") | st.characters(codec="utf-8"), min_size=1, max_size=40).filter(str.strip)  # blank: refused
+# Blank segments (only whitespace) are refused, so never generated.
+segment_text = st.text(
+    st.sampled_from("|/,\\~a ") | st.characters(codec="utf-8"), min_size=1, max_size=40
+).filter(str.strip)
 
 
 @given(
