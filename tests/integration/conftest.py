@@ -40,6 +40,18 @@ DAG_IDS = [
     "it_status_day",
     "it_core_day_of_hours",
     "it_backfill_daily",
+    "it_produce_bulk_hours",
+    "it_produce_fault_hours",
+    "it_produce_local_hours",
+    "it_produce_region_local_hours",
+    "it_bulk_new_york_day",
+    "it_bulk_utc_day",
+    "it_bulk_core_utc_day",
+    "it_fault_new_york_day",
+    "it_fault_utc_day",
+    "it_local_day",
+    "it_local_iso_week",
+    "it_region_local_day",
 ]
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]

@@ -31,6 +31,7 @@ from airflow_partitions import (
     FiscalQuarter,
     GrainPartitionTimetable,
     Hour,
+    IsoWeek,
     Minutes,
     Month,
     PrefixStripMapper,
@@ -358,3 +359,75 @@ with DAG(
         return dag_run.partition_key
 
     process()
+
+
+# -- reliability: two schedulers, SIGKILL, bad keys (test_reliability.py) -----------------------
+
+NEW_YORK = "America/New_York"
+#: UTC hours in bulk (two schedulers), UTC hours across a SIGKILL, New York local hours and
+#: ``region|New York local hour`` keys mixed with bad keys.
+bulk_hours = Asset("it_bulk_hours")
+fault_hours = Asset("it_fault_hours")
+local_hours = Asset("it_local_hours")
+region_local_hours = Asset("it_region_local_hours")
+
+for fed in (bulk_hours, fault_hours, local_hours, region_local_hours):
+    with DAG(
+        f"it_produce_{fed.name.removeprefix('it_')}",
+        default_args=RETRY_TRANSIENT_FAILURES,
+        schedule=PartitionedAtRuntime(),
+        catchup=False,
+    ):
+
+        @task(outlets=[fed])
+        def add_keys(outlet_events=None, dag_run=None, ti=None) -> int:
+            """Emit one asset event per key of the run's conf (``{"keys": [...]}``): a batch."""
+            keys = dag_run.conf["keys"]
+            outlet_events[ti.task.outlets[0]].add_partitions(keys)
+            return len(keys)
+
+        add_keys()
+
+UTC_HOURS_INTO_NEW_YORK_DAYS = TemporalRollupMapper(
+    upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK), input_timezone="UTC"),
+    window=TemporalWindow(Hour()),
+)
+UTC_HOURS_INTO_UTC_DAYS = TemporalRollupMapper(
+    upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())
+)
+consumer("it_bulk_new_york_day", bulk_hours, UTC_HOURS_INTO_NEW_YORK_DAYS)
+consumer("it_bulk_utc_day", bulk_hours, UTC_HOURS_INTO_UTC_DAYS)
+consumer(
+    "it_bulk_core_utc_day",
+    bulk_hours,
+    RollupMapper(upstream_mapper=StartOfDayMapper(input_format="%Y-%m-%dT%H"), window=DayWindow()),
+)
+consumer("it_fault_new_york_day", fault_hours, UTC_HOURS_INTO_NEW_YORK_DAYS)
+consumer("it_fault_utc_day", fault_hours, UTC_HOURS_INTO_UTC_DAYS)
+
+#: Naive keys are New York wall-clock hours, as a producer writing local time sends them.
+LOCAL_HOUR = TemporalWindow(Hour(timezone=NEW_YORK))
+consumer(
+    "it_local_day",
+    local_hours,
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK), input_timezone=NEW_YORK), window=LOCAL_HOUR
+    ),
+)
+consumer(
+    "it_local_iso_week",
+    local_hours,
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(IsoWeek(timezone=NEW_YORK), input_timezone=NEW_YORK), window=LOCAL_HOUR
+    ),
+)
+consumer(
+    "it_region_local_day",
+    region_local_hours,
+    DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(
+            ["region", "time"], {"time": TemporalMapper(Day(timezone=NEW_YORK), input_timezone=NEW_YORK)}
+        ),
+        window=DimensionWindow(time=LOCAL_HOUR),
+    ),
+)
