@@ -299,7 +299,7 @@ def format_orphans(orphans: Any) -> str:
         upstream = sorted({e.partition_key for e in events})
         shown = upstream[0] if len(upstream) == 1 else f"{upstream[0]} … {upstream[-1]}"
         ran = ", ".join(o.runs.get(key, ()))
-        lines.append(f"  {key:<28}{len(events):>6}  {shown:<40}{ran}"[:WIDTH])
+        lines.append(f"  {key:<28}{len(events):>6}  {shown:<40}{ran}"[:WIDTH].rstrip())
     for e in o.events:
         if e.refused:
             lines.append(_wrap("refused", f"{e.partition_key} ({e.asset}): {e.refused.splitlines()[-1]}"))
