@@ -287,10 +287,12 @@ def run_backfill(args: argparse.Namespace) -> int:
 
 def format_orphans(orphans: Any) -> str:
     """Return :class:`~airflow_partitions.inspect.requeue.Orphans` as text for 120 columns."""
+    from datetime import UTC
+
     o = orphans
+    start, end = (f"{when.astimezone(UTC):%Y-%m-%d %H:%M:%S}" for when in (o.start, o.end))
     lines = [
-        f"{o.dag_id}: {len(o.events)} stored asset events from {o.start.isoformat()} to {o.end.isoformat()} "
-        "feed none of its runs"
+        f"{o.dag_id}: {len(o.events)} stored asset events sent {start} … {end} UTC feed none of its runs"
     ]
     grouped = o.by_downstream_key()
     if grouped:
