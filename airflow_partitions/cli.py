@@ -291,9 +291,7 @@ def format_orphans(orphans: Any) -> str:
 
     o = orphans
     start, end = (f"{when.astimezone(UTC):%Y-%m-%d %H:%M:%S}" for when in (o.start, o.end))
-    lines = [
-        f"{o.dag_id}: {len(o.events)} stored asset events sent {start} … {end} UTC feed none of its runs"
-    ]
+    lines = [f"{o.dag_id}: {len(o.events)} stored asset events sent {start} … {end} UTC feed no run"]
     grouped = o.by_downstream_key()
     if grouped:
         lines.append(f"  {'downstream key':<28}{'events':>6}  {'upstream keys':<40}runs")

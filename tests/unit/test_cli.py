@@ -161,8 +161,7 @@ def test_airflow_cli_has_the_partition_tools_group(tmp_path):
 
 def test_requeue_dry_run_lists_events_per_downstream_key_and_what_is_refused():
     assert format_orphans(orphans()).splitlines() == [
-        "ny_day: 4 stored asset events sent 2026-04-01 00:00:00 … 2026-04-30 23:59:00 UTC "
-        "feed none of its runs",
+        "ny_day: 4 stored asset events sent 2026-04-01 00:00:00 … 2026-04-30 23:59:00 UTC feed no run",
         "  downstream key              events  upstream keys                           runs",
         "  2026-04-01                       2  2026-04-01T04 … 2026-04-01T05",
         "  2026-04-02                       1  2026-04-02T04                           failed",
