@@ -11,6 +11,7 @@ each backend: it restarts the shared Airflow.
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime, timedelta
 
 from airflow_partitions.testing import wait_until
@@ -59,53 +60,43 @@ def _hours(day: str) -> list[str]:
     return [(midnight + timedelta(hours=h)).strftime("%Y-%m-%dT%H") for h in range(24)]
 
 
-def _requeue(airflow, start: datetime, *options: str) -> dict:
-    """``airflow-partitions requeue DAG_ID --start START --end now … --json``, parsed."""
+def _requeue(airflow, start: datetime, *options: str) -> subprocess.CompletedProcess:
+    """``airflow-partitions requeue DAG_ID --start START --end now OPTIONS``, which must exit 0."""
     end = datetime.now(UTC).isoformat()
-    done = _cli(airflow, "requeue", DAG_ID, "--start", start.isoformat(), "--end", end, *options, "--json")
+    done = _cli(airflow, "requeue", DAG_ID, "--start", start.isoformat(), "--end", end, *options)
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
+    return done
 
 
 def test_requeue_after_a_changed_rollup_definition_completes_every_half_filled_day(airflow):
     start = datetime.now(UTC)
     first_halves = [key for day in DAYS for key in _hours(day)[:12]]
     _send(airflow, "it_requeue_hours", first_halves)
-    pending = _pending(airflow, DAG_ID)
-    assert sorted((p["partition_key"], p["total_received"]) for p in pending) == [(day, 12) for day in DAYS]
+    half_filled = [(day, 12) for day in DAYS]
+    assert sorted((p["partition_key"], p["total_received"]) for p in _pending(airflow, DAG_ID)) == half_filled
 
-    # Only max_downstream_keys changes: a new stored mapper, so a new rollup fingerprint.
+    # Only max_downstream_keys changes: a new stored mapper, so a new rollup fingerprint. Once the
+    # dag-processor has stored it, the scheduler clears the pending runs with their keys.
     airflow.env[REQUEUE_CAP_VARIABLE] = "10"
     try:
         airflow.restart()
         airflow.wait_for_dags(DAG_IDS, expected_import_errors=BROKEN_DAG_FILES)
-
-        def cleared() -> dict | None:
-            # Before the dag-processor stores the new mapper, the events still feed their pending
-            # runs; then the runs are stale until the scheduler clears them with their keys.
-            found = _requeue(airflow, start)
-            return found if found["stale_pending"] == 0 and found["events"] else None
-
-        dry = wait_until(cleared, timeout=120, what="the scheduler to clear the stale pending rollups")
+        wait_until(lambda: _pending(airflow, DAG_ID) == [], timeout=120, what="the pending rollups cleared")
     finally:
         del airflow.env[REQUEUE_CAP_VARIABLE]  # for a later restart; running processes keep it
     assert "Cleared provisional partition Dag run(s)" in airflow.log_tail("scheduler", lines=100_000)
-    assert _pending(airflow, DAG_ID) == []
+
+    dry = json.loads(_requeue(airflow, start, "--json").stdout)
     assert sorted(e["partition_key"] for e in dry["events"]) == sorted(first_halves)
     assert all(e["refused"] is None and e["asset"] == "it_requeue_hours" for e in dry["events"])
-    assert dry["downstream"] == {day: 12 for day in DAYS} and not dry["requeued"]
-    text = _cli(
-        airflow, "requeue", DAG_ID, "--start", start.isoformat(), "--end", datetime.now(UTC).isoformat()
-    )
-    assert text.returncode == 0, text.stderr[-3000:]
-    assert [line.split()[:2] for line in text.stdout.splitlines()[2:5]] == [[day, "12"] for day in DAYS]
-    assert text.stdout.splitlines()[-1] == "dry run: pass --yes to re-queue 36 events into 3 partitions"
+    assert dry["downstream"] == dict(half_filled) and dry["stale_pending"] == 0 and not dry["requeued"]
+    assert _pending(airflow, DAG_ID) == []  # a dry run writes nothing
 
-    done = _requeue(airflow, start, "--yes")
-    assert done["requeued"] and done["downstream"] == {day: 12 for day in DAYS}
-    pending = _pending(airflow, DAG_ID)
-    assert sorted((p["partition_key"], p["total_received"]) for p in pending) == [(day, 12) for day in DAYS]
-    again = _requeue(airflow, start, "--yes")
+    done = _requeue(airflow, start, "--yes").stdout.splitlines()
+    assert [line.split()[:2] for line in done[2:-1]] == [[day, "12"] for day in DAYS]
+    assert done[-1] == "re-queued 36 events into 3 partitions"
+    assert sorted((p["partition_key"], p["total_received"]) for p in _pending(airflow, DAG_ID)) == half_filled
+    again = json.loads(_requeue(airflow, start, "--yes", "--json").stdout)
     assert again["events"] == [] and again["downstream"] == {}  # nothing is orphaned any more
 
     _send(airflow, "it_requeue_hours", [key for day in DAYS for key in _hours(day)[12:]])
