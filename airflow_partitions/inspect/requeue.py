@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions._common import fan_out_cap
-from airflow_partitions.inspect.state import consumer_timetable, jsonable
+from airflow_partitions.inspect.state import consumer_timetable, jsonable, run_states
 
 
 @dataclass(frozen=True)
@@ -226,15 +226,7 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
         AssetPartitionDagRun.target_dag_id == dag_id, AssetPartitionDagRun.created_dag_run_id.is_(None)
     )
     stale = sum(stamp is None or stamp != fingerprint for stamp in session.scalars(pending))
-    runs: dict[str, list[str]] = defaultdict(list)
-    downstream = {key for e in events for key in e.downstream_keys}
-    if downstream:
-        for key, state in session.execute(
-            select(DagRun.partition_key, DagRun.state)
-            .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(sorted(downstream)))
-            .order_by(DagRun.id)
-        ):
-            runs[key].append(str(getattr(state, "value", state)))
+    runs = run_states(dag_id, (key for e in events for key in e.downstream_keys), session)
     orphans = Orphans(
         dag_id, start, end, tuple(events), stale, {key: tuple(states) for key, states in sorted(runs.items())}
     )

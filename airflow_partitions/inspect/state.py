@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -192,6 +193,26 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
             "(no serialized Dag, or its schedule is not partitioned by assets)."
         )
     return timetable, [(key.name, key.uri) for key, _ in timetable.asset_condition.iter_assets()]
+
+
+def run_states(dag_id: str, keys: Iterable[str], session: Any) -> dict[str, list[str]]:
+    """
+    Return the states of *dag_id*'s runs of each of *keys* that has runs, oldest run first.
+
+    ``{"2026-03-03": ["failed", "success"]}``: 2026-03-03 failed, then its rerun succeeded; keys
+    without a run are left out. One query on ``dag_run``.
+    """
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import select
+
+    states: dict[str, list[str]] = defaultdict(list)
+    for key, state in session.execute(
+        select(DagRun.partition_key, DagRun.state)
+        .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(sorted(set(keys))))
+        .order_by(DagRun.id)
+    ):
+        states[key].append(str(getattr(state, "value", state)))
+    return dict(states)
 
 
 def _read(dag_id: str, only: str | None, session: Any) -> ConsumerState:
