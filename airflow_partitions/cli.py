@@ -1,11 +1,12 @@
 """
 ``airflow-partitions`` (console script) and ``airflow partition-tools`` (Airflow's CLI).
 
-Commands: ``explain``, ``check``, ``status``, ``backfill --missing``. Both faces share one
+Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue``. Both faces share one
 argument list and one handler per command, over :mod:`airflow_partitions.inspect`. Exit codes: 0
 ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count), or ``status``
 found a partition holding keys that never count or starved by the 500-per-loop limit, 2 usage
-error (bad arguments, a mapper expression or Dag that does not load). Airflow is imported only
+error (bad arguments, a mapper expression or Dag that does not load, ``requeue --yes`` while
+the scheduler has yet to clear runs of an older rollup definition). Airflow is imported only
 when a command runs, reading ``airflow.cfg`` and ``AIRFLOW__*`` variables as ``airflow`` does.
 """
 
@@ -53,6 +54,14 @@ examples:
 
 exit codes: 0 listed (dry run) or created, 2 usage error"""
 
+REQUEUE_EXAMPLES = """\
+examples:
+  airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30
+  airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30 --yes
+
+exit codes: 0 listed (dry run) or re-queued, 2 usage error (or, with --yes, runs of the previous
+  rollup definition the scheduler has yet to clear: wait for it, then run again)"""
+
 #: ``(flags, argparse keyword arguments)`` per command: the one definition both CLIs build from.
 EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("key",), {"help": "the partition key: upstream (default) or, with --downstream, downstream"}),
@@ -84,6 +93,13 @@ BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--start",), {"required": True, "help": "first partition date, ISO 8601 (naive means UTC)"}),
     (("--end",), {"required": True, "help": "last partition date, inclusive"}),
     (("--yes",), {"action": "store_true", "help": "create the runs (without it: a dry run that lists them)"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+REQUEUE_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("dag_id",), {"help": "the partitioned consumer Dag whose rollup definition changed"}),
+    (("--start",), {"required": True, "help": "earliest asset event time, ISO 8601 (naive means UTC)"}),
+    (("--end",), {"required": True, "help": "latest asset event time, inclusive (a date: to its end)"}),
+    (("--yes",), {"action": "store_true", "help": "queue them (without it: a dry run that lists them)"}),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
 ]
 
@@ -237,13 +253,16 @@ def run_status(args: argparse.Namespace) -> int:
     return FOUND if held else OK
 
 
-def _date(text: str) -> Any:
-    from datetime import UTC, datetime
+def _date(text: str, *, end_of_day: bool = False) -> Any:
+    """Parse an ISO 8601 date or time (naive means UTC); *end_of_day*: a bare date means its last instant."""
+    from datetime import UTC, date, datetime, time
 
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise UsageError(f"{text!r} is not an ISO 8601 date such as 2026-03-01.") from None
+    if end_of_day and len(text) == len(date.min.isoformat()):
+        when = datetime.combine(when.date(), time.max)
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
@@ -263,6 +282,51 @@ def run_backfill(args: argparse.Namespace) -> int:
         print(f"  {m.partition_key:<28}{', '.join(m.states) or 'never ran'}")
     verb = f"created {len(runs)} runs" if args.yes else "dry run: pass --yes to create them"
     print(f"{args.dag_id}: {len(missing)} partitions without a successful run; {verb}")
+    return OK
+
+
+def format_orphans(orphans: Any) -> str:
+    """Return :class:`~airflow_partitions.inspect.requeue.Orphans` as text for 120 columns."""
+    from datetime import UTC
+
+    o = orphans
+    start, end = (f"{when.astimezone(UTC):%Y-%m-%d %H:%M:%S}" for when in (o.start, o.end))
+    lines = [f"{o.dag_id}: {len(o.events)} stored asset events sent {start} … {end} UTC feed no run"]
+    grouped = o.by_downstream_key()
+    if grouped:
+        lines.append(f"  {'downstream key':<28}{'events':>6}  {'upstream keys':<40}runs")
+    for key, events in grouped.items():
+        upstream = sorted({e.partition_key for e in events})
+        shown = upstream[0] if len(upstream) == 1 else f"{upstream[0]} … {upstream[-1]}"
+        ran = ", ".join(o.runs.get(key, ()))
+        lines.append(f"  {key:<28}{len(events):>6}  {shown:<40}{ran}"[:WIDTH].rstrip())
+    for e in o.events:
+        if e.refused:
+            lines.append(_wrap("refused", f"{e.partition_key} ({e.asset}): {e.refused.splitlines()[-1]}"))
+    if o.stale_pending:
+        lines.append(
+            _wrap(
+                "not yet cleared",
+                f"{o.stale_pending} pending runs carry the previous rollup definition: the scheduler clears "
+                "them at its next loop, and only then are their events listed here: wait, then run again.",
+            )
+        )
+    queueable = len(o.queueable)
+    if o.requeued:
+        lines.append(f"re-queued {queueable} events into {len(grouped)} partitions")
+    else:
+        lines.append(f"dry run: pass --yes to re-queue {queueable} events into {len(grouped)} partitions")
+    return "\n".join(lines)
+
+
+def run_requeue(args: argparse.Namespace) -> int:
+    """Handle ``requeue``: list (or, with --yes, queue again) the stored events a Dag's runs lost."""
+    from airflow_partitions.inspect.requeue import orphaned_events, requeue
+
+    start, end = _date(args.start), _date(args.end, end_of_day=True)
+    with _quiet():
+        orphans = (requeue if args.yes else orphaned_events)(args.dag_id, start, end)
+    print(json.dumps(orphans.to_dict(), indent=2) if args.json else format_orphans(orphans))
     return OK
 
 
@@ -305,6 +369,17 @@ COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], in
         BACKFILL_ARGS,
         run_backfill,
     ),
+    "requeue": (
+        "queue again the stored asset events a consumer's cleared pending runs had received",
+        "After a consumer's rollup definition changed (even only max_downstream_keys), Airflow clears its "
+        "pending partitioned runs with the keys they had received and replays nothing. List the stored asset "
+        "events of its upstream assets, sent in [--start, --end], that feed none of its runs, per downstream "
+        "key under its current mapper; with --yes, queue them again for this Dag alone, as the scheduler "
+        "does on an event's arrival (no new asset event: other consumers are not triggered).",
+        REQUEUE_EXAMPLES,
+        REQUEUE_ARGS,
+        run_requeue,
+    ),
 }
 
 
@@ -321,7 +396,10 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the ``airflow-partitions`` argument parser."""
     parser = argparse.ArgumentParser(
         prog="airflow-partitions",
-        description="Explain partition mappers, check Dag folders, show partition state, backfill gaps.",
+        description=(
+            "Explain partition mappers, check Dag folders, show partition state, backfill gaps, re-queue "
+            "events after a rollup changed."
+        ),
         epilog="examples:\n  airflow-partitions explain --help\n  airflow-partitions check example_dags",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -380,7 +458,10 @@ def get_cli_commands() -> list[Any]:
     return [
         GroupCommand(
             name="partition-tools",
-            help="Explain mappers, check Dag folders, show partition state, backfill missing partitions",
+            help=(
+                "Explain mappers, check Dag folders, show partition state, backfill missing partitions, "
+                "re-queue events after a rollup changed"
+            ),
             subcommands=[action(name) for name in COMMANDS],
         )
     ]

@@ -10,7 +10,10 @@ Inspecting partitioned Dags and their state: the library under ``airflow-partiti
   partitions of one consumer Dag, read from its metadata database; :func:`consumer_dags`, its
   partitioned Dags; :func:`asset_coverage`, which keys of one asset have events;
 - :func:`missing_partitions`, :func:`create_runs` (:mod:`~airflow_partitions.inspect.backfill`):
-  the partitions of a range without a successful run, and runs for exactly those.
+  the partitions of a range without a successful run, and runs for exactly those;
+- :func:`orphaned_events`, :func:`requeue` (:mod:`~airflow_partitions.inspect.requeue`): after a
+  consumer's rollup definition changed, the stored asset events its cleared pending runs had
+  received, and queueing them again.
 
 No CLI code here (that is :mod:`airflow_partitions.cli`).
 """
@@ -29,6 +32,7 @@ from airflow_partitions.inspect.loading import (
     stored_dag,
 )
 from airflow_partitions.inspect.period import PartitionPeriod, partition_period, period_of
+from airflow_partitions.inspect.requeue import OrphanedEvent, Orphans, orphaned_events, requeue
 from airflow_partitions.inspect.samples import example_keys
 from airflow_partitions.inspect.state import (
     AssetCoverage,
@@ -50,6 +54,8 @@ __all__ = [
     "Finding",
     "KeyExplanation",
     "MissingPartition",
+    "OrphanedEvent",
+    "Orphans",
     "Partition",
     "PartitionPeriod",
     "Producer",
@@ -63,7 +69,9 @@ __all__ = [
     "explain",
     "load_mapper",
     "missing_partitions",
+    "orphaned_events",
     "partition_period",
     "period_of",
+    "requeue",
     "stored_dag",
 ]

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from airflow_partitions.inspect.state import run_states
+
 
 @dataclass(frozen=True)
 class MissingPartition:
@@ -57,10 +59,8 @@ def missing_partitions(
         with create_session() as new:
             return missing_partitions(dag_id, start, end, session=new)
 
-    from airflow.models.dagrun import DagRun
     from airflow.models.serialized_dag import SerializedDagModel
     from airflow.sdk import timezone
-    from sqlalchemy import select
 
     dag = SerializedDagModel.get_dag(dag_id, session=session)
     timetable = getattr(dag, "timetable", None)
@@ -82,18 +82,11 @@ def missing_partitions(
         )
     except NotImplementedError as err:
         raise ValueError(f"{dag_id!r}: its timetable cannot list partitions ({err}).") from None
-    keys = [info.partition_key for info in infos]
-    states: dict[str, list[str]] = {key: [] for key in keys}
-    for key, state in session.execute(
-        select(DagRun.partition_key, DagRun.state)
-        .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(keys))
-        .order_by(DagRun.id)
-    ):
-        states[key].append(str(getattr(state, "value", state)))
+    states = run_states(dag_id, (info.partition_key for info in infos), session)
     return [
-        MissingPartition(info.partition_key, info.partition_date, tuple(states[info.partition_key]))
+        MissingPartition(info.partition_key, info.partition_date, tuple(states.get(info.partition_key, ())))
         for info in infos
-        if "success" not in states[info.partition_key]
+        if "success" not in states.get(info.partition_key, ())
     ]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -107,14 +108,15 @@ class ConsumerState:
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings)."""
-        return _jsonable(asdict(self))
+        return jsonable(asdict(self))
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """Return *value* (a dataclass as `asdict` gives it) in plain JSON types, datetimes as ISO 8601."""
     if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     return value.isoformat() if isinstance(value, datetime) else value
 
 
@@ -171,13 +173,17 @@ def consumer_state(dag_id: str, *, partition_key: str | None = None, session: An
     return _read(dag_id, partition_key, session)
 
 
-def _read(dag_id: str, only: str | None, session: Any) -> ConsumerState:
-    from airflow.models.asset import AssetModel, AssetPartitionDagRun, PartitionedAssetKeyLog
-    from airflow.models.dag import DagModel
-    from airflow.models.dagrun import DagRun
-    from airflow.models.log import Log
+def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """
+    Return the serialized timetable of the partitioned consumer Dag *dag_id* and the assets it reads.
+
+    The timetable is the one the scheduler runs (the latest serialized Dag); the assets are
+    ``(name, uri)`` pairs, ``[("weather_jfk_hourly", "weather_jfk_hourly")]``, in the order of its
+    asset condition; ``timetable.get_partition_mapper(name=…, uri=…)`` gives each one's mapper.
+
+    :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned.
+    """
     from airflow.models.serialized_dag import SerializedDagModel
-    from sqlalchemy import select
 
     dag = SerializedDagModel.get_dag(dag_id, session=session)
     timetable = getattr(dag, "timetable", None)
@@ -186,7 +192,37 @@ def _read(dag_id: str, only: str | None, session: Any) -> ConsumerState:
             f"{dag_id!r} is not a partitioned consumer Dag in this deployment's metadata database "
             "(no serialized Dag, or its schedule is not partitioned by assets)."
         )
-    assets = [(key.name, key.uri) for key, _ in timetable.asset_condition.iter_assets()]
+    return timetable, [(key.name, key.uri) for key, _ in timetable.asset_condition.iter_assets()]
+
+
+def run_states(dag_id: str, keys: Iterable[str], session: Any) -> dict[str, list[str]]:
+    """
+    Return the states of *dag_id*'s runs of each of *keys* that has runs, oldest run first.
+
+    ``{"2026-03-03": ["failed", "success"]}``: 2026-03-03 failed, then its rerun succeeded; keys
+    without a run are left out. One query on ``dag_run``.
+    """
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import select
+
+    states: dict[str, list[str]] = defaultdict(list)
+    for key, state in session.execute(
+        select(DagRun.partition_key, DagRun.state)
+        .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(sorted(set(keys))))
+        .order_by(DagRun.id)
+    ):
+        states[key].append(str(getattr(state, "value", state)))
+    return dict(states)
+
+
+def _read(dag_id: str, only: str | None, session: Any) -> ConsumerState:
+    from airflow.models.asset import AssetModel, AssetPartitionDagRun, PartitionedAssetKeyLog
+    from airflow.models.dag import DagModel
+    from airflow.models.dagrun import DagRun
+    from airflow.models.log import Log
+    from sqlalchemy import select
+
+    timetable, assets = consumer_timetable(dag_id, session)
     mappers = {name: timetable.get_partition_mapper(name=name, uri=uri) for name, uri in assets}
 
     apdrs = select(AssetPartitionDagRun).where(AssetPartitionDagRun.target_dag_id == dag_id)
@@ -385,7 +421,7 @@ class AssetCoverage:
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings)."""
-        return _jsonable(asdict(self))
+        return jsonable(asdict(self))
 
 
 def asset_coverage(

@@ -36,6 +36,7 @@ DAG_IDS = [
     "it_day_of_spelled_hours",
     "it_month_of_formatted_days",
     "it_restart_day",
+    "it_requeue_new_york_day",
     "it_series_day_by_deadline",
     "it_status_day",
     "it_core_day_of_hours",

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
 import tomllib
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from airflow_partitions.cli import main
+from airflow_partitions.cli import format_orphans, main
+from tests.unit.test_requeue import orphans
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = str(ROOT / "example_dags")
@@ -94,6 +97,8 @@ def test_explain_downstream_of_a_dag_in_a_folder(capsys):
         ["explain", "--mapper", "NoSuchMapper()", "2026-03-08"],
         ["explain", "--dag-folder", EXAMPLES, "--dag", "weather_land_jfk", "2026-03-08"],
         ["check", "/no/such/folder"],
+        ["requeue", "ny_day", "--start", "April", "--end", "2026-04-30"],
+        ["requeue", "ny_day", "--start", "2026-04-01", "--end", "2026-04-31"],
     ],
 )
 def test_usage_errors_exit_2_naming_the_problem(capsys, argv):
@@ -151,4 +156,38 @@ def test_airflow_cli_has_the_partition_tools_group(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "explain" in done.stdout and "check" in done.stdout
+    assert all(name in done.stdout for name in ("explain", "check", "status", "backfill", "requeue"))
+
+
+def test_requeue_dry_run_lists_events_per_downstream_key_and_what_is_refused():
+    assert format_orphans(orphans()).splitlines() == [
+        "ny_day: 4 stored asset events sent 2026-04-01 00:00:00 … 2026-04-30 23:59:00 UTC feed no run",
+        "  downstream key              events  upstream keys                           runs",
+        "  2026-04-01                       2  2026-04-01T04 … 2026-04-01T05",
+        "  2026-04-02                       1  2026-04-02T04                           failed",
+        "  refused         2026-04-03 (hours): ValueError: '2026-04-03' would never count",
+        "dry run: pass --yes to re-queue 3 events into 2 partitions",
+    ]
+
+
+def test_requeue_says_what_it_queued_and_which_runs_the_scheduler_has_yet_to_clear():
+    lines = format_orphans(orphans(stale_pending=2, requeued=True)).splitlines()
+    assert lines[-1] == "re-queued 3 events into 2 partitions"
+    assert lines[-3].startswith("  not yet cleared 2 pending runs carry the previous rollup definition")
+
+
+def test_requeue_end_date_means_the_end_of_that_day(monkeypatch, capsys):
+    seen = {}
+
+    def orphaned_events(dag_id, start, end):
+        seen.update(dag_id=dag_id, start=start, end=end)
+        return orphans(events=())
+
+    # The package exports a function named requeue too: patch the module's attribute.
+    monkeypatch.setattr(
+        importlib.import_module("airflow_partitions.inspect.requeue"), "orphaned_events", orphaned_events
+    )
+    code, out = run(capsys, "requeue", "ny_day", "--start", "2026-04-01", "--end", "2026-04-30")
+    assert code == 0 and out.endswith("dry run: pass --yes to re-queue 0 events into 0 partitions\n")
+    assert seen["start"] == datetime(2026, 4, 1, tzinfo=UTC)
+    assert seen["end"] == datetime(2026, 4, 30, 23, 59, 59, 999999, tzinfo=UTC)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 import pendulum
@@ -289,6 +290,42 @@ consumer(
     restart_hours,
     TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())),
 )
+
+# -- a changed rollup definition, and requeue (test_upgrade.py) ------------------------------------
+
+requeue_hours = Asset("it_requeue_hours")
+#: The environment variable holding it_requeue_new_york_day's max_downstream_keys (unset: None).
+#: test_upgrade.py sets it and restarts Airflow: a change of the stored mapper and nothing else.
+REQUEUE_CAP_VARIABLE = "IT_REQUEUE_MAX_DOWNSTREAM_KEYS"
+
+with DAG(
+    "it_requeue_new_york_day",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    schedule=PartitionedAssetTimetable(
+        assets=requeue_hours,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
+            window=TemporalWindow(Hour()),
+            max_downstream_keys=int(os.environ[REQUEUE_CAP_VARIABLE])
+            if REQUEUE_CAP_VARIABLE in os.environ
+            else None,
+        ),
+    ),
+    catchup=False,
+):
+
+    @task
+    def count_hours() -> dict:
+        """Return the run's partition, the hour keys of the events that fed it, and what it lacks."""
+        context = get_current_context()
+        events = context["triggering_asset_events"][requeue_hours]
+        return {
+            "partition_key": context["dag_run"].partition_key,
+            "keys": sorted(e.partition_key for e in events),
+            "missing": missing_upstream_keys(context, requeue_hours),
+        }
+
+    count_hours()
 
 with DAG(
     "it_series_day_by_deadline",
