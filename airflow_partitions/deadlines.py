@@ -269,10 +269,10 @@ _CACHE_SIZE = 2048
 @lru_cache(maxsize=_CACHE_SIZE)
 def _expected(rollup: PolicyRollupMapper, downstream_key: str) -> ExpectedKeys:
     mapper = rollup.upstream_mapper
+    decoded = mapper.decode_downstream(downstream_key)
     try:
-        decoded = mapper.decode_downstream(downstream_key)
         members = list(rollup.window.to_upstream(decoded))
-    except OverflowError:
+    except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
         raise ValueError(
             f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999."
         ) from None
@@ -455,9 +455,17 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
         """
         routed = self.route(key)
         # A sliding window's routes all hold the key's period (u in to_upstream(D) <=> D in
-        # to_downstream(u)): checking the first spares working out up to 1000 windows per key.
-        for downstream in [routed] if isinstance(routed, str) else routed[: 1 if self.sliding else None]:
-            expected = self.to_upstream(downstream)
+        # to_downstream(u)): checking the first and the last (whose members reach furthest either
+        # way, so every window between can be worked out) spares up to 998 windows per key.
+        checked = [routed] if isinstance(routed, str) else routed
+        if self.sliding:
+            checked = checked[:1] + checked[1:][-1:]
+        for downstream in checked:
+            try:
+                expected = self.to_upstream(downstream)
+            except ValueError as err:  # the scheduler would meet it on every loop: refuse now
+                why = str(err).removeprefix(f"partition key {shown(downstream)}: ")
+                raise ValueError(f"partition key {shown(key)} maps to {downstream!r}: {why}") from None
             if key in expected:
                 continue  # spelled as awaited: the common case, no second reading
             member, why = _member_or_error(self, key)

@@ -587,8 +587,8 @@ class TemporalRollupMapper(PolicyRollupMapper):
         period = self.upstream_mapper.downstream_period(key)
         try:
             return [p.key for p in self.window.containing(period)]
-        except OverflowError:
-            raise ValueError(f"partition key {shown(key)}: its windows reach past year 9999.") from None
+        except (OverflowError, ValueError):  # datetime's "year -3 is out of range"
+            raise ValueError(f"partition key {shown(key)}: its windows reach past year 1 or 9999.") from None
 
     def member_key(self, key: str) -> str:
         """

@@ -503,7 +503,11 @@ def test_every_awaited_region_routes_back_to_its_day(names, day, escape):
     assert {rollup.to_downstream(key) for key in awaited} == {day.isoformat()}
 
 
-@given(region=st.text(st.sampled_from("|\\a") | st.characters(codec="utf-8"), min_size=1, max_size=20))
+@given(
+    region=st.text(st.sampled_from("|\\a") | st.characters(codec="utf-8"), min_size=1, max_size=20).filter(
+        str.strip
+    )
+)
 def test_an_escaped_region_with_delimiters_routes_back_to_its_day(region):
     rollup = DimensionRollupMapper(
         upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}, escape="\\"),

@@ -414,3 +414,29 @@ def test_cores_rollup_mapper_refuses_a_sliding_window_at_parse():
 def test_windows_past_the_ends_of_the_calendar_are_refused_naming_the_key(method, key):
     with pytest.raises(ValueError, match=names_key(key)):
         getattr(sliding(Day(), 7), method)(key)
+
+
+@given(
+    year=st.sampled_from([3, 4, 5, 6, 9, 2026, 9991, 9994, 9995, 9996, 9997]),
+    periods=st.sampled_from([1, 3, 7]),
+    align=st.sampled_from(["trailing", "leading", "centred"]),
+)
+def test_a_key_accepted_near_the_ends_of_the_calendar_has_every_window_it_feeds_listed(year, periods, align):
+    # No silent hold: a key to_downstream accepts must not make the scheduler's to_upstream raise
+    # on every loop (it did for year windows reaching past 9999, as the 9999-12-31 did).
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Year()), window=SlidingWindow(Year(), periods, align=align)
+    )
+    key = f"{year:04d}-06-01T00"
+    # It feeds the windows whose members hold its year; whatever the alignment, their members
+    # reach from periods - 1 years before it to periods - 1 after, and a year period needs the
+    # next year's start to end: years 1 to 9998 exist as periods.
+    earliest, latest = year - periods + 1, year + periods - 1
+    if earliest >= 1 and latest <= 9998:
+        windows = rollup.to_downstream(key)
+        assert len(windows) == periods
+        for window in windows:
+            assert f"{year:04d}" in rollup.to_upstream(window)
+    else:
+        with pytest.raises(ValueError, match=names_key(key) + ".*past year 1 or 9999"):
+            rollup.to_downstream(key)
