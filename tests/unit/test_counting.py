@@ -277,3 +277,58 @@ def test_a_business_day_dimension_counts_other_spellings_and_refuses_weekends():
     )
     with pytest.raises(ValueError, match=r"dimension 'time': .*2026-03-07.*not a business day"):
         rollup.to_downstream("eu|2026-03-07")
+
+
+# -- accepted means evaluable: the scheduler never meets an error for a key we took ------------------
+
+ACCEPTING_ROLLUPS = [
+    day_of_hours(),
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
+        window=TemporalWindow(Hour()),
+    ),
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Quarter())),
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Week(), offset=-1), window=TemporalWindow(Day())),
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7)),
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Year()), window=SlidingWindow(Year(), 5, align="leading")
+    ),
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Month()), window=SlidingWindow(Month(), 3, align="centred")
+    ),
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow(BusinessCalendar(country="US"))
+    ),
+]
+#: Instants from year 1 to 9999, written in spellings producers use (some of them refused).
+any_instant = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59))
+ANY_SPELLING = [
+    lambda t: t.strftime("%Y-%m-%dT%H"),
+    lambda t: t.strftime("%Y-%m-%d"),
+    lambda t: t.strftime("%Y-%m"),
+    lambda t: t.strftime("%Y"),
+    lambda t: t.strftime("%Y-%m-%dT%H:%M:%S+00:00"),
+    lambda t: t.strftime("%Y-%m-%dT%H:%M:%S-11:00"),
+]
+
+
+@given(
+    rollup=st.sampled_from(ACCEPTING_ROLLUPS),
+    when=any_instant,
+    spelling=st.sampled_from(ANY_SPELLING),
+)
+def test_every_key_a_rollup_accepts_the_scheduler_can_evaluate_and_it_counts(rollup, when, spelling):
+    # What the scheduler calls after accepting a key (to_upstream, then the wait policy with the
+    # key received) must not raise: it would on every loop, and the run would never leave the
+    # queue (the 9999-12-31T23:00:00+00:00). Refusing it on arrival is fine.
+    key = spelling(when)
+    try:
+        routed = rollup.to_downstream(key)
+    except ValueError:
+        return
+    for downstream in [routed] if isinstance(routed, str) else routed:
+        expected = rollup.to_upstream(downstream)
+        satisfaction = rollup.wait_policy.is_satisfied_by_keys(matched={key}, expected=expected)
+        assert not satisfaction.unreachable
+        assert rollup.missing_keys(downstream, [key]) == sorted(set(expected) - {rollup.member_key(key)})
