@@ -192,6 +192,8 @@ def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
     spring-forward means the end of the gap (New York's 2026-03-08T02:40 is 03:00 EDT).
     """
     first = wall.replace(tzinfo=tz, fold=0)
+    if tz.utcoffset(None) is not None:  # a zone that never changes its offset (UTC): no gap, no repeat
+        return first
     local = first.astimezone(UTC).astimezone(tz)
     if local.replace(tzinfo=None) == wall.replace(fold=0):
         return local
@@ -293,6 +295,16 @@ def _offset(instant: datetime) -> str:
     return text + f":{seconds % 60:02d}" if seconds % 60 else text
 
 
+class _once(cached_property):
+    """``functools.cached_property`` without the lock Python 3.11 takes on every first access."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.attrname] = self.func(instance)
+        return value
+
+
 @dataclass(frozen=True, eq=False)
 class Period:
     """
@@ -308,12 +320,12 @@ class Period:
     end: datetime
     grain: Grain
 
-    @cached_property
+    @_once
     def utc(self) -> tuple[datetime, datetime]:
         """The bounds as UTC datetimes: what equality, ordering and hashing use."""
         return self.start.astimezone(UTC), self.end.astimezone(UTC)
 
-    @cached_property
+    @_once
     def key(self) -> str:
         """The canonical partition key of this period, e.g. ``"2026-03-10"`` (computed once)."""
         return self.grain.key(self)
@@ -335,6 +347,13 @@ class Period:
 
     def __hash__(self) -> int:
         return hash(self.utc)
+
+    @classmethod
+    def _between(cls, start: datetime, end: datetime, grain: Grain) -> Period:
+        """Return the period from the UTC instant *start* to *end*, its :attr:`utc` already known."""
+        period = cls(start.astimezone(grain.tz), end.astimezone(grain.tz), grain)
+        period.__dict__["utc"] = (start, end)
+        return period
 
 
 @dataclass(frozen=True)
@@ -595,9 +614,13 @@ class Minutes(_WallGrain):
             )
         # Clock-aligned slots need extra cuts only in zones whose offsets are not all a whole
         # number of slots apart (Lord Howe's +10:30 and +11:00 against hours): decided once here.
-        cuts = _cut_years(self.timezone, timedelta(minutes=self.n)) if 60 % self.n == 0 else frozenset()
+        slot = timedelta(minutes=self.n)
+        cuts = _cut_years(self.timezone, slot) if 60 % self.n == 0 else frozenset()
+        object.__setattr__(self, "_slot", slot)
         object.__setattr__(self, "_cuts", cuts)
 
+    #: The slot length, *n* minutes.
+    _slot: timedelta = field(init=False, repr=False, compare=False)
     #: The years with offset changes that are no whole number of slots (none in most zones).
     _cuts: frozenset[int] = field(init=False, repr=False, compare=False)
 
@@ -605,8 +628,8 @@ class Minutes(_WallGrain):
         return super()._named_period(key) if 60 % self.n else self.period_of(key)
 
     def _absolute_period(self, start: datetime) -> Period:
-        end = start.astimezone(UTC) + timedelta(minutes=self.n)
-        return Period(start, end.astimezone(self.tz), self)
+        """Return the slot of *n* real minutes from the UTC instant *start*."""
+        return Period._between(start, start + self._slot, self)
 
     def floor(self, instant: datetime) -> Period:
         """Return the slot that contains the aware *instant*."""
@@ -615,9 +638,9 @@ class Minutes(_WallGrain):
         local = instant.astimezone(self.tz)
         into = timedelta(minutes=local.minute % self.n, seconds=local.second, microseconds=local.microsecond)
         if not self._cuts:
-            return self._absolute_period((local.astimezone(UTC) - into).astimezone(self.tz))
+            return self._absolute_period(_as_utc(local) - into)
         # An offset change that is not a whole number of slots cuts the slot it falls in.
-        slot, start = timedelta(minutes=self.n), _as_utc(local) - into
+        slot, start = self._slot, _as_utc(local) - into
         cuts = [c for c in self._cuts_between(start, start + slot) if start < c < start + slot]
         first = max([start, *(c for c in cuts if c <= instant)])
         end = min([start + slot, *(c for c in cuts if c > first)])
@@ -625,7 +648,7 @@ class Minutes(_WallGrain):
 
     def _cuts_between(self, lo: datetime, hi: datetime) -> list[datetime]:
         """Return the instants in ``[lo, hi]`` at which the offset changes by no whole number of slots."""
-        slot, last = timedelta(minutes=self.n), _CUT_SAMPLE[1] - 1
+        slot, last = self._slot, _CUT_SAMPLE[1] - 1
         if not any(min(year, last) in self._cuts for year in range(lo.year, hi.year + 1)):
             return []
         return [
@@ -647,12 +670,12 @@ class Minutes(_WallGrain):
         """
         if 60 % self.n:
             return super().shift(period, n)
-        slot = timedelta(minutes=self.n)
+        slot = self._slot
         if not self._cuts:
-            return self._absolute_period((period.start.astimezone(UTC) + slot * n).astimezone(self.tz))
+            return self._absolute_period(period.utc[0] + slot * n)
         start, target = _as_utc(period.start), _as_utc(period.start) + slot * n
         if not self._cuts_between(min(start, target) - slot, max(start, target) + slot):
-            return self._absolute_period(target.astimezone(self.tz))
+            return self._absolute_period(target)
         current = self.floor(period.start)
         while n:
             start = _as_utc(current.start)
@@ -694,7 +717,8 @@ class Minutes(_WallGrain):
         return Grain.key_at(self, when, tz)
 
     def _text(self, start: datetime, minute: int) -> str:
-        text = f"{start.year:04d}-{start.month:02d}-{start.day:02d}T{start.hour:02d}"
+        # %-formatting: twice as fast as an f-string with four format specs, on the mapping hot path.
+        text = "%04d-%02d-%02dT%02d" % (start.year, start.month, start.day, start.hour)  # noqa: UP031
         return text if self.n == 60 and minute % 60 == 0 else f"{text}:{minute:02d}"
 
     def key(self, period: Period) -> str:
@@ -761,15 +785,15 @@ class Day(_WallGrain):
         return timedelta(hours=self.start_hour)
 
     def _floor_wall(self, wall: datetime) -> datetime:
-        start = wall.replace(hour=self.start_hour, minute=0, second=0, microsecond=0)
+        start = datetime(wall.year, wall.month, wall.day, self.start_hour)  # faster than wall.replace(…)
         return start if start <= wall else start - timedelta(days=1)
 
     def _shift_wall(self, start: datetime, n: int) -> datetime:
         return start + timedelta(days=n)
 
     def _wall_key(self, start: datetime) -> str:
-        """Return the local date the day starts on, ``YYYY-MM-DD``."""
-        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}"
+        """Return the local date the period starts on, ``YYYY-MM-DD`` (four-digit years 1 to 9999)."""
+        return start.date().isoformat()
 
     def _parameters(self) -> dict[str, Any]:
         return {"start_hour": self.start_hour, "timezone": self.timezone}
@@ -801,9 +825,7 @@ class Week(_WallGrain):
     def _shift_wall(self, start: datetime, n: int) -> datetime:
         return start + timedelta(weeks=n)
 
-    def _wall_key(self, start: datetime) -> str:
-        """Return the local date of the week's first day, ``YYYY-MM-DD``."""
-        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}"
+    _wall_key = Day._wall_key  # the local date of the week's first day
 
     def _parameters(self) -> dict[str, Any]:
         return {"start": self.start, "timezone": self.timezone}
