@@ -438,6 +438,10 @@ class BusinessDay(Day):
         # A key names its own date: one that is not a business day is refused whatever roll says.
         return self._period(self._business_start(self._named_wall(key), "raise"))
 
+    def _wall_start(self, period: Period) -> datetime:
+        # A period of this grain is a business day already: its key and shifts need no calendar look-up.
+        return Day._floor_wall(self, period.start.replace(tzinfo=None))
+
     def shift(self, period: Period, n: int) -> Period:
         """Return the business day *n* business days after *period* (before it if *n* is negative)."""
         start = self._wall_start(period)

@@ -74,6 +74,11 @@ def _decoded(grain: Grain, offset: int, downstream_key: str) -> Period:
     return grain.shift(period, -offset) if offset else period
 
 
+@lru_cache(maxsize=_CACHE_SIZE)
+def _shifted_key(mapper: TemporalMapper, key: str) -> str:
+    return mapper.downstream_period(key).key
+
+
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
 def _members(grain: Grain, period: Period) -> tuple[Period, ...]:
     return tuple(grain.members(period))
@@ -191,6 +196,10 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
+        if self.offset:
+            # Shifting builds and walks periods (business days walk the calendar): memoized per key
+            # (a key that is not a string is no memo key; it is refused, naming it).
+            return _shifted_key(self, key) if isinstance(key, str) else self.downstream_period(key).key
         return self._map(key, as_period=False)
 
     def downstream_period(self, key: str) -> Period:
@@ -215,11 +224,10 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         try:
             if dated and self._date_shift:
                 when += self._date_shift  # a bare date names its own day, also when days start at 06:00
-            if not self.offset and not as_period:
-                return self.grain.key_at(when, tz)  # the hot path: no Period built
+            if not as_period:
+                return self.grain.key_at(when, tz)  # the hot path (no offset): no Period built
             period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=tz))
-            period = self.grain.shift(period, self.offset) if self.offset else period
-            return period if as_period else period.key
+            return self.grain.shift(period, self.offset) if self.offset else period
         except ValueError as err:
             # A grain with gaps (business days) has no period for some instants: name the key.
             raise ValueError(f"partition key {shown(key)}: {err}") from None
