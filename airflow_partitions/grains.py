@@ -184,6 +184,22 @@ def _period_key_start(key: str, match: re.Match[str]) -> datetime:
         raise ValueError(f"partition key {shown(key)} is not {_EXPECTED_KEYS} ({err}).") from None
 
 
+#: ``T00`` … ``T23``, the hour of a slot key.
+_HOURS = tuple(f"T{hour:02d}" for hour in range(24))
+#: An hour, a day: ``timedelta(days=n)`` parses keywords, several times slower than ``_DAY * n``.
+_HOUR, _DAY = timedelta(hours=1), timedelta(days=1)
+
+
+def _naive(instant: datetime) -> datetime:
+    """
+    Return the wall-clock time of *instant* without its zone, as ``instant.replace(tzinfo=None)``.
+
+    ``datetime.combine`` takes no keyword arguments: on Python 3.11 it is four times faster than
+    ``replace``, which the mapping and period-building hot paths call for every key and period.
+    """
+    return datetime.combine(instant.date(), instant.time())
+
+
 def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
     """
     Return the first real instant at or after the local wall-clock time *wall*.
@@ -191,9 +207,9 @@ def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
     An ambiguous *wall* (repeated by fall-back) means its first occurrence; one skipped by
     spring-forward means the end of the gap (New York's 2026-03-08T02:40 is 03:00 EDT).
     """
-    first = wall.replace(tzinfo=tz, fold=0)
     if tz.utcoffset(None) is not None:  # a zone that never changes its offset (UTC): no gap, no repeat
-        return first
+        return datetime.combine(wall.date(), wall.time(), tz)  # (no fold: no wall time repeats there)
+    first = wall.replace(tzinfo=tz, fold=0)
     local = first.astimezone(UTC).astimezone(tz)
     if local.replace(tzinfo=None) == wall.replace(fold=0):
         return local
@@ -536,7 +552,7 @@ class _WallGrain(Grain):
     def _named_wall(self, key: str) -> datetime:
         """Return the naive local time *key* names, moved by :attr:`_name_offset` into its period."""
         instant = parse_instant(key, self.tz, grain=self)
-        return instant.astimezone(self.tz).replace(tzinfo=None) + self._name_offset
+        return _naive(instant.astimezone(self.tz)) + self._name_offset
 
     def _named_period(self, key: str) -> Period:
         return self._period(self._floor_wall(self._named_wall(key)))
@@ -546,7 +562,7 @@ class _WallGrain(Grain):
 
     def _wall_start(self, period: Period) -> datetime:
         # A start moved forward out of a spring-forward gap floors back to its own wall cut.
-        return self._floor_wall(period.start.replace(tzinfo=None))
+        return self._floor_wall(_naive(period.start))
 
     @abstractmethod
     def _wall_key(self, start: datetime) -> str:
@@ -556,18 +572,22 @@ class _WallGrain(Grain):
         """Return the canonical key of *period*."""
         return self._wall_key(self._wall_start(period))
 
+    def _wall_name(self, wall: datetime) -> str:
+        """Return the canonical key of the period holding the naive local time *wall*."""
+        return self._wall_key(self._floor_wall(wall))
+
     def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
         """Return the key of the period containing *when* (naive: read in *tz*), from wall time."""
         if when.tzinfo is None and (tz is None or tz is self.tz):
             # A naive local time names its wall cut directly: a day or coarser period is the same
             # whether or not the time falls in a spring-forward gap.
-            return self._wall_key(self._floor_wall(when))
+            return self._wall_name(when)
         aware = when if when.tzinfo else when.replace(tzinfo=tz)
-        return self._wall_key(self._floor_wall(aware.astimezone(self.tz).replace(tzinfo=None)))
+        return self._wall_name(_naive(aware.astimezone(self.tz)))
 
     def floor(self, instant: datetime) -> Period:
         """Return the period that contains the aware *instant*."""
-        period = self._period(self._floor_wall(instant.astimezone(self.tz).replace(tzinfo=None)))
+        period = self._period(self._floor_wall(_naive(instant.astimezone(self.tz))))
         if not self.tiles:
             return period
         # A cut inside a repeated or skipped local hour can leave the instant just outside the
@@ -717,8 +737,7 @@ class Minutes(_WallGrain):
         return Grain.key_at(self, when, tz)
 
     def _text(self, start: datetime, minute: int) -> str:
-        # %-formatting: twice as fast as an f-string with four format specs, on the mapping hot path.
-        text = "%04d-%02d-%02dT%02d" % (start.year, start.month, start.day, start.hour)  # noqa: UP031
+        text = start.date().isoformat() + _HOURS[start.hour]  # no format specs: the mapping hot path
         return text if self.n == 60 and minute % 60 == 0 else f"{text}:{minute:02d}"
 
     def key(self, period: Period) -> str:
@@ -786,14 +805,18 @@ class Day(_WallGrain):
 
     def _floor_wall(self, wall: datetime) -> datetime:
         start = datetime(wall.year, wall.month, wall.day, self.start_hour)  # faster than wall.replace(…)
-        return start if start <= wall else start - timedelta(days=1)
+        return start if start <= wall else start - _DAY
 
     def _shift_wall(self, start: datetime, n: int) -> datetime:
-        return start + timedelta(days=n)
+        return start + _DAY * n
 
     def _wall_key(self, start: datetime) -> str:
         """Return the local date the period starts on, ``YYYY-MM-DD`` (four-digit years 1 to 9999)."""
         return start.date().isoformat()
+
+    def _wall_name(self, wall: datetime) -> str:
+        # The mapping hot path: the day holding *wall* starts on the date *start_hour* hours earlier.
+        return (wall - _HOUR * self.start_hour if self.start_hour else wall).date().isoformat()
 
     def _parameters(self) -> dict[str, Any]:
         return {"start_hour": self.start_hour, "timezone": self.timezone}
