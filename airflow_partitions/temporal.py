@@ -23,10 +23,11 @@ altogether (:class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`): a r
 is :class:`TemporalRollupMapper`, which counts every spelling of a member period once and
 refuses keys that would never count when they arrive.
 
-Cost on the scheduler loop: decoding a downstream key and listing a period's members are
-memoized in bounded, process-wide LRU caches keyed by the frozen grain, and each member period
-computes its key once; the scheduler deserializes our objects afresh every tick, and the new
-objects hit the same entries. Re-evaluating a pending rollup costs a few dictionary look-ups.
+Cost on the scheduler loop: decoding a downstream key, listing a period's members and mapping a
+key with an ``offset`` are memoized in bounded, process-wide LRU caches keyed by the frozen grain
+(or the mapper), and each member period computes its key once; the scheduler deserializes our
+objects afresh every tick, and the new objects hit the same entries. Re-evaluating a pending
+rollup costs a few dictionary look-ups.
 """
 
 from __future__ import annotations
