@@ -141,7 +141,7 @@ def read_dated(
         # fromisoformat's dates are 7 to 10 characters; with a time of day a key has at least 10,
         # and only a 7-character date (2026W10) leaves room for one: 2026W10T09, not dashed.
         value = datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key)
-        return value, len(key) < 10 or (len(key) == 10 and key[4] == "-")
+        return value, len(key) <= 10 and (len(key) < 10 or key[4] == "-")
     except ValueError as err:
         match = None if input_format else _PERIOD_KEY.fullmatch(key)
         if match is None:
@@ -638,11 +638,14 @@ class Minutes(_WallGrain):
         cuts = _cut_years(self.timezone, slot) if 60 % self.n == 0 else frozenset()
         object.__setattr__(self, "_slot", slot)
         object.__setattr__(self, "_cuts", cuts)
+        object.__setattr__(self, "_utc_slots", self.timezone == "UTC" and not 60 % self.n)
 
     #: The slot length, *n* minutes.
     _slot: timedelta = field(init=False, repr=False, compare=False)
     #: The years with offset changes that are no whole number of slots (none in most zones).
     _cuts: frozenset[int] = field(init=False, repr=False, compare=False)
+    #: Whether slots are clock-aligned UTC ones, whose keys are their floored UTC wall times.
+    _utc_slots: bool = field(init=False, repr=False, compare=False)
 
     def _named_period(self, key: str) -> Period:
         return super()._named_period(key) if 60 % self.n else self.period_of(key)
@@ -729,16 +732,17 @@ class Minutes(_WallGrain):
 
     def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
         """Return the key of the slot containing *when* (naive: read in *tz*)."""
-        if self.timezone == "UTC" and 60 % self.n == 0 and (when.tzinfo or tz in (None, self.tz)):
+        if self._utc_slots and (tz is None or tz is self.tz or when.tzinfo):
             # UTC has no offsets to write: the slot key is the floored UTC wall time.
             utc = when.astimezone(UTC) if when.tzinfo else when
-            return self._text(utc, utc.minute - utc.minute % self.n)
+            minute = utc.minute
+            return self._text(utc, minute - minute % self.n)
         # Elsewhere a slot key carries its real start's offset, which only the period knows.
         return Grain.key_at(self, when, tz)
 
     def _text(self, start: datetime, minute: int) -> str:
         text = start.date().isoformat() + _HOURS[start.hour]  # no format specs: the mapping hot path
-        return text if self.n == 60 and minute % 60 == 0 else f"{text}:{minute:02d}"
+        return f"{text}:{minute:02d}" if minute or self.n != 60 else text
 
     def key(self, period: Period) -> str:
         """

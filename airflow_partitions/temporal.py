@@ -201,7 +201,7 @@ class TemporalMapper(ValueEquality, PartitionMapper):
             # Shifting builds and walks periods (business days walk the calendar): memoized per key
             # (a key that is not a string is no memo key; it is refused, naming it).
             return _shifted_key(self, key) if isinstance(key, str) else self.downstream_period(key).key
-        return self._map(key, as_period=False)
+        return self._map(key, False)
 
     def downstream_period(self, key: str) -> Period:
         """
@@ -209,9 +209,9 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
         :raises ValueError: naming the key, as :meth:`to_downstream`.
         """
-        return self._map(key, as_period=True)
+        return self._map(key, True)
 
-    def _map(self, key: str, *, as_period: bool) -> Any:
+    def _map(self, key: str, as_period: bool) -> Any:
         when, dated = read_dated(key, self.input_format, self.grain)
         if not FIRST_YEAR <= when.year <= LAST_YEAR:
             raise ValueError(
