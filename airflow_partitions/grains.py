@@ -208,7 +208,7 @@ def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
     spring-forward means the end of the gap (New York's 2026-03-08T02:40 is 03:00 EDT).
     """
     if tz.utcoffset(None) is not None:  # a zone that never changes its offset (UTC): no gap, no repeat
-        return datetime.combine(wall.date(), wall.time(), tz)  # (no fold: no wall time repeats there)
+        return datetime.combine(wall.date(), wall.time(), tz)  # (fold means nothing there)
     first = wall.replace(tzinfo=tz, fold=0)
     local = first.astimezone(UTC).astimezone(tz)
     if local.replace(tzinfo=None) == wall.replace(fold=0):
