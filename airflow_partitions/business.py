@@ -44,7 +44,7 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions._common import dump, load
 from airflow_partitions.deadlines import UseTemporalRollupMapper
-from airflow_partitions.grains import _WEEKDAYS, Day, Period
+from airflow_partitions.grains import _WEEKDAYS, Day, Period, _naive, _WallGrain
 
 #: Roll conventions for dates that are not business days, named as ``numpy.busday_offset`` names
 #: them: keep the date or refuse it, the next business day, the previous one, and the "modified"
@@ -434,9 +434,15 @@ class BusinessDay(Day):
     def _floor_wall(self, wall: datetime) -> datetime:
         return self._business_start(wall, self.roll)
 
+    _wall_name = _WallGrain._wall_name  # not Day's: the date is checked (or rolled) by _floor_wall
+
     def _named_period(self, key: str) -> Period:
         # A key names its own date: one that is not a business day is refused whatever roll says.
         return self._period(self._business_start(self._named_wall(key), "raise"))
+
+    def _wall_start(self, period: Period) -> datetime:
+        # A period of this grain is a business day already: its key and shifts need no calendar look-up.
+        return Day._floor_wall(self, _naive(period.start))
 
     def shift(self, period: Period, n: int) -> Period:
         """Return the business day *n* business days after *period* (before it if *n* is negative)."""
@@ -454,10 +460,8 @@ class BusinessDay(Day):
         start, end = period.utc
         first = period.start.astimezone(self.tz).date() - timedelta(days=1)
         last = period.end.astimezone(self.tz).date() + timedelta(days=1)
-        days = (
-            self._period(datetime.combine(d, time(self.start_hour)))
-            for d in self.calendar.business_days(first, last)
-        )
+        hour = time(self.start_hour)
+        days = (self._period(datetime.combine(d, hour)) for d in self.calendar.business_days(first, last))
         return [day for day in days if start <= day.utc[0] < end]
 
     def _parameters(self) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def read_dated(
         # fromisoformat's dates are 7 to 10 characters; with a time of day a key has at least 10,
         # and only a 7-character date (2026W10) leaves room for one: 2026W10T09, not dashed.
         value = datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key)
-        return value, len(key) < 10 or (len(key) == 10 and key[4] == "-")
+        return value, len(key) <= 10 and (len(key) < 10 or key[4] == "-")
     except ValueError as err:
         match = None if input_format else _PERIOD_KEY.fullmatch(key)
         if match is None:
@@ -184,6 +184,22 @@ def _period_key_start(key: str, match: re.Match[str]) -> datetime:
         raise ValueError(f"partition key {shown(key)} is not {_EXPECTED_KEYS} ({err}).") from None
 
 
+#: ``T00`` … ``T23``, the hour of a slot key.
+_HOURS = tuple(f"T{hour:02d}" for hour in range(24))
+#: An hour, a day: ``timedelta(days=n)`` parses keywords, several times slower than ``_DAY * n``.
+_HOUR, _DAY = timedelta(hours=1), timedelta(days=1)
+
+
+def _naive(instant: datetime) -> datetime:
+    """
+    Return the wall-clock time of *instant* without its zone, as ``instant.replace(tzinfo=None)``.
+
+    ``datetime.combine`` takes no keyword arguments: on Python 3.11 it is four times faster than
+    ``replace``, which the mapping and period-building hot paths call for every key and period.
+    """
+    return datetime.combine(instant.date(), instant.time())
+
+
 def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
     """
     Return the first real instant at or after the local wall-clock time *wall*.
@@ -191,6 +207,8 @@ def _resolve(wall: datetime, tz: ZoneInfo) -> datetime:
     An ambiguous *wall* (repeated by fall-back) means its first occurrence; one skipped by
     spring-forward means the end of the gap (New York's 2026-03-08T02:40 is 03:00 EDT).
     """
+    if tz.utcoffset(None) is not None:  # a zone that never changes its offset (UTC): no gap, no repeat
+        return datetime.combine(wall.date(), wall.time(), tz)  # (fold means nothing there)
     first = wall.replace(tzinfo=tz, fold=0)
     local = first.astimezone(UTC).astimezone(tz)
     if local.replace(tzinfo=None) == wall.replace(fold=0):
@@ -293,6 +311,16 @@ def _offset(instant: datetime) -> str:
     return text + f":{seconds % 60:02d}" if seconds % 60 else text
 
 
+class _once(cached_property):
+    """``functools.cached_property`` without the lock Python 3.11 takes on every first access."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.attrname] = self.func(instance)
+        return value
+
+
 @dataclass(frozen=True, eq=False)
 class Period:
     """
@@ -308,12 +336,12 @@ class Period:
     end: datetime
     grain: Grain
 
-    @cached_property
+    @_once
     def utc(self) -> tuple[datetime, datetime]:
         """The bounds as UTC datetimes: what equality, ordering and hashing use."""
         return self.start.astimezone(UTC), self.end.astimezone(UTC)
 
-    @cached_property
+    @_once
     def key(self) -> str:
         """The canonical partition key of this period, e.g. ``"2026-03-10"`` (computed once)."""
         return self.grain.key(self)
@@ -335,6 +363,13 @@ class Period:
 
     def __hash__(self) -> int:
         return hash(self.utc)
+
+    @classmethod
+    def _between(cls, start: datetime, end: datetime, grain: Grain) -> Period:
+        """Return the period from the UTC instant *start* to *end*, its :attr:`utc` already known."""
+        period = cls(start.astimezone(grain.tz), end.astimezone(grain.tz), grain)
+        period.__dict__["utc"] = (start, end)
+        return period
 
 
 @dataclass(frozen=True)
@@ -517,7 +552,7 @@ class _WallGrain(Grain):
     def _named_wall(self, key: str) -> datetime:
         """Return the naive local time *key* names, moved by :attr:`_name_offset` into its period."""
         instant = parse_instant(key, self.tz, grain=self)
-        return instant.astimezone(self.tz).replace(tzinfo=None) + self._name_offset
+        return _naive(instant.astimezone(self.tz)) + self._name_offset
 
     def _named_period(self, key: str) -> Period:
         return self._period(self._floor_wall(self._named_wall(key)))
@@ -527,7 +562,7 @@ class _WallGrain(Grain):
 
     def _wall_start(self, period: Period) -> datetime:
         # A start moved forward out of a spring-forward gap floors back to its own wall cut.
-        return self._floor_wall(period.start.replace(tzinfo=None))
+        return self._floor_wall(_naive(period.start))
 
     @abstractmethod
     def _wall_key(self, start: datetime) -> str:
@@ -537,18 +572,22 @@ class _WallGrain(Grain):
         """Return the canonical key of *period*."""
         return self._wall_key(self._wall_start(period))
 
+    def _wall_name(self, wall: datetime) -> str:
+        """Return the canonical key of the period holding the naive local time *wall*."""
+        return self._wall_key(self._floor_wall(wall))
+
     def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
         """Return the key of the period containing *when* (naive: read in *tz*), from wall time."""
         if when.tzinfo is None and (tz is None or tz is self.tz):
             # A naive local time names its wall cut directly: a day or coarser period is the same
             # whether or not the time falls in a spring-forward gap.
-            return self._wall_key(self._floor_wall(when))
+            return self._wall_name(when)
         aware = when if when.tzinfo else when.replace(tzinfo=tz)
-        return self._wall_key(self._floor_wall(aware.astimezone(self.tz).replace(tzinfo=None)))
+        return self._wall_name(_naive(aware.astimezone(self.tz)))
 
     def floor(self, instant: datetime) -> Period:
         """Return the period that contains the aware *instant*."""
-        period = self._period(self._floor_wall(instant.astimezone(self.tz).replace(tzinfo=None)))
+        period = self._period(self._floor_wall(_naive(instant.astimezone(self.tz))))
         if not self.tiles:
             return period
         # A cut inside a repeated or skipped local hour can leave the instant just outside the
@@ -595,18 +634,25 @@ class Minutes(_WallGrain):
             )
         # Clock-aligned slots need extra cuts only in zones whose offsets are not all a whole
         # number of slots apart (Lord Howe's +10:30 and +11:00 against hours): decided once here.
-        cuts = _cut_years(self.timezone, timedelta(minutes=self.n)) if 60 % self.n == 0 else frozenset()
+        slot = timedelta(minutes=self.n)
+        cuts = _cut_years(self.timezone, slot) if 60 % self.n == 0 else frozenset()
+        object.__setattr__(self, "_slot", slot)
         object.__setattr__(self, "_cuts", cuts)
+        object.__setattr__(self, "_utc_slots", self.timezone == "UTC" and not 60 % self.n)
 
+    #: The slot length, *n* minutes.
+    _slot: timedelta = field(init=False, repr=False, compare=False)
     #: The years with offset changes that are no whole number of slots (none in most zones).
     _cuts: frozenset[int] = field(init=False, repr=False, compare=False)
+    #: Whether slots are clock-aligned UTC ones, whose keys are their floored UTC wall times.
+    _utc_slots: bool = field(init=False, repr=False, compare=False)
 
     def _named_period(self, key: str) -> Period:
         return super()._named_period(key) if 60 % self.n else self.period_of(key)
 
     def _absolute_period(self, start: datetime) -> Period:
-        end = start.astimezone(UTC) + timedelta(minutes=self.n)
-        return Period(start, end.astimezone(self.tz), self)
+        """Return the slot of *n* real minutes from the UTC instant *start*."""
+        return Period._between(start, start + self._slot, self)
 
     def floor(self, instant: datetime) -> Period:
         """Return the slot that contains the aware *instant*."""
@@ -615,9 +661,9 @@ class Minutes(_WallGrain):
         local = instant.astimezone(self.tz)
         into = timedelta(minutes=local.minute % self.n, seconds=local.second, microseconds=local.microsecond)
         if not self._cuts:
-            return self._absolute_period((local.astimezone(UTC) - into).astimezone(self.tz))
+            return self._absolute_period(_as_utc(local) - into)
         # An offset change that is not a whole number of slots cuts the slot it falls in.
-        slot, start = timedelta(minutes=self.n), _as_utc(local) - into
+        slot, start = self._slot, _as_utc(local) - into
         cuts = [c for c in self._cuts_between(start, start + slot) if start < c < start + slot]
         first = max([start, *(c for c in cuts if c <= instant)])
         end = min([start + slot, *(c for c in cuts if c > first)])
@@ -625,7 +671,7 @@ class Minutes(_WallGrain):
 
     def _cuts_between(self, lo: datetime, hi: datetime) -> list[datetime]:
         """Return the instants in ``[lo, hi]`` at which the offset changes by no whole number of slots."""
-        slot, last = timedelta(minutes=self.n), _CUT_SAMPLE[1] - 1
+        slot, last = self._slot, _CUT_SAMPLE[1] - 1
         if not any(min(year, last) in self._cuts for year in range(lo.year, hi.year + 1)):
             return []
         return [
@@ -647,12 +693,12 @@ class Minutes(_WallGrain):
         """
         if 60 % self.n:
             return super().shift(period, n)
-        slot = timedelta(minutes=self.n)
+        slot = self._slot
         if not self._cuts:
-            return self._absolute_period((period.start.astimezone(UTC) + slot * n).astimezone(self.tz))
+            return self._absolute_period(period.utc[0] + slot * n)
         start, target = _as_utc(period.start), _as_utc(period.start) + slot * n
         if not self._cuts_between(min(start, target) - slot, max(start, target) + slot):
-            return self._absolute_period(target.astimezone(self.tz))
+            return self._absolute_period(target)
         current = self.floor(period.start)
         while n:
             start = _as_utc(current.start)
@@ -686,16 +732,17 @@ class Minutes(_WallGrain):
 
     def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
         """Return the key of the slot containing *when* (naive: read in *tz*)."""
-        if self.timezone == "UTC" and 60 % self.n == 0 and (when.tzinfo or tz in (None, self.tz)):
+        if self._utc_slots and (tz is None or tz is self.tz or when.tzinfo):
             # UTC has no offsets to write: the slot key is the floored UTC wall time.
             utc = when.astimezone(UTC) if when.tzinfo else when
-            return self._text(utc, utc.minute - utc.minute % self.n)
+            minute = utc.minute
+            return self._text(utc, minute - minute % self.n)
         # Elsewhere a slot key carries its real start's offset, which only the period knows.
         return Grain.key_at(self, when, tz)
 
     def _text(self, start: datetime, minute: int) -> str:
-        text = f"{start.year:04d}-{start.month:02d}-{start.day:02d}T{start.hour:02d}"
-        return text if self.n == 60 and minute % 60 == 0 else f"{text}:{minute:02d}"
+        text = start.date().isoformat() + _HOURS[start.hour]  # no format specs: the mapping hot path
+        return f"{text}:{minute:02d}" if minute or self.n != 60 else text
 
     def key(self, period: Period) -> str:
         """
@@ -761,15 +808,19 @@ class Day(_WallGrain):
         return timedelta(hours=self.start_hour)
 
     def _floor_wall(self, wall: datetime) -> datetime:
-        start = wall.replace(hour=self.start_hour, minute=0, second=0, microsecond=0)
-        return start if start <= wall else start - timedelta(days=1)
+        start = datetime(wall.year, wall.month, wall.day, self.start_hour)  # faster than wall.replace(…)
+        return start if start <= wall else start - _DAY
 
     def _shift_wall(self, start: datetime, n: int) -> datetime:
-        return start + timedelta(days=n)
+        return start + _DAY * n
 
     def _wall_key(self, start: datetime) -> str:
-        """Return the local date the day starts on, ``YYYY-MM-DD``."""
-        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}"
+        """Return the local date the period starts on, ``YYYY-MM-DD`` (four-digit years 1 to 9999)."""
+        return start.date().isoformat()
+
+    def _wall_name(self, wall: datetime) -> str:
+        # The mapping hot path: the day holding *wall* starts on the date *start_hour* hours earlier.
+        return (wall - _HOUR * self.start_hour if self.start_hour else wall).date().isoformat()
 
     def _parameters(self) -> dict[str, Any]:
         return {"start_hour": self.start_hour, "timezone": self.timezone}
@@ -801,9 +852,7 @@ class Week(_WallGrain):
     def _shift_wall(self, start: datetime, n: int) -> datetime:
         return start + timedelta(weeks=n)
 
-    def _wall_key(self, start: datetime) -> str:
-        """Return the local date of the week's first day, ``YYYY-MM-DD``."""
-        return f"{start.year:04d}-{start.month:02d}-{start.day:02d}"
+    _wall_key = Day._wall_key  # the local date of the week's first day
 
     def _parameters(self) -> dict[str, Any]:
         return {"start": self.start, "timezone": self.timezone}

@@ -23,10 +23,11 @@ altogether (:class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`): a r
 is :class:`TemporalRollupMapper`, which counts every spelling of a member period once and
 refuses keys that would never count when they arrive.
 
-Cost on the scheduler loop: decoding a downstream key and listing a period's members are
-memoized in bounded, process-wide LRU caches keyed by the frozen grain, and each member period
-computes its key once; the scheduler deserializes our objects afresh every tick, and the new
-objects hit the same entries. Re-evaluating a pending rollup costs a few dictionary look-ups.
+Cost on the scheduler loop: decoding a downstream key, listing a period's members and mapping a
+key with an ``offset`` are memoized in bounded, process-wide LRU caches keyed by the frozen grain
+(or the mapper), and each member period computes its key once; the scheduler deserializes our
+objects afresh every tick, and the new objects hit the same entries. Re-evaluating a pending
+rollup costs a few dictionary look-ups.
 """
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ _CACHE_SIZE = 8192
 def _decoded(grain: Grain, offset: int, downstream_key: str) -> Period:
     period = grain.parse(downstream_key)
     return grain.shift(period, -offset) if offset else period
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _shifted_key(mapper: TemporalMapper, key: str) -> str:
+    return mapper.downstream_period(key).key
 
 
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
@@ -191,7 +197,11 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
-        return self._map(key, as_period=False)
+        if self.offset:
+            # Shifting builds and walks periods (business days walk the calendar): memoized per key
+            # (a key that is not a string is no memo key; it is refused, naming it).
+            return _shifted_key(self, key) if isinstance(key, str) else self.downstream_period(key).key
+        return self._map(key, False)
 
     def downstream_period(self, key: str) -> Period:
         """
@@ -199,9 +209,9 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
         :raises ValueError: naming the key, as :meth:`to_downstream`.
         """
-        return self._map(key, as_period=True)
+        return self._map(key, True)
 
-    def _map(self, key: str, *, as_period: bool) -> Any:
+    def _map(self, key: str, as_period: bool) -> Any:
         when, dated = read_dated(key, self.input_format, self.grain)
         if not FIRST_YEAR <= when.year <= LAST_YEAR:
             raise ValueError(
@@ -215,11 +225,10 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         try:
             if dated and self._date_shift:
                 when += self._date_shift  # a bare date names its own day, also when days start at 06:00
-            if not self.offset and not as_period:
-                return self.grain.key_at(when, tz)  # the hot path: no Period built
+            if not as_period:
+                return self.grain.key_at(when, tz)  # the hot path (no offset): no Period built
             period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=tz))
-            period = self.grain.shift(period, self.offset) if self.offset else period
-            return period if as_period else period.key
+            return self.grain.shift(period, self.offset) if self.offset else period
         except ValueError as err:
             # A grain with gaps (business days) has no period for some instants: name the key.
             raise ValueError(f"partition key {shown(key)}: {err}") from None

@@ -19,6 +19,8 @@ window)`` with ``BusinessDayWindow()``, ``BusinessDayWindow(US)`` and ``Temporal
 with every memo emptied (the holidays library computes each year), then ticks on mappers
 deserialized afresh every tick, as Airflow 3.3.2's scheduler does.
 
+Targets (issue 13): the T-1 mapper and the first tick of each rollup no slower than core's.
+
 ``US`` is ``BusinessCalendar(country="US")``. Run: ``python benchmarks/bench_business.py``
 (``--repeats N``, ``--ticks N``). Timing method as ``bench_temporal.py`` (whose helpers it uses):
 best of N, garbage collector off, sides interleaved within every repeat.
@@ -37,7 +39,7 @@ from airflow.partition_mappers.temporal import StartOfMonthMapper
 from airflow.partition_mappers.window import MonthWindow
 from airflow.serialization.decoders import decode_partition_mapper
 from airflow.serialization.encoders import encode_partition_mapper
-from bench_temporal import chunked_best, clear_memos, table, timed
+from bench_temporal import TARGET_FIRST_TICK, chunked_best, clear_memos, table, timed, verdict
 
 import airflow_partitions.business
 from airflow_partitions import (
@@ -92,7 +94,11 @@ def rollups() -> dict[str, Callable[[], RollupMapper]]:
     }
 
 
-def bench_per_key(keys: list[str], repeats: int) -> None:
+#: Issue 13: the T-1 business-day mapper no slower per key than core's StartOfMonthMapper.
+TARGET_T_MINUS_1 = 1.0
+
+
+def bench_per_key(keys: list[str], repeats: int) -> float:
     core, month = StartOfMonthMapper(input_format="%Y-%m-%d"), TemporalMapper(Month())
     differ = [key for key in keys if core.to_downstream(key) != month.to_downstream(key)]
     if differ:
@@ -148,9 +154,10 @@ def bench_per_key(keys: list[str], repeats: int) -> None:
         f"{repeats}, memos emptied before each 5,000-key chunk"
     )
     print(table(["mapping", "µs/key", "core/this"], rows))
+    return us_business["core"] / us_business["t-1"]
 
 
-def bench_rollups(months: list[str], ticks: int, repeats: int) -> None:
+def bench_rollups(months: list[str], ticks: int, repeats: int) -> dict[str, float]:
     builders = rollups()
     expected = {name: build().to_upstream("2026-11") for name, build in builders.items()}
     sizes = {name: len(keys) for name, keys in expected.items()}
@@ -210,6 +217,7 @@ def bench_rollups(months: list[str], ticks: int, repeats: int) -> None:
             rows,
         )
     )  # fmt: skip
+    return {name: first[core] / first[name] for name in builders if name != core}
 
 
 def main() -> int:
@@ -225,9 +233,14 @@ def main() -> int:
         f"Python {sys.version.split()[0]}, Apache Airflow {airflow.__version__}, "
         f"holidays {holidays.__version__}, seed {SEED}\n"
     )
-    bench_per_key(make_keys(), args.repeats)
+    t_minus_1 = bench_per_key(make_keys(), args.repeats)
     print()
-    bench_rollups(pending_months(), args.ticks, args.repeats)
+    first_tick = bench_rollups(pending_months(), args.ticks, args.repeats)
+    print()
+    print("Targets (issue 13), core/this:")
+    print(f"  T-1 per key: {verdict(t_minus_1, TARGET_T_MINUS_1)}")
+    for name, ratio in first_tick.items():
+        print(f"  tick 1, {name}: {verdict(ratio, TARGET_FIRST_TICK)}")
     return 0
 
 
