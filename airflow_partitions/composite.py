@@ -36,6 +36,7 @@ from airflow_partitions._common import (
     dump,
     is_key,
     load,
+    rebuilt_once,
     require_text,
     shown,
 )
@@ -728,6 +729,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
         return dump(**super().serialize())
 
     @classmethod
+    @rebuilt_once
     def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
-        """Rebuild the fan-out from :meth:`serialize`'s output."""
+        """Rebuild the fan-out from :meth:`serialize`'s output, once per stored form (``rebuilt_once``)."""
         return super().deserialize(load(data, cls))

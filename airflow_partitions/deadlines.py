@@ -23,7 +23,7 @@ from typing import Any
 from airflow.partition_mappers.base import PartitionMapper, RollupMapper
 from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
 
-from airflow_partitions._common import ValueEquality, as_core, dump, load, shown
+from airflow_partitions._common import ValueEquality, as_core, dump, load, rebuilt_once, shown
 from airflow_partitions.grains import Period
 
 
@@ -526,8 +526,9 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
         )
 
     @classmethod
+    @rebuilt_once
     def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
-        """Rebuild the rollup from :meth:`serialize`'s output."""
+        """Rebuild the rollup from :meth:`serialize`'s output (once per stored form: :func:`rebuilt_once`)."""
         from airflow.serialization.decoders import decode_partition_mapper, decode_wait_policy, decode_window
 
         data = load(data, cls)

@@ -57,3 +57,19 @@ def test_unreadable_format_version_is_refused(name, version):
     data = {**instance.serialize(), "format_version": version}
     with pytest.raises(ValueError, match="format_version"):
         type(instance).deserialize(data)
+
+
+@pytest.mark.parametrize(
+    "name", ["TemporalRollupMapper:sliding", "DimensionRollupMapper", "DimensionFanOutMapper"]
+)
+def test_a_stored_form_seen_before_is_rebuilt_once_and_shared(name):
+    # Airflow rebuilds a Dag's mappers for every queued event and scheduler loop; the constructors'
+    # checks cost about 1 ms, so an equal stored form (in any key order) gives the same object.
+    original = INSTANCES[name]
+    data = json.loads(json.dumps(original.serialize()))
+    first = type(original).deserialize(data)
+    again = type(original).deserialize(dict(reversed(list(json.loads(json.dumps(data)).items()))))
+    assert first is again and first == original
+    changed = {**data, "max_downstream_keys": 700}
+    other = type(original).deserialize(changed)
+    assert other is not first and other.max_downstream_keys == 700
