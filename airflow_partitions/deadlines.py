@@ -24,7 +24,7 @@ from airflow.partition_mappers.base import PartitionMapper, RollupMapper
 from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
 
 from airflow_partitions._common import ValueEquality, as_core, dump, load, rebuilt_once, shown
-from airflow_partitions.grains import Period
+from airflow_partitions.grains import FIRST_YEAR, LAST_YEAR, Period
 
 
 class UseTemporalRollupMapper(Period):
@@ -57,25 +57,42 @@ class ExpectedKeys(frozenset):
     downstream_key: str
     #: The rollup's hash (of its serialized form), naming it in the settle-time memory.
     owner: int
+    #: A member key that no key read on arrival can name (a period starting outside the years
+    #: 0003 to 9997), or ``""``: a window awaiting it could never complete.
+    unreadable: str
 
     def __new__(
-        cls, keys: Iterable[str], closes_at: datetime | None, downstream_key: str = "", owner: int = 0
+        cls,
+        keys: Iterable[str],
+        closes_at: datetime | None,
+        downstream_key: str = "",
+        owner: int = 0,
+        unreadable: str = "",
     ) -> ExpectedKeys:
         """Build the set of *keys* of *downstream_key* closing at *closes_at* (UTC)."""
         made = super().__new__(cls, keys)
         made.closes_at = closes_at
         made.downstream_key = downstream_key
         made.owner = owner
+        made.unreadable = unreadable
         return made
 
 
-def _period_ends(decoded: Any) -> list[datetime]:
-    """Return the UTC ends of the periods in a decoded key (a Period, or a dict of dimensions)."""
+def _periods(decoded: Any) -> list[Period]:
+    """Return the periods in a decoded key (a Period, or a dict of dimensions)."""
     if isinstance(decoded, Period):
-        return [decoded.utc[1]]
+        return [decoded]
     if isinstance(decoded, dict):
-        return [value.utc[1] for value in decoded.values() if isinstance(value, Period)]
+        return [value for value in decoded.values() if isinstance(value, Period)]
     return []
+
+
+def _unreadable(encode: Any, members: list[Any]) -> str:
+    """Return the key of the first member with a period starting outside the years keys are read in."""
+    for member in members:
+        if any(not FIRST_YEAR <= p.start.year <= LAST_YEAR for p in _periods(member)):
+            return encode(member)
+    return ""
 
 
 #: When a deadline beyond the last instant ``datetime`` holds "fires": never, in practice.
@@ -274,14 +291,16 @@ def _expected(rollup: PolicyRollupMapper, downstream_key: str) -> ExpectedKeys:
         members = list(rollup.window.to_upstream(decoded))
     except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
         raise ValueError(
-            f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999."
+            f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999, and keys are "
+            f"read only from the years {FIRST_YEAR:04d} to {LAST_YEAR}."
         ) from None
-    ends = [end for item in (decoded, *members) for end in _period_ends(item)]
+    ends = [period.utc[1] for item in (decoded, *members) for period in _periods(item)]
     return ExpectedKeys(
         (mapper.encode_upstream(m) for m in members),
         closes_at=max(ends, default=None),
         downstream_key=downstream_key,
         owner=hash(rollup),
+        unreadable=_unreadable(mapper.encode_upstream, members),
     )
 
 
@@ -454,18 +473,34 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
             key and the spelling awaited). Airflow audit-logs it; other keys keep flowing.
         """
         routed = self.route(key)
-        # A sliding window's routes all hold the key's period (u in to_upstream(D) <=> D in
-        # to_downstream(u)): checking the first and the last (whose members reach furthest either
-        # way, so every window between can be worked out) spares up to 998 windows per key.
         checked = [routed] if isinstance(routed, str) else routed
         if self.sliding:
-            checked = checked[:1] + checked[1:][-1:]
+            # A sliding window's routes all hold the key's period (u in to_upstream(D) <=> D in
+            # to_downstream(u)), and the first and the last reach furthest either way: checking
+            # them spares up to 998 windows per key. Near the ends of the calendar some windows
+            # await keys no producer can send (years outside 0003 to 9997): a key feeds only
+            # the windows that can complete, and is refused if none can.
+            edges = routed[:1] + routed[1:][-1:]
+            if not all(self._completable(downstream) for downstream in edges):
+                routed = [downstream for downstream in routed if self._completable(downstream)]
+                if not routed:
+                    raise ValueError(
+                        f"partition key {shown(key)}: every window it feeds reaches outside the years "
+                        f"{FIRST_YEAR:04d} to {LAST_YEAR} keys are read in, so none could complete."
+                    )
+            checked = routed[:1] + routed[1:][-1:]
         for downstream in checked:
             try:
                 expected = self.to_upstream(downstream)
             except ValueError as err:  # the scheduler would meet it on every loop: refuse now
                 why = str(err).removeprefix(f"partition key {shown(downstream)}: ")
                 raise ValueError(f"partition key {shown(key)} maps to {downstream!r}: {why}") from None
+            if expected.unreadable:
+                raise ValueError(
+                    f"partition key {shown(key)} would never complete {downstream!r}: its window awaits "
+                    f"{expected.unreadable!r}, and keys are read only from the years {FIRST_YEAR:04d} to "
+                    f"{LAST_YEAR}."
+                )
             if key in expected:
                 continue  # spelled as awaited: the common case, no second reading
             member, why = _member_or_error(self, key)
@@ -484,6 +519,13 @@ class PolicyRollupMapper(ValueEquality, RollupMapper):
                     )
                 )
         return routed
+
+    def _completable(self, downstream_key: str) -> bool:
+        """Whether the window of *downstream_key* can be listed and awaits only keys read on arrival."""
+        try:
+            return not self.to_upstream(downstream_key).unreadable
+        except ValueError:  # it reaches past year 1 or 9999
+            return False
 
     def sort_received(self, expected: Set[str], received: Iterable[str]) -> tuple[set[str], list[str]]:
         """Return the members of *expected* that *received* keys name, and (sorted) those naming none."""

@@ -60,6 +60,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions._common import dump, load, shown
 
+#: The years of the keys a mapper accepts: a period of any grain around them, its neighbours and
+#: its members all lie within the years 1 to 9999 that Python's datetime holds (a key in 9999
+#: would map to a period whose end, 10000-01-01, no datetime can hold).
+FIRST_YEAR, LAST_YEAR = 3, 9997
+
 #: Modules defining grains beyond this one, imported when a stored grain names an unknown kind.
 _GRAIN_MODULES = ("airflow_partitions.business", "airflow_partitions.fiscal", "airflow_partitions.retail")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -45,6 +45,8 @@ from airflow_partitions._common import ValueEquality, as_core, check_fan_out, du
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import PolicyRollupMapper, UseTemporalRollupMapper
 from airflow_partitions.grains import (
+    FIRST_YEAR,
+    LAST_YEAR,
     Day,
     Grain,
     IsoWeek,
@@ -57,11 +59,6 @@ from airflow_partitions.grains import (
     read_dated,
     time_zone,
 )
-
-#: The years of the keys a mapper accepts: a period of any grain around them, its neighbours and
-#: its members all lie within the years 1 to 9999 that Python's datetime holds (a key in 9999
-#: would map to a period whose end, 10000-01-01, no datetime can hold).
-FIRST_YEAR, LAST_YEAR = 3, 9997
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -392,8 +389,23 @@ class SlidingWindow(ValueEquality, Window):
         return self._run(decoded_downstream, self.offsets[0])
 
     def containing(self, period: Period) -> list[Period]:
-        """Return the downstream periods whose window holds *period*, in order."""
-        return self._run(period, -self.offsets[-1])
+        """
+        Return the downstream periods whose window holds *period*, in order.
+
+        Near year 1 or 9999 only those a ``datetime`` can hold (a 7-day leading window of
+        ``0001-01-03`` has no window starting two days before it).
+        """
+        try:
+            return self._run(period, -self.offsets[-1])
+        except (OverflowError, ValueError):  # datetime's "year 0 is out of range"
+            return [shifted for step in range(self.periods) if (shifted := self._shifted(period, step))]
+
+    def _shifted(self, period: Period, step: int) -> Period | None:
+        """Return the *step*-th period of :meth:`containing`'s run, or ``None`` if no datetime holds it."""
+        try:
+            return self.grain.shift(period, step - self.offsets[-1])
+        except (OverflowError, ValueError):
+            return None
 
     def _run(self, period: Period, first: int) -> list[Period]:
         """Return *periods* consecutive periods from *first* periods after *period*, step by step."""
@@ -594,10 +606,7 @@ class TemporalRollupMapper(PolicyRollupMapper):
         if not isinstance(self.window, SlidingWindow):
             return self.upstream_mapper.to_downstream(key)
         period = self.upstream_mapper.downstream_period(key)
-        try:
-            return [p.key for p in self.window.containing(period)]
-        except (OverflowError, ValueError):  # datetime's "year -3 is out of range"
-            raise ValueError(f"partition key {shown(key)}: its windows reach past year 1 or 9999.") from None
+        return [p.key for p in self.window.containing(period)]
 
     def member_key(self, key: str) -> str:
         """

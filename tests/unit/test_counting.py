@@ -318,7 +318,9 @@ ANY_SPELLING = [
     when=any_instant,
     spelling=st.sampled_from(ANY_SPELLING),
 )
-def test_every_key_a_rollup_accepts_the_scheduler_can_evaluate_and_it_counts(rollup, when, spelling):
+def test_every_key_a_rollup_accepts_can_be_evaluated_counts_and_its_windows_can_complete(
+    rollup, when, spelling
+):
     # What the scheduler calls after accepting a key (to_upstream, then the wait policy with the
     # key received) must not raise: it would on every loop, and the run would never leave the
     # queue (the 9999-12-31T23:00:00+00:00). Refusing it on arrival is fine.
@@ -332,3 +334,7 @@ def test_every_key_a_rollup_accepts_the_scheduler_can_evaluate_and_it_counts(rol
         satisfaction = rollup.wait_policy.is_satisfied_by_keys(matched={key}, expected=expected)
         assert not satisfaction.unreachable
         assert rollup.missing_keys(downstream, [key]) == sorted(set(expected) - {rollup.member_key(key)})
+        # ...and the window can complete: its first and last members are read on arrival, into it.
+        for member in (min(expected), max(expected)):
+            routed_member = rollup.to_downstream(member)
+            assert downstream in ([routed_member] if isinstance(routed_member, str) else routed_member)
