@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -132,6 +133,19 @@ def _wrap(label: str, text: str) -> str:
     return textwrap.fill(text, WIDTH, initial_indent=f"  {label:<16}", subsequent_indent=" " * 18)
 
 
+#: Keys listed in full in text output; a longer list shows its first and last halves of this.
+LISTED_KEYS = 100
+
+
+def _listed(keys: Sequence[str]) -> str:
+    """Return *keys* comma-separated, or for more than :data:`LISTED_KEYS` the first and last 50."""
+    if len(keys) <= LISTED_KEYS:
+        return ", ".join(keys)
+    half = LISTED_KEYS // 2
+    more = f"… ({len(keys) - LISTED_KEYS} more; --json lists all) …"
+    return ", ".join([*keys[:half], more, *keys[-half:]])
+
+
 def format_explanation(explanation: Any) -> str:
     """Return an :class:`~airflow_partitions.inspect.Explanation` as text for a 120-column terminal."""
     e = explanation
@@ -153,7 +167,7 @@ def format_explanation(explanation: Any) -> str:
             _wrap("fan-out", f"{f['count']} keys, {verdict} the cap of {f['cap']} ({f['cap_source']})")
         )
     if len(e.keys) > 1 and all(k.waits_for is None for k in e.keys):  # a fan-out: one line per field
-        lines.append(_wrap("keys", ", ".join(k.key for k in e.keys)))
+        lines.append(_wrap("keys", _listed([k.key for k in e.keys])))
         dates = dict.fromkeys((e.keys[0].partition_date, e.keys[-1].partition_date))
         lines.append(_wrap("partition_date", " … ".join(d or "(none)" for d in dates)))
         return "\n".join(lines)
@@ -162,8 +176,9 @@ def format_explanation(explanation: Any) -> str:
             lines.append(f"  {k.key}")
         lines.append(_wrap("partition_date", k.partition_date or "(none)"))
         if k.waits_for is not None:
-            shown = ", ".join(k.waits_for)
-            lines.append(_wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {shown}"))
+            lines.append(
+                _wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {_listed(k.waits_for)}")
+            )
         if k.closes_at:
             lines.append(_wrap("closes at", k.closes_at))
         if k.fires_at:
@@ -425,7 +440,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``main(["check", "example_dags"])`` prints the findings and returns 0 when there is no error.
     """
     args = build_parser().parse_args(argv)
-    return _guarded(args.handler, args)
+    try:
+        return _guarded(args.handler, args)
+    except BrokenPipeError:  # `… | head`: the reader left; say nothing more (Python's recipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK
 
 
 def get_cli_commands() -> list[Any]:

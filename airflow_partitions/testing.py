@@ -55,6 +55,10 @@ _PROCESSES = {
 }
 
 
+#: Airflow's Dag run states (``airflow.utils.state.DagRunState``), for :meth:`AirflowInstance.count_runs`.
+_RUN_STATES = ("queued", "running", "success", "failed")
+
+
 class AirflowError(RuntimeError):
     """Airflow did not start, did not answer, or did not reach an awaited state in time."""
 
@@ -304,7 +308,13 @@ class AirflowInstance:
 
         With SIGKILL the process gets no chance to clean up, as in a crash or an out-of-memory kill;
         :meth:`start_process` starts it again.
+
+        :raises ValueError: if no process of that name was started (or it was killed already).
         """
+        if name not in self._processes:
+            raise ValueError(
+                f"no Airflow process named {name!r} is running; running: {', '.join(self._processes)}"
+            )
         process = self._processes.pop(name)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, sig)
@@ -460,7 +470,12 @@ class AirflowInstance:
                     pending.discard(dag_id)
             return not pending
 
-        wait_until(ready, timeout=timeout, what=f"Dags {sorted(pending)} to be parsed", interval=0.5)
+        wait_until(
+            ready,
+            timeout=timeout,
+            what=f"Dags {sorted(pending)} to be parsed (are the ids right and their files in the folder?)",
+            interval=0.5,
+        )
 
     def trigger(
         self,
@@ -516,7 +531,13 @@ class AirflowInstance:
             return [tuple(row) for row in connection.execute(sqlalchemy.text(sql), params)]
 
     def count_runs(self, dag_id: str, *, state: str | None = None) -> int:
-        """Return how many runs *dag_id* has (in *state*, such as ``"success"``, if given), read directly."""
+        """
+        Return how many runs *dag_id* has (in *state*, such as ``"success"``, if given), read directly.
+
+        :raises ValueError: if *state* is not a Dag run state (queued, running, success, failed).
+        """
+        if state not in (None, *_RUN_STATES):
+            raise ValueError(f"state must be one of {', '.join(_RUN_STATES)}; got {state!r}")
         sql = "SELECT count(*) FROM dag_run WHERE dag_id = :dag_id"
         [(count,)] = self.query(sql + (" AND state = :state" if state else ""), dag_id=dag_id, state=state)
         return count

@@ -71,8 +71,8 @@ def load_mapper(expression: str) -> Any:
         mapper = as_core(value, "partition_mapper")
     except Exception as err:
         raise ValueError(
-            f"mapper expression {expression!r}: {type(err).__name__}: {err}. Expected a partition mapper "
-            "such as 'TemporalMapper(Day())'."
+            f"mapper expression {expression!r}: {type(err).__name__}: {str(err).rstrip('.')}. Expected a "
+            "partition mapper such as 'TemporalMapper(Day())'."
         ) from None
     if not isinstance(mapper, PartitionMapper):
         raise ValueError(f"mapper expression {expression!r} builds {mapper!r}, not a partition mapper.")

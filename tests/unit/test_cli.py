@@ -37,6 +37,28 @@ def test_explain_prints_a_table_a_person_reads_and_exits_0(capsys):
     assert max(len(line) for line in out.splitlines()) <= 120
 
 
+def test_explain_of_a_huge_window_lists_its_first_and_last_50_keys_and_how_many_more(capsys):
+    minutes = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Minutes(1)))"
+    code, out = run(capsys, "explain", "--mapper", minutes, "2026-03-10T05:07")
+    text = " ".join(out.split())  # unwrapped
+    assert code == 0 and "1440 keys" in text and "… (1340 more; --json lists all) …" in text
+    assert "2026-03-10T00:49, …" in text and "…, 2026-03-10T23:10," in text and "2026-03-10T12:00" not in text
+    code, out = run(capsys, "explain", "--mapper", minutes, "--json", "2026-03-10T05:07")
+    assert len(json.loads(out)["keys"][0]["waits_for"]) == 1440
+
+
+def test_explain_piped_into_head_stops_quietly():
+    # A month of minutes as JSON is about 1 MB: far more than a pipe holds, so the writer meets
+    # the closed pipe.
+    month = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Minutes(1)))"
+    explain = f"{sys.executable} -m airflow_partitions.cli explain --json --mapper '{month}' 2026-03-10"
+    command = f"{explain} | head -c 12"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, check=False
+    )
+    assert done.stdout == '{\n  "mapper"' and "Traceback" not in done.stderr and done.returncode == 0
+
+
 def test_explain_of_a_refused_key_exits_1_with_the_refusal(capsys):
     code, out = run(capsys, "explain", "--mapper", LOCAL_DAY, "2026-03-08")
     assert code == 1 and "REFUSED" in out
