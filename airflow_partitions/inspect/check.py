@@ -352,12 +352,19 @@ def check_dags(folder: DagFolder) -> list[Finding]:
     for p in folder.producers:
         findings += _naive_key_findings(p) + _zone_findings(p.dag_id, p.asset, _stored(p.timetable))
         if p.at_runtime and not p.example_keys:
+            unpartitioned = (
+                ""
+                if p.partitioned
+                else "; its schedule is not partitioned, so an event it emits without add_partitions has "
+                "no key (Airflow audit-logs 'missing partition key' and queues no partitioned run)"
+            )
             findings.append(
                 Finding(
                     "info",
                     p.dag_id,
                     p.asset,
-                    "its keys are chosen at runtime and none are declared: nothing it writes can be checked",
+                    "its keys are chosen at runtime and none are declared: nothing it writes can be checked"
+                    + unpartitioned,
                     "declare a few with airflow_partitions.example_keys(asset, [...]) in its Dag file",
                 )
             )

@@ -104,8 +104,14 @@ class Producer:
 
     @property
     def at_runtime(self) -> bool:
-        """Whether its keys are chosen by its tasks (``PartitionedAtRuntime`` and ours)."""
-        return bool(getattr(self.timetable, "partitioned_at_runtime", False))
+        """Whether its tasks choose its keys (``PartitionedAtRuntime``, ours, or a plain schedule)."""
+        return bool(getattr(self.timetable, "partitioned_at_runtime", False)) or not self.partitioned
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether its schedule is partitioned (else only ``add_partitions`` gives its events keys)."""
+        tt = self.timetable
+        return bool(getattr(tt, "partitioned", False) or getattr(tt, "partitioned_at_runtime", False))
 
 
 @dataclass(frozen=True)
@@ -142,10 +148,12 @@ def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -
     """
     Return the consumers and producers of serialized Dags (``SerializedDAG``, as the scheduler reads them).
 
-    A consumer is a Dag on a partitioned asset timetable; a producer is a Dag on a partitioned
-    timetable with an asset among its tasks' outlets.
+    A consumer is a Dag on a partitioned asset timetable; a producer is a Dag with an asset among
+    its tasks' outlets, on a partitioned timetable or writing an asset a consumer reads (on any
+    other schedule only its tasks' ``add_partitions`` give its events keys).
     """
-    consumers, producers = [], []
+    dags = list(dags)
+    consumers = []
     for dag in dags:
         timetable = dag.timetable
         if reads_assets(timetable):
@@ -153,12 +161,14 @@ def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -
                 if hasattr(asset, "name"):
                     mapper = timetable.get_partition_mapper(name=asset.name, uri=asset.uri)
                     consumers.append(Consumer(dag.dag_id, asset.name, asset.uri, mapper))
-        if getattr(timetable, "partitioned", False) or getattr(timetable, "partitioned_at_runtime", False):
-            outlets = {a.name: a for task in dag.tasks for a in task.outlets or () if hasattr(a, "name")}
-            producers += [
-                Producer(dag.dag_id, name, timetable, declared_example_keys(a.name, a.uri))
-                for name, a in sorted(outlets.items())
-            ]
+    read = {c.asset for c in consumers}
+    producers = []
+    for dag in dags:
+        outlets = {a.name: a for task in dag.tasks for a in task.outlets or () if hasattr(a, "name")}
+        for name, asset in sorted(outlets.items()):
+            producer = Producer(dag.dag_id, name, dag.timetable, declared_example_keys(asset.name, asset.uri))
+            if producer.partitioned or name in read:
+                producers.append(producer)
     return DagFolder(tuple(consumers), tuple(producers), dict(import_errors or {}))
 
 

@@ -78,7 +78,12 @@ def timetable_samples(timetable: Any) -> list[list[str]]:
     timetable that keys nothing ahead (runtime producers, asset-driven consumers).
     """
     walk = getattr(timetable, "iter_partition_dagrun_infos", None)
-    if walk is None or getattr(timetable, "partitioned_at_runtime", False) or reads_assets(timetable):
+    if (
+        walk is None
+        or not getattr(timetable, "partitioned", False)
+        or getattr(timetable, "partitioned_at_runtime", False)
+        or reads_assets(timetable)
+    ):
         return []
     runs = []
     for anchor in ANCHORS:

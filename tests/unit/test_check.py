@@ -149,6 +149,14 @@ def test_a_runtime_producer_declaring_no_keys_is_reported_as_info(tmp_path):
     assert finding.dag_id == "producer" and "example_keys" in finding.fix
 
 
+@pytest.mark.parametrize("schedule", ["None", '"@daily"'])
+def test_a_producer_on_a_plain_schedule_feeding_a_partitioned_consumer_is_reported(tmp_path, schedule):
+    # Its events carry a key only if its task calls add_partitions; else Airflow audit-logs
+    # "missing partition key" and queues nothing.
+    finding = only(check(dag_folder(tmp_path, schedule, "TemporalMapper(Day())")), "info")
+    assert finding.dag_id == "producer" and "its schedule is not partitioned" in finding.message
+
+
 def test_the_example_dags_have_no_errors():
     findings = check(EXAMPLES)
     assert errors(findings) == []

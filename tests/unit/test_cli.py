@@ -51,7 +51,7 @@ def test_explain_piped_into_head_stops_quietly():
     # A month of minutes as JSON is about 1 MB: far more than a pipe holds, so the writer meets
     # the closed pipe.
     month = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Minutes(1)))"
-    explain = f"{sys.executable} -m airflow_partitions.cli explain --json --mapper '{month}' 2026-03-10"
+    explain = f"{sys.executable} -m airflow_partitions.cli explain --json --mapper '{month}' 2026-03-10T05:07"
     command = f"{explain} | head -c 12"
     done = subprocess.run(
         ["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, check=False

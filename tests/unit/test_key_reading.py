@@ -147,11 +147,18 @@ def test_a_key_too_close_to_the_ends_of_the_calendar_is_refused_at_mapping(key):
         utc_hours_to_new_york_days().to_downstream(key)
 
 
+def test_a_key_of_a_day_awaiting_hours_past_the_supported_range_is_refused_at_mapping():
+    # New York's 9997-12-31 ends at 9998-01-01T05Z: its last five UTC hours are keys of 9998,
+    # refused on arrival, so the day could never complete and no key may open it.
+    with pytest.raises(ValueError, match=names_key("9997-12-31T23") + r".*awaits '9998-01-01T00'"):
+        utc_hours_to_new_york_days().to_downstream("9997-12-31T23")
+
+
 @pytest.mark.parametrize(
     ("rollup", "key", "day"),
     [
-        # 9997-12-31T23Z is 18:00 EST on 9997-12-31.
-        (utc_hours_to_new_york_days(), "9997-12-31T23", "9997-12-31"),
+        # 9997-12-30T23Z is 18:00 EST on 9997-12-30, whose hours end at 9997-12-31T04Z.
+        (utc_hours_to_new_york_days(), "9997-12-30T23", "9997-12-30"),
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())),
             "0003-01-01T00",
