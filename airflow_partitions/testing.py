@@ -542,6 +542,16 @@ class AirflowInstance:
         [(count,)] = self.query(sql + (" AND state = :state" if state else ""), dag_id=dag_id, state=state)
         return count
 
+    def audit_log(self, event: str) -> list[str]:
+        """
+        Return the ``extra`` text of every audit-log row of *event*, oldest first, read directly.
+
+        ``airflow.audit_log("failed to map partition_key")`` lists each key refused on arrival, with
+        the consumer and the mapper's message, however many there are (REST pages them).
+        """
+        rows = self.query("SELECT extra FROM log WHERE event = :event ORDER BY id", event=event)
+        return [extra or "" for (extra,) in rows]
+
     def wait_for_runs(
         self, dag_id: str, count: int, *, timeout: float = 120, states: Iterable[str] = ("success",)
     ) -> list[dict[str, Any]]:

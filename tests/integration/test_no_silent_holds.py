@@ -29,8 +29,7 @@ def _pending(airflow, dag_id: str) -> list[dict]:
 
 def _refusals(airflow, text: str) -> list[str]:
     """The texts of the audit rows of keys refused on arrival that contain *text*."""
-    logs = airflow.request("GET", "/api/v2/eventLogs", params={"event": REFUSED, "limit": 1000})
-    return [e["extra"] for e in logs["event_logs"] if text in (e["extra"] or "")]
+    return [extra for extra in airflow.audit_log(REFUSED) if text in extra]
 
 
 def _settle(airflow, name: str) -> None:

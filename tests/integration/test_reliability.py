@@ -229,8 +229,7 @@ REFUSED = re.compile(
 
 def _refusals(airflow, dag_ids: set[str]) -> Counter[tuple[str, str]]:
     """The audit rows of keys refused on arrival by *dag_ids*: ``{(key, dag_id): rows}``."""
-    rows = airflow.query("SELECT extra FROM log WHERE event = 'failed to map partition_key'")
-    matches = (REFUSED.match(extra or "") for (extra,) in rows)
+    matches = (REFUSED.match(extra) for extra in airflow.audit_log("failed to map partition_key"))
     return Counter((m["key"], m["dag"]) for m in matches if m and m["dag"] in dag_ids)
 
 

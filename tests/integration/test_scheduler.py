@@ -70,8 +70,7 @@ def test_unmappable_key_is_logged_and_the_next_key_still_runs(airflow):
         timeout=60,
         what="the run for the valid key sent after the bad one",
     )
-    logs = airflow.request("GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key"})
-    texts = [entry["extra"] for entry in logs["event_logs"]]
+    texts = airflow.audit_log("failed to map partition_key")
     assert any("'eu::'" in text and "PrefixStripMapper" in text for text in texts), texts
     assert _run_with_key(airflow, "it_prefix_consumer", "") is None
     assert all(r["partition_key"] for r in airflow.dag_runs("it_prefix_consumer"))
@@ -87,8 +86,11 @@ def test_business_day_rollup_fires_once_after_the_last_weekday(airflow):
     [apdr] = pending["partitioned_dag_runs"]
     assert (apdr["partition_key"], apdr["total_required"], apdr["total_received"]) == ("2026-03", 22, 21)
     # The weekend's keys were refused when they arrived, out loud: one audit row each.
-    logs = airflow.request("GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key"})
-    refused = [e["extra"] for e in logs["event_logs"] if "would never count towards '2026-03'" in e["extra"]]
+    refused = [
+        e
+        for e in airflow.audit_log("failed to map partition_key")
+        if "would never count towards '2026-03'" in e
+    ]
     assert sorted(k for k in ("2026-03-07", "2026-03-08") for text in refused if f"'{k}'" in text) == [
         "2026-03-07",
         "2026-03-08",
@@ -202,8 +204,7 @@ def test_previous_business_day_skips_thanksgiving_and_refuses_a_saturday(airflow
     airflow.create_asset_event("it_landed_files", partition_key="2026-11-27")
     [run] = airflow.wait_for_runs("it_previous_business_day", 1, timeout=60)
     assert (run["partition_key"], run["partition_date"]) == ("2026-11-25", "2026-11-25T05:00:00Z")
-    logs = airflow.request("GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key"})
-    texts = [entry["extra"] for entry in logs["event_logs"]]
+    texts = airflow.audit_log("failed to map partition_key")
     assert any("'2026-11-28'" in text and "not a business day" in text for text in texts), texts
 
 
@@ -391,10 +392,7 @@ def test_regex_mapper_fails_an_adversarial_key_and_maps_the_next(airflow, record
         timeout=120,
         what="the run for the valid key sent after the adversarial one",
     )
-    logs = airflow.request(
-        "GET", "/api/v2/eventLogs", params={"event": "failed to map partition_key", "limit": 100}
-    )
-    texts = [entry["extra"] for entry in logs["event_logs"]]
+    texts = airflow.audit_log("failed to map partition_key")
     assert any(
         f"'{adversarial}'" in text
         and "'it_exports_by_dataset'" in text
