@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 from airflow.providers.standard.operators.empty import EmptyOperator
@@ -70,7 +71,14 @@ def rollup(kind: str):
 
 def producer(asset: Asset) -> None:
     """Build the Dag whose one task adds the run's ``conf["keys"]`` to *asset*."""
-    with DAG(producer_id(asset.name), schedule=None, catchup=False, tags=["benchmark"]):
+    with DAG(
+        producer_id(asset.name),
+        schedule=None,
+        catchup=False,
+        tags=["benchmark"],
+        # A task lost on a loaded machine (no heartbeat) is tried again, not a failed benchmark.
+        default_args={"retries": 2, "retry_delay": timedelta(seconds=3)},
+    ):
 
         @task(outlets=[asset])
         def produce(outlet_events=None, dag_run=None) -> int:
