@@ -175,6 +175,7 @@ def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, se
         "delivery_s": delivered - started,
         "wall_s": wall,
         "load_average": load,
+        "load_average_end": os.getloadavg()[0],
     }
 
 
@@ -232,7 +233,7 @@ def table(results: list[dict]) -> str:
     """Return the results as a Markdown table, each scenario's ours row, core row and ours/core."""
     head = (
         "| db | scenario | side | events | events/s | first event → last run (s) | median lag (s) "
-        "| scheduler CPU s / 1k events | runs / expected | load |\n"
+        "| scheduler CPU s / 1k events | runs / expected | load (start, end) |\n"
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
@@ -246,7 +247,7 @@ def table(results: list[dict]) -> str:
                     f"| {db} | {name} | {side} | {r['events']:,} | {r['events_per_s']:.0f} "
                     f"| {r['first_event_to_last_run_s']:.1f} | {r['median_lag_s']:.2f} "
                     f"| {r['scheduler_cpu_s_per_1k_events']:.2f} | {r['runs']:,} / {r['expected_runs']:,} "
-                    f"| {r['load_average']:.1f} |"
+                    f"| {r['load_average']:.1f}, {r.get('load_average_end', r['load_average']):.1f} |"
                 )
         if len(sides) == 2:
             ours, core = sides["ours"], sides["core"]
