@@ -235,12 +235,18 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
     return results
 
 
+def above(result: dict) -> str:
+    """Return the scheduler's CPU seconds above its idle rate per 1,000 events, or "-" if not measured."""
+    value = result.get("scheduler_cpu_s_above_idle_per_1k_events")
+    return "-" if value is None else f"{value:.2f}"
+
+
 def table(results: list[dict]) -> str:
     """Return the results as a Markdown table, each scenario's ours row, core row and ours/core."""
     head = (
         "| db | scenario | side | events | events/s | first event → last run (s) | median lag (s) "
-        "| scheduler CPU s / 1k events | runs / expected | load (start, end) |\n"
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        "| scheduler CPU s / 1k events | above idle | runs / expected | load (start, end) |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     groups: dict[tuple, dict] = {}
@@ -252,7 +258,8 @@ def table(results: list[dict]) -> str:
                 lines.append(
                     f"| {db} | {name} | {side} | {r['events']:,} | {r['events_per_s']:.0f} "
                     f"| {r['first_event_to_last_run_s']:.1f} | {r['median_lag_s']:.2f} "
-                    f"| {r['scheduler_cpu_s_per_1k_events']:.2f} | {r['runs']:,} / {r['expected_runs']:,} "
+                    f"| {r['scheduler_cpu_s_per_1k_events']:.2f} | {above(r)} "
+                    f"| {r['runs']:,} / {r['expected_runs']:,} "
                     f"| {r['load_average']:.1f}, {r.get('load_average_end', r['load_average']):.1f} |"
                 )
         if len(sides) == 2:
@@ -265,6 +272,9 @@ def table(results: list[dict]) -> str:
                 "scheduler_cpu_s_per_1k_events",
             )
             ratios = [f"{ours[k] / core[k]:.2f}x" if core[k] else "-" for k in keys]
+            idle = "scheduler_cpu_s_above_idle_per_1k_events"
+            measured = ours.get(idle) and core.get(idle)
+            ratios.append(f"{ours[idle] / core[idle]:.2f}x" if measured else "-")
             lines.append(f"| {db} | {name} | **ours/core** | | {' | '.join(ratios)} | | |")
     return "\n".join(lines)
 
