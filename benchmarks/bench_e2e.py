@@ -255,12 +255,13 @@ def table(results: list[dict]) -> str:
     for (db, name), sides in groups.items():
         for side in ("ours", "core"):
             if r := sides.get(side):
+                end = f", {r['load_average_end']:.1f}" if "load_average_end" in r else ""
                 lines.append(
                     f"| {db} | {name} | {side} | {r['events']:,} | {r['events_per_s']:.0f} "
                     f"| {r['first_event_to_last_run_s']:.1f} | {r['median_lag_s']:.2f} "
                     f"| {r['scheduler_cpu_s_per_1k_events']:.2f} | {above(r)} "
                     f"| {r['runs']:,} / {r['expected_runs']:,} "
-                    f"| {r['load_average']:.1f}, {r.get('load_average_end', r['load_average']):.1f} |"
+                    f"| {r['load_average']:.1f}{end} |"
                 )
         if len(sides) == 2:
             ours, core = sides["ours"], sides["core"]
