@@ -121,10 +121,6 @@ def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, se
     asset_ids = [airflow.asset_id(asset) for asset in scenario.keys]
     load = os.getloadavg()[0]
     pid = airflow.pids["scheduler"]
-    # The scheduler's idle loop costs CPU too: measured for 10 s before, to subtract per second.
-    idle_before, idle_started = cpu_seconds(pid), time.monotonic()
-    time.sleep(10)
-    idle_rate = (cpu_seconds(pid) - idle_before) / (time.monotonic() - idle_started)
     cpu_before, started = cpu_seconds(pid), time.monotonic()
     if scenario.delivery == "tasks":
         deliver_by_tasks(airflow, scenario, batch)
@@ -176,8 +172,6 @@ def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, se
         "expected_runs": expected,
         "scheduler_cpu_s": cpu,
         "scheduler_cpu_s_per_1k_events": cpu / scenario.events * 1000,
-        "scheduler_idle_cpu_per_s": idle_rate,
-        "scheduler_cpu_s_above_idle_per_1k_events": (cpu - idle_rate * wall) / scenario.events * 1000,
         "delivery_s": delivered - started,
         "wall_s": wall,
         "load_average": load,
@@ -212,7 +206,7 @@ def clear_pending(url: str, consumers: list[str]) -> int:
 
 
 def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argparse.Namespace) -> list[dict]:
-    """Start Airflow on *db*, run every chosen scenario (in pairs, alternating who goes first)."""
+    """Start Airflow on *db*, run every chosen scenario (in pairs, alternating which side goes first)."""
     results = []
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(PostgresServer()).url if db == "postgresql" else None
@@ -224,7 +218,7 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
         airflow.wait_for_dags(sorted(dag_ids), timeout=600)
         print(f"[{db}] {len(dag_ids)} Dags ready in {time.monotonic() - started:.0f} s", flush=True)
         pairs = [chosen[i : i + 2] for i in range(0, len(chosen), 2)]
-        for number, pair in enumerate(pairs):
+        for number, pair in enumerate(pairs, start=int(args.core_first)):
             for scenario in pair if number % 2 == 0 else pair[::-1]:
                 result = {"db": db, **run_scenario(airflow, scenario, batch=args.batch, settle=args.settle)}
                 result["cleared_pending"] = clear_pending(
@@ -235,17 +229,12 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
     return results
 
 
-def above(result: dict) -> str:
-    """Return the scheduler's CPU seconds above its idle rate per 1,000 events, or "-" if not measured."""
-    value = result.get("scheduler_cpu_s_above_idle_per_1k_events")
-    return "-" if value is None else f"{value:.2f}"
-
-
 def table(results: list[dict]) -> str:
     """Return the results as a Markdown table, each scenario's ours row, core row and ours/core."""
     head = (
-        "| db | scenario | side | events | events/s | first event → last run (s) | median lag (s) "
-        "| scheduler CPU s / 1k events | above idle | runs / expected | load (start, end) |\n"
+        "| db | scenario | side | events | events/s | first event → last run (s) "
+        "| last event → last run (s) | median lag (s) "
+        "| scheduler CPU s / 1k events | runs / expected | load (start, end) |\n"
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
@@ -258,8 +247,10 @@ def table(results: list[dict]) -> str:
                 end = f", {r['load_average_end']:.1f}" if "load_average_end" in r else ""
                 lines.append(
                     f"| {db} | {name} | {side} | {r['events']:,} | {r['events_per_s']:.0f} "
-                    f"| {r['first_event_to_last_run_s']:.1f} | {r['median_lag_s']:.2f} "
-                    f"| {r['scheduler_cpu_s_per_1k_events']:.2f} | {above(r)} "
+                    f"| {r['first_event_to_last_run_s']:.1f} "
+                    f"| {r['first_event_to_last_run_s'] - r['first_event_to_last_event_s']:.1f} "
+                    f"| {r['median_lag_s']:.2f} "
+                    f"| {r['scheduler_cpu_s_per_1k_events']:.2f} "
                     f"| {r['runs']:,} / {r['expected_runs']:,} "
                     f"| {r['load_average']:.1f}{end} |"
                 )
@@ -273,9 +264,7 @@ def table(results: list[dict]) -> str:
                 "scheduler_cpu_s_per_1k_events",
             )
             ratios = [f"{ours[k] / core[k]:.2f}x" if core[k] else "-" for k in keys]
-            idle = "scheduler_cpu_s_above_idle_per_1k_events"
-            measured = ours.get(idle) and core.get(idle)
-            ratios.append(f"{ours[idle] / core[idle]:.2f}x" if measured else "-")
+            ratios.insert(2, "")
             lines.append(f"| {db} | {name} | **ours/core** | | {' | '.join(ratios)} | | |")
     return "\n".join(lines)
 
@@ -336,6 +325,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--quick", action="store_true", help="smoke run: 2 weeks of hours per airport, trend 200"
+    )
+    parser.add_argument(
+        "--core-first", action="store_true", help="core first in the first pair (ours by default)"
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--plot-only", type=Path, help="draw the trend from a --json file, run nothing")
