@@ -107,9 +107,10 @@ class Browser:
             time.sleep(0.1)
 
     def click(self, selector: str) -> None:
-        """Click the middle of the element *selector* with the mouse, as a user does."""
+        """Scroll the element *selector* into view and click its middle with the mouse, as a user does."""
         box = self.eval(
-            f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
             " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
         )
         for kind in ("mousePressed", "mouseReleased"):
