@@ -9,7 +9,7 @@ worked out with ``zoneinfo`` and ``date.isocalendar``, not with the package.
 
 The heavier runs are these tests at a larger scale: ``AIRFLOW_PARTITIONS_SCALE=5 pytest
 tests/integration/test_reliability.py -k postgresql`` sends five times the events (25,200 UTC
-hours through two schedulers, 150 days across the crash); docs/reliability.md lists measured runs.
+hours through two schedulers, 100 days across the crash); docs/reliability.md lists measured runs.
 """
 
 from __future__ import annotations
@@ -132,12 +132,12 @@ def test_two_schedulers_create_every_run_of_5040_events_exactly_once(airflow):
 
 
 def test_a_killed_scheduler_and_dag_processor_lose_and_repeat_nothing(airflow):
-    days = 30 * SCALE
-    hours = _utc_hours(datetime(2027, 9, 1, tzinfo=UTC), 24 * days)  # September 2027, UTC
+    days = 20 * SCALE
+    hours = _utc_hours(datetime(2027, 9, 1, tzinfo=UTC), 24 * days)  # 2027-09-01 … 2027-09-20, UTC
     utc_days = {str(date(2027, 9, 1) + timedelta(days=i)) for i in range(days)}
     new_york_days, partial = _new_york_days(hours)
     if SCALE == 1:
-        assert len(new_york_days) == 29 and partial == {"2027-08-31", "2027-09-30"}
+        assert len(new_york_days) == 19 and partial == {"2027-08-31", "2027-09-20"}
 
     third = len(hours) // 3
     _produce(airflow, "fault_hours", hours[:third])
@@ -165,12 +165,10 @@ def test_a_killed_scheduler_and_dag_processor_lose_and_repeat_nothing(airflow):
 
 # -- bad keys among good ones ---------------------------------------------------------------------
 
-#: New York local hours of two ISO weeks: 2026-W10 ends on 2026-03-08, when clocks spring forward
+#: New York local hours of ISO week 2026-W10, which ends on 2026-03-08, when clocks spring forward
 #: and 02:00 does not exist; a producer writing ``range(24)`` sends ``2026-03-08T02`` anyway,
 #: which reads as 03:00 EDT (as pendulum reads it), the hour after the gap: counted, not refused.
-GOOD_DAYS = [date(2026, 3, 2) + timedelta(days=i) for i in range(7)] + [
-    date(2026, 5, 4) + timedelta(days=i) for i in range(7)
-]
+GOOD_DAYS = [date(2026, 3, 2) + timedelta(days=i) for i in range(7)]
 GOOD_LOCAL_HOURS = [f"{day}T{h:02d}" for day in GOOD_DAYS for h in range(24)]
 REGIONS = ["eu", "us"]
 #: Digits of other scripts, which strptime would read as a date: fullwidth and Arabic-Indic.
@@ -245,6 +243,8 @@ def _send_mixed(airflow, asset: str, keys: list[str]) -> int:
 
 
 def test_bad_keys_among_good_ones_are_each_refused_once_per_consumer_and_every_good_run_is_created(airflow):
+    if "postgresql" not in airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]:
+        pytest.skip("refusals are the mapper's and one audit write; SQLite's: test_no_silent_holds.py")
     bad_hours, bad_regions = _bad_hour_keys(), _bad_region_keys()
     assert len(set(bad_hours)) == len(bad_hours) == 186 and len(set(bad_regions)) == len(bad_regions) == 156
     good_regions = [f"{region}|{hour}" for region in REGIONS for hour in GOOD_LOCAL_HOURS]
@@ -256,7 +256,7 @@ def test_bad_keys_among_good_ones_are_each_refused_once_per_consumer_and_every_g
 
     days = {str(day) for day in GOOD_DAYS}
     weeks = {f"{day.isocalendar().year}-W{day.isocalendar().week:02d}" for day in GOOD_DAYS}
-    assert weeks == {"2026-W10", "2026-W19"}
+    assert weeks == {"2026-W10"}
     _assert_exactly(
         airflow,
         {
