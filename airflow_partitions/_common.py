@@ -161,6 +161,16 @@ def is_key(value: Any) -> bool:
 SHOWN_KEY_LENGTH = 300
 
 
+def downstream_keys(mapper: Any, key: str) -> list[str]:
+    """
+    Return ``mapper.to_downstream(key)`` as a list: one key, or a fan-out's or sliding window's several.
+
+    :raises ValueError: as the mapper's ``to_downstream`` (naming the key).
+    """
+    routed = mapper.to_downstream(key)
+    return [routed] if isinstance(routed, str) else list(routed)
+
+
 def shown(key: Any) -> str:
     """Return ``repr(key)`` for an error message, a string cut to its first 300 characters."""
     return repr(key[:SHOWN_KEY_LENGTH] if isinstance(key, str) else key)

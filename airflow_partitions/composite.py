@@ -33,6 +33,7 @@ from airflow_partitions._common import (
     ValueEquality,
     as_core,
     check_fan_out,
+    downstream_keys,
     dump,
     is_key,
     load,
@@ -242,12 +243,11 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 choices.append((segments[name],))
                 continue
             try:
-                mapped = mapper.to_downstream(segments[name])
+                choices.append(downstream_keys(mapper, segments[name]))
             except ValueError as err:
                 raise ValueError(
                     f"CompositeKeyMapper: partition key {shown(key)}, dimension {name!r}: {err}"
                 ) from None
-            choices.append((mapped,) if isinstance(mapped, str) else tuple(mapped))
         keys = [self.join(combination, key) for combination in product(*choices)]
         return keys[0] if len(keys) == 1 else keys
 

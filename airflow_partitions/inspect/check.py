@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from airflow_partitions._common import fan_out_cap, shown
+from airflow_partitions._common import downstream_keys, fan_out_cap, shown
 from airflow_partitions.deadlines import (
     CompletionDeadline,
     PolicyRollupMapper,
@@ -66,10 +66,9 @@ class _Keys:
 def _mapped(mapper: Any, key: str) -> list[str]:
     """Return the downstream keys of *key* (``[]`` if the mapper refuses it)."""
     try:
-        routed = mapper.to_downstream(key)
+        return downstream_keys(mapper, key)
     except ValueError:
         return []
-    return [routed] if isinstance(routed, str) else list(routed)
 
 
 def _sample_keys(folder: DagFolder) -> dict[str, list[_Keys]]:
@@ -181,12 +180,11 @@ def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
     unread, uncounted, held, widest = [], [], [], (0, "")
     for key in keys:
         try:
-            routed = mapper.to_downstream(key)
+            down = downstream_keys(mapper, key)
         except ValueError as err:
             readable = isinstance(mapper, PolicyRollupMapper) and _routes(mapper, key)
             (uncounted if readable else unread).append((key, str(err)))
             continue
-        down = [routed] if isinstance(routed, str) else list(routed)
         if len(down) > widest[0]:
             widest = (len(down), key)
         if getattr(mapper, "is_rollup", False) and not isinstance(mapper, PolicyRollupMapper):

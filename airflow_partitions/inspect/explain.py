@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions._common import fan_out_cap, shown
+from airflow_partitions._common import downstream_keys, fan_out_cap, shown
 from airflow_partitions.deadlines import (
     CompletionDeadline,
     PolicyRollupMapper,
@@ -137,10 +137,9 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
             )
         return Explanation(name, key, True, (explain_key(mapper, key),))
     try:
-        routed = mapper.to_downstream(key)
+        keys = downstream_keys(mapper, key)
     except ValueError as err:
         return Explanation(name, key, False, refused=str(err))
-    keys = [routed] if isinstance(routed, str) else list(routed)
     fan_out = None
     if len(keys) > 1 or hasattr(mapper, "downstream_mapper"):
         cap, source = fan_out_cap(mapper.max_downstream_keys)

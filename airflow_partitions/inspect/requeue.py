@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions._common import fan_out_cap
+from airflow_partitions._common import downstream_keys, fan_out_cap
 from airflow_partitions.inspect.state import consumer_timetable, jsonable, run_states
 
 
@@ -236,10 +236,9 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
 def _map(mapper: Any, key: str) -> tuple[tuple[str, ...], str | None]:
     """Return the downstream keys *mapper* gives *key*, or the refusal Airflow would audit-log."""
     try:
-        mapped = mapper.to_downstream(key)
+        keys = tuple(downstream_keys(mapper, key))
     except Exception as err:  # Airflow catches every exception of a mapper here, and so do we
         return (), f"{type(err).__name__}: {err}"
-    keys = (mapped,) if isinstance(mapped, str) else tuple(mapped)
     cap, source = fan_out_cap(mapper.max_downstream_keys)
     if len(keys) > cap:
         return (), f"{len(keys)} downstream keys, more than {source}: Airflow queues no run for it"
