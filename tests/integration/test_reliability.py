@@ -81,13 +81,18 @@ def _assert_exactly(airflow, expected: dict[str, tuple[set[str], set[str]]], tim
     """
     Wait until each Dag has one run per expected key and pends only for its partial periods.
 
+    It also waits for those runs to finish, so that the tests after this one do not queue behind them.
+
     :param expected: ``{dag_id: (keys that must run, keys that must stay pending)}``.
     """
 
     def settled() -> bool:
         airflow.check_alive()
         return all(
-            set(_runs(airflow, dag_id)) >= runs and _pending(airflow, dag_id) == pending
+            set(_runs(airflow, dag_id)) >= runs
+            and _pending(airflow, dag_id) == pending
+            and not airflow.count_runs(dag_id, state="queued")
+            and not airflow.count_runs(dag_id, state="running")
             for dag_id, (runs, pending) in expected.items()
         )
 
