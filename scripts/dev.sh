@@ -58,7 +58,9 @@ case "${1:-}" in
     # The documentation site (mkdocs.yml): broken links and references fail the build.
     NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$(mktemp -d)"
     "$VENV/bin/airflow-partitions" check example_dags
-    exec "$VENV/bin/python" -m pytest "$@"
+    # Two workers: the SQLite and the PostgreSQL integration sessions run side by side (each
+    # backend's tests stay on one worker, tests/integration/conftest.py), the unit tests between.
+    exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
     ;;
   *)
     sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'

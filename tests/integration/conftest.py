@@ -1,8 +1,9 @@
 """
 One real Airflow per metadata database for the whole test session.
 
-The Airflow processes are started once per backend (SQLite, then PostgreSQL from Debian's
-``postgresql`` package on loopback) and shared by the tests of that backend. On a failure,
+The Airflow processes are started once per backend (SQLite, and PostgreSQL from Debian's
+``postgresql`` package on loopback) and shared by the tests of that backend; the two backends
+run side by side on two pytest-xdist workers. On a failure,
 the scheduler's, dag-processor's and api-server's logs are printed.
 """
 
@@ -74,6 +75,19 @@ def airflow(request):
         instance.stop()
         if postgres:
             postgres.stop()
+
+
+def pytest_collection_modifyitems(items):
+    """
+    Keep each backend's tests on one worker under ``pytest -n 2 --dist loadgroup``.
+
+    Each worker then starts one Airflow (SQLite on one, PostgreSQL on the other) and the two
+    sessions run side by side; without xdist the mark does nothing.
+    """
+    for item in items:
+        backend = getattr(item, "callspec", None) and item.callspec.params.get("airflow")
+        if backend:
+            item.add_marker(pytest.mark.xdist_group(backend))
 
 
 @pytest.hookimpl(hookwrapper=True)
