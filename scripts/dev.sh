@@ -59,8 +59,8 @@ case "${1:-}" in
     NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet --site-dir "$(mktemp -d)"
     "$VENV/bin/airflow-partitions" check example_dags
     # Two workers: the SQLite and the PostgreSQL integration sessions run side by side (each
-    # backend's tests stay on one worker, tests/integration/conftest.py), the unit tests between.
-    exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadgroup "$@"
+    # backend's tests stay on one worker, tests/conftest.py), the unit tests between.
+    exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
     ;;
   *)
     sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'

@@ -77,19 +77,6 @@ def airflow(request):
             postgres.stop()
 
 
-def pytest_collection_modifyitems(items):
-    """
-    Keep each backend's tests on one worker under ``pytest -n 2 --dist loadgroup``.
-
-    Each worker then starts one Airflow (SQLite on one, PostgreSQL on the other) and the two
-    sessions run side by side; without xdist the mark does nothing.
-    """
-    for item in items:
-        backend = getattr(item, "callspec", None) and item.callspec.params.get("airflow")
-        if backend:
-            item.add_marker(pytest.mark.xdist_group(backend))
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
