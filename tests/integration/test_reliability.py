@@ -58,7 +58,7 @@ def _produce(airflow, asset: str, keys: list[str]) -> str:
 
 
 def _wait_for_producers(airflow, asset: str, count: int) -> None:
-    airflow.wait_for_runs(f"it_produce_{asset}", count, timeout=600)
+    airflow.wait_for_runs(f"it_produce_{asset}", count, timeout=600 * SCALE)
 
 
 def _runs(airflow, dag_id: str) -> Counter[str]:
@@ -77,7 +77,9 @@ def _pending(airflow, dag_id: str) -> set[str]:
     return {key for (key,) in rows}
 
 
-def _assert_exactly(airflow, expected: dict[str, tuple[set[str], set[str]]], timeout: float = 600) -> None:
+def _assert_exactly(
+    airflow, expected: dict[str, tuple[set[str], set[str]]], timeout: float = 600 * SCALE
+) -> None:
     """
     Wait until each Dag has one run per expected key and pends only for its partial periods.
 
