@@ -102,7 +102,10 @@ def consumer(dag_id: str, asset: Asset, mapper: PartitionMapper, *, record: bool
         schedule=PartitionedAssetTimetable(assets=asset, default_partition_mapper=mapper),
         catchup=False,
     ):
-        record_partition() if record else EmptyOperator(task_id="done")
+        if record:
+            record_partition()
+        else:
+            EmptyOperator(task_id="done")
 
 
 with DAG(
