@@ -21,42 +21,47 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0"
 
-# Public name -> defining module. The module path is part of the serialized Dag format
-# (Airflow stores each class by qualname): a class listed here never changes module.
+# Public name -> the module it is imported from. The Airflow classes' modules are part of the
+# serialized Dag format (Airflow stores each class by qualname): such a class never changes module.
 _EXPORTS: dict[str, str] = {
+    # Airflow classes, registered by airflow_partitions.plugin (their module paths are stored forms).
+    **dict.fromkeys(
+        ["PrefixAddMapper", "PrefixReplaceMapper", "PrefixStripMapper"], "airflow_partitions.namespace"
+    ),
+    **dict.fromkeys(["LookupMapper", "RegexMapper"], "airflow_partitions.keyshape"),
+    **dict.fromkeys(
+        ["TemporalFanOutMapper", "TemporalMapper", "TemporalRollupMapper", "TemporalWindow", "SlidingWindow"],
+        "airflow_partitions.temporal",
+    ),
+    **dict.fromkeys(
+        ["CompositeKeyMapper", "DimensionFanOutMapper", "DimensionRollupMapper", "DimensionWindow"],
+        "airflow_partitions.composite",
+    ),
     "BusinessDayWindow": "airflow_partitions.business",
-    # Business calendars and their grain: values nested in mappers and windows, not registered.
-    "BusinessCalendar": "airflow_partitions.business",
-    "BusinessDay": "airflow_partitions.business",
-    "PrefixAddMapper": "airflow_partitions.namespace",
-    "PrefixReplaceMapper": "airflow_partitions.namespace",
-    "PrefixStripMapper": "airflow_partitions.namespace",
-    "RegexMapper": "airflow_partitions.keyshape",
-    "LookupMapper": "airflow_partitions.keyshape",
-    "CompositeKeyMapper": "airflow_partitions.composite",
-    "DimensionFanOutMapper": "airflow_partitions.composite",
-    "DimensionRollupMapper": "airflow_partitions.composite",
-    "DimensionWindow": "airflow_partitions.composite",
-    "SlidingWindow": "airflow_partitions.temporal",
-    # Completion deadlines: a wait policy nested in our rollups, and the task-side helper.
+    **dict.fromkeys(
+        [
+            "ExplicitPartitionTimetable",
+            "GrainPartitionTimetable",
+            "IntervalRuntimePartitionTimetable",
+            "ScheduledRuntimePartitionTimetable",
+        ],
+        "airflow_partitions.timetables",
+    ),
+    # A wait policy nested in our rollups (stored inside them), the task helpers, and the example keys
+    # of a runtime producer for `airflow-partitions check` (Airflow never sees them).
     "CompletionDeadline": "airflow_partitions.deadlines",
-    "missing_upstream_keys": "airflow_partitions.deadlines",
-    # Example keys of a runtime producer, for `airflow-partitions check` (Airflow never sees them).
-    "example_keys": "airflow_partitions.inspect.samples",
-    "ExplicitPartitionTimetable": "airflow_partitions.timetables",
-    "GrainPartitionTimetable": "airflow_partitions.timetables",
-    "IntervalRuntimePartitionTimetable": "airflow_partitions.timetables",
-    "ScheduledRuntimePartitionTimetable": "airflow_partitions.timetables",
-    "TemporalFanOutMapper": "airflow_partitions.temporal",
-    "TemporalMapper": "airflow_partitions.temporal",
-    "TemporalRollupMapper": "airflow_partitions.temporal",
-    "TemporalWindow": "airflow_partitions.temporal",
-    # Grains: values nested in the classes above, not registered with Airflow themselves.
-    **{
-        name: "airflow_partitions.grains"
-        for name in (
+    **dict.fromkeys(["missing_upstream_keys", "partition_period"], "airflow_partitions.task"),
+    "example_keys": "airflow_partitions.examples",
+    # Grains and calendars: pure values nested in the classes above (airflow_partitions.grains).
+    **dict.fromkeys(
+        [
+            "BusinessCalendar",
+            "BusinessDay",
             "Cron",
             "Day",
+            "FiscalMonth",
+            "FiscalQuarter",
+            "FiscalYear",
             "Grain",
             "Hour",
             "IsoWeek",
@@ -64,16 +69,15 @@ _EXPORTS: dict[str, str] = {
             "Month",
             "Period",
             "Quarter",
+            "RetailMonth",
+            "RetailQuarter",
+            "RetailWeek",
+            "RetailYear",
             "Week",
             "Year",
-        )
-    },
-    # Fiscal and retail calendar grains (values too).
-    **{name: "airflow_partitions.fiscal" for name in ("FiscalMonth", "FiscalQuarter", "FiscalYear")},
-    **{
-        name: "airflow_partitions.retail"
-        for name in ("RetailMonth", "RetailQuarter", "RetailWeek", "RetailYear")
-    },
+        ],
+        "airflow_partitions.grains",
+    ),
 }
 
 __all__ = sorted(_EXPORTS)

@@ -28,21 +28,12 @@ from airflow.partition_mappers.window import Window
 from airflow.sdk.definitions.partition_mappers.base import PartitionMapper as SdkPartitionMapper
 from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
 
-from airflow_partitions._common import (
-    MAX_KEY_LENGTH,
-    ValueEquality,
-    as_core,
-    check_fan_out,
-    downstream_keys,
-    dump,
-    is_key,
-    load,
-    rebuilt_once,
-    require_text,
-    shown,
-)
 from airflow_partitions.business import BusinessDayWindow
-from airflow_partitions.deadlines import CompletionDeadline, PolicyRollupMapper
+from airflow_partitions.deadlines import CompletionDeadline
+from airflow_partitions.grains.keys import MAX_KEY_LENGTH, is_key, shown
+from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
+from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
+from airflow_partitions.rollup import CountingRollupMapper
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
     MappedPeriodFanOut,
@@ -236,11 +227,11 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
     def to_downstream(self, key: str) -> str | list[str]:
         """Return the output dimensions of *key*, each mapped; every combination if one fans out."""
         segments = self.split(key)
-        choices = []
+        choices: list[list[str]] = []
         for name in self.output:
             mapper = self.mappers.get(name)
             if mapper is None:
-                choices.append((segments[name],))
+                choices.append([segments[name]])
                 continue
             try:
                 choices.append(downstream_keys(mapper, segments[name]))
@@ -414,10 +405,8 @@ class DimensionWindow(ValueEquality, Window):
         """Return every combination of the windowed dimensions' members, other dimensions kept."""
         names = list(self.windows)
         choices = [
-            self.windows[n]
-            if isinstance(self.windows[n], tuple)
-            else self.windows[n].to_upstream(decoded_downstream[n])
-            for n in names
+            window if isinstance(window, tuple) else list(window.to_upstream(decoded_downstream[n]))
+            for n, window in self.windows.items()
         ]
         return [{**decoded_downstream, **dict(zip(names, combo, strict=True))} for combo in product(*choices)]
 
@@ -555,7 +544,7 @@ def _as_written(mapper: PartitionMapper) -> Callable[[str], str]:
     return read
 
 
-class DimensionRollupMapper(PolicyRollupMapper):
+class DimensionRollupMapper(CountingRollupMapper):
     """
     Roll up some dimensions of a composite key and keep the others, each value independently.
 
@@ -589,6 +578,9 @@ class DimensionRollupMapper(PolicyRollupMapper):
         dropped dimension or values for a kept one, a dropped dimension the window does not
         list, or a window whose decoded type differs from its dimension mapper's.
     """
+
+    upstream_mapper: CompositeKeyMapper
+    window: DimensionWindow
 
     def __init__(
         self,
@@ -636,7 +628,7 @@ class DimensionRollupMapper(PolicyRollupMapper):
             "(TemporalMapper(..., input_timezone=...))",
         )
 
-    def member_key(self, key: str) -> str:
+    def counts_as(self, key: str) -> str:
         """
         Return *key* spelled as the window awaits the member it names, dimension by dimension.
 
@@ -705,6 +697,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
                     **{
                         n: TemporalFanOutMapper._resolve_default_downstream_mapper(w)
                         for n, w in window.windows.items()
+                        if not isinstance(w, tuple)  # (refused just above)
                     },
                 },
                 delimiter=upstream_mapper.delimiter,

@@ -19,16 +19,9 @@ from typing import Any
 import re2
 from airflow.partition_mappers.base import PartitionMapper
 
-from airflow_partitions._common import (
-    MAX_KEY_LENGTH,
-    ValueEquality,
-    check_fan_out,
-    dump,
-    is_key,
-    load,
-    require_text,
-    shown,
-)
+from airflow_partitions.grains.keys import MAX_KEY_LENGTH, is_key, shown
+from airflow_partitions.grains.stored import ValueEquality, dump, load
+from airflow_partitions.mapping import check_fan_out, require_text
 
 #: RE2 options that keep a pattern's compile error out of stderr (we raise it as a ValueError).
 _QUIET = re2.Options()

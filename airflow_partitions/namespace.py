@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from airflow.partition_mappers.base import PartitionMapper
 
-from airflow_partitions._common import MAX_KEY_LENGTH, ValueEquality, dump, is_key, load, require_text, shown
+from airflow_partitions.grains.keys import MAX_KEY_LENGTH, is_key, shown
+from airflow_partitions.grains.stored import ValueEquality, dump, load
+from airflow_partitions.mapping import require_text
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -43,7 +43,7 @@ class _PartitionsApps:
     """
 
     def __get__(self, instance: object, owner: type | None = None) -> list[dict]:
-        from airflow_partitions.ui.app import app
+        from airflow_partitions.tools.ui.app import app
 
         return [{"app": app, "url_prefix": "/partitions", "name": "Partitions"}]
 

@@ -16,7 +16,8 @@ def get_provider_info() -> dict[str, object]:
 
     The record follows Airflow's runtime ``provider_info.schema.json``: ``package-name`` must
     equal the distribution name (``airflow-partitions``) or Airflow refuses to load it.
-    Its ``cli`` entry adds ``airflow partition-tools`` (:func:`airflow_partitions.cli.get_cli_commands`).
+    Its ``cli`` entry adds ``airflow partition-tools``
+    (:func:`airflow_partitions.tools.cli.get_cli_commands`).
     The classes themselves are registered by :mod:`airflow_partitions.plugin`, not here.
     """
     return {
@@ -28,5 +29,5 @@ def get_provider_info() -> dict[str, object]:
         ),
         "versions": [version("airflow-partitions")],
         # `airflow partition-tools explain|check`; the function imports Airflow only when called.
-        "cli": ["airflow_partitions.cli.get_cli_commands"],
+        "cli": ["airflow_partitions.tools.cli.get_cli_commands"],
     }

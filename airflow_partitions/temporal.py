@@ -38,27 +38,16 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from airflow.partition_mappers.base import PartitionMapper
-from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper
+from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper, _BaseTemporalMapper
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions._common import ValueEquality, as_core, check_fan_out, dump, load, shown
 from airflow_partitions.business import BusinessDayWindow
-from airflow_partitions.deadlines import PolicyRollupMapper, UseTemporalRollupMapper
-from airflow_partitions.grains import (
-    FIRST_YEAR,
-    LAST_YEAR,
-    Day,
-    Grain,
-    IsoWeek,
-    Month,
-    Period,
-    Quarter,
-    Year,
-    has_time,
-    most_members,
-    read_dated,
-    time_zone,
-)
+from airflow_partitions.grains import Day, Grain, IsoWeek, Month, Period, Quarter, Year, most_members
+from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, has_time, read_dated, shown
+from airflow_partitions.grains.stored import ValueEquality, dump, load
+from airflow_partitions.grains.zones import time_zone
+from airflow_partitions.mapping import as_core, check_fan_out
+from airflow_partitions.rollup import CountingRollupMapper, UseTemporalRollupMapper
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -503,24 +492,18 @@ class MemberSpelling:
         return None
 
 
-class TemporalRollupMapper(PolicyRollupMapper):
+class TemporalRollupMapper(CountingRollupMapper):
     """
     Airflow's ``RollupMapper`` for a :class:`TemporalMapper` and our windows, counting periods.
 
     ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))``
     maps ``2026-03-10T09`` to ``2026-03-10`` and runs the consumer once all 24 hours of that
-    day have arrived. In addition to core's ``RollupMapper``:
+    day have arrived. Like every rollup of ours (:class:`~airflow_partitions.rollup.
+    CountingRollupMapper`), it counts each key as the member period it names, whatever its
+    spelling (:class:`MemberSpelling`: ``2026-03-10T00Z`` counts as ``2026-03-10T00``), and
+    refuses on arrival a key that names no member (a Saturday for a business-day window).
+    In addition:
 
-    - **Every spelling counts, once.** A key counts as the member period it names:
-      ``2026-03-10T00:00:00``, ``2026-03-10T00Z``, ``2026-03-10T00:00+00:00`` and
-      ``20260310T00`` all count as ``2026-03-10T00`` (:class:`MemberSpelling`); with an
-      ``input_format`` on the mapper, a key it reads but spells otherwise (unpadded numbers)
-      counts as the period it names.
-    - **No key is accepted that would never count.** A key that names no member of the window
-      it is routed to (a Saturday for a :class:`~airflow_partitions.business.BusinessDayWindow`,
-      a date where hours are awaited) is refused when it arrives: ``ValueError``, which Airflow
-      audit-logs ("failed to map partition_key") naming the key, the downstream key and the
-      keys awaited; other keys keep flowing.
     - With a :class:`SlidingWindow`, each upstream key is routed to every window it belongs to:
       ``TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(),
       7))`` maps ``2026-03-05`` to ``2026-03-05`` … ``2026-03-11``, and runs ``2026-03-09`` once
@@ -551,6 +534,9 @@ class TemporalRollupMapper(PolicyRollupMapper):
         time, naming the key, for a key the mapper cannot read or that names no member of its
         window.
     """
+
+    upstream_mapper: TemporalMapper
+    window: TemporalWindow | SlidingWindow | BusinessDayWindow
 
     def __init__(
         self,
@@ -589,7 +575,7 @@ class TemporalRollupMapper(PolicyRollupMapper):
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
         self.sliding = isinstance(window, SlidingWindow)
         #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
-        self.largest_fan_out = window.periods if self.sliding else 1
+        self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
         self._member = MemberSpelling(upstream_mapper, member_grain)
         self._check_routes(
             tuple(grain.key(period) for period in _periods_at_samples(grain)),
@@ -597,18 +583,18 @@ class TemporalRollupMapper(PolicyRollupMapper):
             f"TemporalMapper(..., input_timezone={member_grain.timezone!r})",
         )
 
-    def route(self, key: str) -> str | list[str]:
+    def route(self, key: str) -> list[str]:
         """
         Return the key of the period holding *key* or, sliding, the keys of every window it feeds.
 
         :raises ValueError: naming the key, as :meth:`TemporalMapper.to_downstream`.
         """
         if not isinstance(self.window, SlidingWindow):
-            return self.upstream_mapper.to_downstream(key)
+            return [self.upstream_mapper.to_downstream(key)]
         period = self.upstream_mapper.downstream_period(key)
         return [p.key for p in self.window.containing(period)]
 
-    def member_key(self, key: str) -> str:
+    def counts_as(self, key: str) -> str:
         """
         Return *key* spelled as the window awaits the member period it names (:class:`MemberSpelling`).
 
@@ -733,7 +719,7 @@ class TemporalFanOutMapper(ValueEquality, MappedPeriodFanOut):
             self.largest_fan_out, widest = largest_fan_out(upstream_mapper, window)
             check_fan_out("TemporalFanOutMapper", self.largest_fan_out, widest, max_downstream_keys)
 
-    default_downstream_mapper_by_window_name: ClassVar[dict[str, type[PartitionMapper]]] = {
+    default_downstream_mapper_by_window_name: ClassVar[dict[str, type[_BaseTemporalMapper]]] = {
         **FanOutMapper.default_downstream_mapper_by_window_name,
         "BusinessDayWindow": StartOfDayMapper,
     }

@@ -70,7 +70,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_until(predicate: Callable[[], T], *, timeout: float, what: str, interval: float = 0.2) -> T:
+def wait_until(predicate: Callable[[], T | None], *, timeout: float, what: str, interval: float = 0.2) -> T:
     """
     Call *predicate* until it returns a truthy value, and return that value.
 

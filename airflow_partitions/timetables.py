@@ -24,9 +24,13 @@ from croniter import CroniterBadDateError, croniter
 from dateutil.relativedelta import relativedelta
 from pendulum.tz.timezone import FixedTimezone, Timezone
 
-from airflow_partitions._common import MAX_KEY_LENGTH, dump, load, require_text
 from airflow_partitions.business import BusinessDay
-from airflow_partitions.grains import Grain, Minutes, Period, _resolve, _WallGrain
+from airflow_partitions.grains import Grain, Minutes, Period
+from airflow_partitions.grains.grain import WallClockGrain
+from airflow_partitions.grains.keys import MAX_KEY_LENGTH
+from airflow_partitions.grains.stored import dump, load
+from airflow_partitions.grains.zones import resolve
+from airflow_partitions.mapping import require_text
 
 if TYPE_CHECKING:
     from airflow.timetables.base import TimeRestriction
@@ -326,7 +330,9 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
         self.offset = offset
         self.lag = lag
         # Wall-clock lag for grains cut at local wall-clock times, real time for the others.
-        self._wall = isinstance(grain, _WallGrain) and not (isinstance(grain, Minutes) and 60 % grain.n == 0)
+        self._wall = isinstance(grain, WallClockGrain) and not (
+            isinstance(grain, Minutes) and 60 % grain.n == 0
+        )
         # A business-day grain refuses to floor an instant on a holiday; finding the period at or
         # before such an instant needs the preceding business day instead.
         self._finder = (
@@ -352,8 +358,8 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
     def _run_time(self, run_period: Period) -> datetime.datetime:
         """Return when the run of *run_period* is due: its start plus the lag."""
         if self._wall:
-            wall = self.grain._wall_start(run_period) + self.lag  # type: ignore[attr-defined]
-            return _resolve(wall, self.grain.tz).astimezone(datetime.UTC)
+            wall = self.grain.wall_start(run_period) + self.lag  # type: ignore[attr-defined]
+            return resolve(wall, self.grain.tz).astimezone(datetime.UTC)
         return run_period.utc[0] + self.lag
 
     def _last_run_at_or_before(self, instant: datetime.datetime) -> Period:
@@ -446,7 +452,7 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
 
     def localize_partition_datetime(self, dt: datetime.datetime) -> pendulum.DateTime:
         """Read *dt*'s wall-clock reading in the grain's time zone (first occurrence if repeated)."""
-        return _utc(_resolve(dt.replace(tzinfo=None), self.grain.tz))
+        return _utc(resolve(dt.replace(tzinfo=None), self.grain.tz))
 
     def _decode_partition_date(self, partition_key: str) -> datetime.datetime:
         """
@@ -543,7 +549,7 @@ class ExplicitPartitionTimetable(_KeyedAheadTimetable):
         if not pairs:
             raise ValueError(f"{owner}: partitions must list at least one (key, datetime) entry.")
         seen_keys: set[str] = set()
-        by_time: dict[datetime.datetime, str] = {}
+        by_time: dict[pendulum.DateTime, str] = {}
         for key, when in pairs:
             require_text(key, owner=owner, name="every partition key", example="2026-11")
             if len(key) > MAX_KEY_LENGTH:

@@ -376,7 +376,7 @@ def bench_policy_tick(days: list[str], ticks: int, repeats: int) -> dict[str, fl
     }
 
     def counted(mapper: RollupMapper) -> WaitForAll:
-        return mapper.wait_policy  # what the scheduler calls: our CountedPolicy, core's WaitForAll
+        return mapper.wait_policy  # what the scheduler calls: our CountingPolicy, core's WaitForAll
 
     def configured(mapper: RollupMapper) -> WaitForAll:
         return mapper.policy  # our configured WaitForAll alone: what the scheduler called before

@@ -1,7 +1,7 @@
 """
 Benchmark the Partitions view at one Dag's 10,000 partitions: the grid's layout, and the page.
 
-Part 1 times :func:`airflow_partitions.ui.layout.layout` (and ``select``, the time range) on a
+Part 1 times :func:`airflow_partitions.tools.ui.layout.layout` (and ``select``, the time range) on a
 ``ConsumerState.to_dict()``-like answer: 10,000 daily partitions (27 years of days, a tenth of
 them pending on 24 hourly keys), 10,000 hourly partitions, and 10,000 composite keys (10
 airports x 1,000 days). Part 2, if Debian's chromium is installed, serves the page and a canned
@@ -24,7 +24,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from airflow_partitions.ui import layout
+from airflow_partitions.tools.ui import layout
 
 STATES = ("success", "success", "success", "failed", "running", "past deadline", "never counting")
 

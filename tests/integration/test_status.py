@@ -1,5 +1,5 @@
 """
-The partition state reader (``airflow_partitions.inspect.state``) against the real scheduler's
+The partition state reader (``airflow_partitions.tools.state``) against the real scheduler's
 metadata database: what waits, what is missing, what will never count, and starvation.
 """
 
@@ -16,7 +16,7 @@ from tests.integration.test_no_silent_holds import _send, _settle
 def _cli(airflow, *args: str) -> subprocess.CompletedProcess:
     """Run ``airflow-partitions ARGS`` against the deployment's database, as an operator would."""
     return subprocess.run(
-        [sys.executable, "-m", "airflow_partitions.cli", *args],
+        [sys.executable, "-m", "airflow_partitions.tools.cli", *args],
         env=airflow.env,
         capture_output=True,
         text=True,

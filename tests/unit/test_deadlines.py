@@ -1,5 +1,5 @@
 """
-CompletionDeadline, ExpectedKeys, PolicyRollupMapper's deadline plumbing and missing_upstream_keys.
+CompletionDeadline, ExpectedKeys, CountingRollupMapper's deadline plumbing and missing_upstream_keys.
 
 The deadline's one clock read (``deadlines._now``) is set by the ``clock`` fixture, to
 2026-12-01T12:00Z unless a test moves it: periods in 2026 are past, periods in 2036 ahead, a
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 from airflow.partition_mappers.base import RollupMapper
@@ -36,9 +35,8 @@ from airflow_partitions import (
     TemporalRollupMapper,
     TemporalWindow,
     deadlines,
-    missing_upstream_keys,
 )
-from airflow_partitions.deadlines import ExpectedKeys
+from airflow_partitions.rollup import ExpectedKeys
 from tests.unit.support import utc
 
 NEW_YORK = "America/New_York"
@@ -379,71 +377,6 @@ def test_missing_keys_lists_the_hours_that_never_came_sorted():
     assert rollup.missing_keys("2026-03-10", hours("2026-03-10")) == []
     with pytest.raises(ValueError, match=re.escape("'2026-03-10T05'")):
         rollup.missing_keys("2026-03-10T05", [])
-
-
-def task_context(asset, mapper, partition_key: str | None, received: list[str]) -> dict:
-    """The parts of a task's context :func:`missing_upstream_keys` reads."""
-    from airflow.sdk import PartitionedAssetTimetable
-
-    timetable = PartitionedAssetTimetable(assets=asset, partition_mapper_config={asset: mapper})
-    return {
-        "dag": SimpleNamespace(timetable=timetable),
-        "dag_run": SimpleNamespace(partition_key=partition_key),
-        "triggering_asset_events": {asset: [SimpleNamespace(partition_key=key) for key in received]},
-    }
-
-
-def test_missing_upstream_keys_compares_the_runs_events_with_the_rollups_window():
-    from airflow.sdk import Asset
-
-    hourly = Asset("hourly")
-    context = task_context(
-        hourly, day_of_hours(CompletionDeadline(TWO_HOURS)), "2026-03-10", sorted(hours("2026-03-10", (3,)))
-    )
-    assert missing_upstream_keys(context, hourly) == ["2026-03-10T03"]
-    complete = task_context(hourly, day_of_hours(), "2026-03-10", sorted(hours("2026-03-10")))
-    assert missing_upstream_keys(complete, hourly) == []
-
-
-def test_missing_upstream_keys_refuses_a_run_that_is_not_a_rollups():
-    from airflow.partition_mappers.identity import IdentityMapper
-    from airflow.sdk import Asset
-
-    hourly = Asset("hourly")
-    with pytest.raises(ValueError, match="IdentityMapper"):
-        missing_upstream_keys(task_context(hourly, IdentityMapper(), "2026-03-10", []), hourly)
-    with pytest.raises(ValueError, match="partition key None"):
-        missing_upstream_keys(task_context(hourly, day_of_hours(), None, []), hourly)
-
-
-def test_missing_upstream_keys_works_with_airflows_own_sdk_rollup():
-    # A Dag file's airflow.sdk RollupMapper is a definition without to_upstream.
-    from airflow.sdk import Asset, DayWindow, RollupMapper, StartOfDayMapper
-
-    hourly = Asset("hourly")
-    rollup = RollupMapper(upstream_mapper=StartOfDayMapper(), window=DayWindow())
-    received = [f"2026-03-10T{h:02d}:00:00" for h in range(24) if h != 7]
-    assert missing_upstream_keys(task_context(hourly, rollup, "2026-03-10", received), hourly) == [
-        "2026-03-10T07:00:00"
-    ]
-
-
-def test_missing_upstream_keys_lists_every_key_when_no_event_came_from_the_asset():
-    from airflow.sdk import Asset
-
-    hourly, other = Asset("hourly"), Asset("other")
-    context = task_context(hourly, day_of_hours(), "2026-03-10", [])
-    context["triggering_asset_events"] = {other: []}
-    assert missing_upstream_keys(context, hourly) == [f"2026-03-10T{h:02d}" for h in range(24)]
-
-
-def test_missing_upstream_keys_refuses_an_asset_the_dag_is_not_scheduled_on():
-    from airflow.sdk import Asset
-
-    hourly = Asset("hourly")
-    context = task_context(hourly, day_of_hours(), "2026-03-10", [])
-    with pytest.raises(ValueError, match=r"'elsewhere'.* not among the assets"):
-        missing_upstream_keys(context, Asset("elsewhere"))
 
 
 def test_a_grace_beyond_ten_years_is_refused_at_parse():

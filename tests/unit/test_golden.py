@@ -285,7 +285,7 @@ def _namespace() -> dict[str, Any]:
 
 
 def _version() -> int:
-    from airflow_partitions._common import FORMAT_VERSION
+    from airflow_partitions.grains.stored import FORMAT_VERSION
 
     return FORMAT_VERSION
 

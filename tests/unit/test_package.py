@@ -130,6 +130,6 @@ def test_a_stored_grain_of_any_kind_loads_in_a_process_that_never_imported_its_m
     code = (
         "from airflow_partitions.grains import Grain\n"
         "grain = Grain.deserialize({'format_version': 1, 'kind': 'fiscal_quarter', 'start_month': 7})\n"
-        "print(grain.key(grain.period_of('2025-08-15')))"
+        "print(grain.key(grain.floor_key('2025-08-15')))"
     )
     assert run_python(code).strip() == "FY2026-Q1"  # a July fiscal year named by its end: Aug 2025 is Q1

@@ -37,8 +37,8 @@ from airflow_partitions.grains import (
     Quarter,
     Week,
     Year,
-    parse_instant,
 )
+from airflow_partitions.grains.keys import parse_instant
 from airflow_partitions.temporal import (
     TemporalFanOutMapper,
     TemporalMapper,

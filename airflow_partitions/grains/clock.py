@@ -1,0 +1,368 @@
+"""
+Clock and calendar grains: N-minute slots, hours, days, weeks, ISO weeks, months, quarters, years.
+
++---------------------------+------------------------------+-------------------------------+
+| grain                     | one period                   | canonical key, e.g.           |
++===========================+==============================+===============================+
+| ``Minutes(15)``           | 15 real minutes              | ``2026-03-10T09:15``          |
+| ``Hour()``                | 60 real minutes              | ``2026-03-10T09``             |
+| ``Minutes(360)``          | a quarter of the local day   | ``2026-03-10T06:00``          |
+| ``Day(start_hour=6)``     | a local day, 06:00 to 06:00  | ``2026-03-10``                |
+| ``Week(start="sunday")``  | 7 local days                 | ``2026-03-08`` (its 1st day)  |
+| ``IsoWeek()``             | an ISO 8601 week             | ``2026-W11``                  |
+| ``Month()``               | a calendar month             | ``2026-03``                   |
+| ``Quarter()``             | a calendar quarter           | ``2026-Q1``                   |
+| ``Year()``                | a calendar year              | ``2026``                      |
++---------------------------+------------------------------+-------------------------------+
+
+**Time zones and DST.** Keys of day and coarser grains are local calendar names (a date, a
+month); the periods they name are the real instants of that local span, so a New York day has 23
+hours on 2026-03-08 and 25 on 2026-11-01. ``Minutes(n)`` with ``n`` dividing 60 (``Hour`` too)
+tiles real time in slots of exactly ``n`` minutes aligned to the local clock; in a time zone
+other than UTC its keys carry the UTC offset (``2026-11-01T01-04:00``, then
+``2026-11-01T01-05:00``: fall-back's repeated hour is two periods with two keys). Slots of
+``n`` dividing 1440 (above 60) and day grains are cut at local wall-clock times; a wall-clock
+boundary that does not exist (skipped by spring-forward) moves to the first real instant after
+it, an ambiguous one (repeated by fall-back) means its first occurrence. Where the offset
+changes by no whole number of slots (``Hour`` in ``Australia/Lord_Howe``, whose DST is 30
+minutes), the change also cuts a partial slot, keyed with minutes: ``2026-04-05T01:30+10:30``.
+
+Rules followed: ISO 8601 (calendar dates, ISO week dates and week-numbering years, UTC offsets)
+and the IANA time zone database (through :mod:`zoneinfo`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
+
+from airflow_partitions.grains.grain import Grain, Period, WallClockGrain
+from airflow_partitions.grains.zones import CUT_SAMPLE, as_utc, changes_between, cut_years, offset_text
+
+#: Weekday names, Monday first (as :meth:`datetime.weekday` numbers them).
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: ``T00`` … ``T23``, the hour of a slot key.
+_HOURS = tuple(f"T{hour:02d}" for hour in range(24))
+#: An hour, a day: ``timedelta(days=n)`` parses keywords, several times slower than ``_DAY * n``.
+_HOUR, _DAY = timedelta(hours=1), timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Minutes(WallClockGrain):
+    """
+    Slots of *n* minutes: ``2026-03-10T09:15`` in UTC, ``2026-03-10T09:15+01:00`` elsewhere.
+
+    With *n* dividing 60, every slot but a partial one is exactly *n* real minutes, aligned to the local clock
+    (``:00``, ``:15`` …); fall-back's repeated hour holds its slots twice, told apart by the
+    offset in their keys. An offset change that is not a whole number of slots (Lord Howe's
+    30-minute DST for ``Hour``) also cuts: the slot it falls in ends there and a partial slot
+    starts there, keyed with minutes (:meth:`key`). With *n* dividing 1440 and above 60
+    (``Minutes(360)``: keys ``2026-03-10T06:00``), slots are cut at local midnight plus multiples
+    of *n* minutes and hold the real instants between the cuts (a slot spanning a DST change is an
+    hour shorter or longer).
+
+    :param n: Slot length in minutes: a divisor of 60 or of 1440.
+    :raises ValueError: if *n* divides neither 60 nor 1440.
+    """
+
+    n: int = 60
+    kind: ClassVar[str] = "minutes"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.n, int) or self.n < 1 or (60 % self.n and 1440 % self.n):
+            raise ValueError(
+                f"{type(self).__name__}: n must be a number of minutes dividing 60 or 1440 "
+                f"(e.g. 5, 15, 60, 360); got {self.n!r}."
+            )
+        # Clock-aligned slots need extra cuts only in zones whose offsets are not all a whole
+        # number of slots apart (Lord Howe's +10:30 and +11:00 against hours): decided once here.
+        slot = timedelta(minutes=self.n)
+        cuts = cut_years(self.timezone, slot) if 60 % self.n == 0 else frozenset()
+        object.__setattr__(self, "_slot", slot)
+        object.__setattr__(self, "_cuts", cuts)
+        object.__setattr__(self, "_utc_slots", self.timezone == "UTC" and not 60 % self.n)
+
+    #: The slot length, *n* minutes.
+    _slot: timedelta = field(init=False, repr=False, compare=False)
+    #: The years with offset changes that are no whole number of slots (none in most zones).
+    _cuts: frozenset[int] = field(init=False, repr=False, compare=False)
+    #: Whether slots are clock-aligned UTC ones, whose keys are their floored UTC wall times.
+    _utc_slots: bool = field(init=False, repr=False, compare=False)
+
+    def _named_period(self, key: str) -> Period:
+        return super()._named_period(key) if 60 % self.n else self.floor_key(key)
+
+    def _absolute_period(self, start: datetime) -> Period:
+        """Return the slot of *n* real minutes from the UTC instant *start*."""
+        return Period._between(start, start + self._slot, self)
+
+    def floor(self, instant: datetime) -> Period:
+        """Return the slot that contains the aware *instant*."""
+        if 60 % self.n:
+            return super().floor(instant)
+        local = instant.astimezone(self.tz)
+        into = timedelta(minutes=local.minute % self.n, seconds=local.second, microseconds=local.microsecond)
+        if not self._cuts:
+            return self._absolute_period(as_utc(local) - into)
+        # An offset change that is not a whole number of slots cuts the slot it falls in.
+        slot, start = self._slot, as_utc(local) - into
+        cuts = [c for c in self._cuts_between(start, start + slot) if start < c < start + slot]
+        first = max([start, *(c for c in cuts if c <= instant)])
+        end = min([start + slot, *(c for c in cuts if c > first)])
+        return Period(first.astimezone(self.tz), end.astimezone(self.tz), self)
+
+    def _cuts_between(self, lo: datetime, hi: datetime) -> list[datetime]:
+        """Return the instants in ``[lo, hi]`` at which the offset changes by no whole number of slots."""
+        slot, last = self._slot, CUT_SAMPLE[1] - 1
+        if not any(min(year, last) in self._cuts for year in range(lo.year, hi.year + 1)):
+            return []
+        return [
+            at
+            for at, before, after in changes_between(self.timezone, lo, hi)
+            if (after - before) % slot and not (before.seconds % 60 or after.seconds % 60)
+        ]
+
+    def _aligned(self, start: datetime) -> bool:
+        local = start.astimezone(self.tz)
+        return not (local.minute % self.n or local.second or local.microsecond)
+
+    def shift(self, period: Period, n: int) -> Period:
+        """
+        Return the slot *n* slots after *period* (before it if *n* is negative).
+
+        Counts real time in slots; in a zone with partial slots (see :meth:`key`) each partial slot
+        counts as one, so the offset changes between *period* and the result are looked up.
+        """
+        if 60 % self.n:
+            return super().shift(period, n)
+        slot = self._slot
+        if not self._cuts:
+            return self._absolute_period(period.utc[0] + slot * n)
+        start, target = as_utc(period.start), as_utc(period.start) + slot * n
+        if not self._cuts_between(min(start, target) - slot, max(start, target) + slot):
+            return self._absolute_period(target)
+        current = self.floor(period.start)
+        while n:
+            start = as_utc(current.start)
+            if not self._aligned(start) or self._cuts_between(start, start):
+                # A partial slot, or one starting at a cut: step one slot, off the cut.
+                current = self.floor(current.end if n > 0 else start - timedelta(microseconds=1))
+                n -= 1 if n > 0 else -1
+                continue
+            # From an aligned start, slots are whole up to the next cut: jump there in one go.
+            reach = start + slot * (n + (1 if n > 0 else -1))
+            cuts = [c for c in self._cuts_between(min(start, reach), max(start, reach)) if c != start]
+            if not cuts:
+                return self.floor(start + slot * n)
+            cut = min(cuts) if n > 0 else max(cuts)
+            between = -(-abs(cut - start) // slot)  # slots starting in [start, cut) or [cut, start)
+            if between > abs(n):
+                return self.floor(start + slot * n)
+            current = self.floor(cut)
+            n -= between if n > 0 else -between
+        return current
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        day = wall.replace(hour=0, minute=0, second=0, microsecond=0)
+        return day + timedelta(minutes=(wall.hour * 60 + wall.minute) // self.n * self.n)
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        return start + timedelta(minutes=self.n * n)
+
+    def _wall_key(self, start: datetime) -> str:
+        return self.key(self._period(start))
+
+    def key_at(self, when: datetime, tz: ZoneInfo | None = None) -> str:
+        """Return the key of the slot containing *when* (naive: read in *tz*)."""
+        if self._utc_slots and (tz is None or tz is self.tz or when.tzinfo):
+            # UTC has no offsets to write: the slot key is the floored UTC wall time.
+            utc = when.astimezone(UTC) if when.tzinfo else when
+            minute = utc.minute
+            return self._text(utc, minute - minute % self.n)
+        # Elsewhere a slot key carries its real start's offset, which only the period knows.
+        return Grain.key_at(self, when, tz)
+
+    def _text(self, start: datetime, minute: int) -> str:
+        text = start.date().isoformat() + _HOURS[start.hour]  # no format specs: the mapping hot path
+        return f"{text}:{minute:02d}" if minute or self.n != 60 else text
+
+    def key(self, period: Period) -> str:
+        """
+        Return ``YYYY-MM-DDTHH:MM`` (``YYYY-MM-DDTHH`` for hours), plus the offset outside UTC.
+
+        A *partial slot* (*n* dividing 60) starts at an offset change that is not a whole number of
+        slots, off the local clock's slot marks; its key always has minutes. In
+        ``Australia/Lord_Howe`` (02:00 +11:00 -> 01:30 +10:30 at 2026-04-04T15:00Z, per the IANA tz
+        database) the hours there are ``2026-04-05T01+11:00`` (14:00Z to 15:00Z),
+        ``2026-04-05T01:30+10:30`` (to 15:30Z), then ``2026-04-05T02+10:30``. Zones whose offsets
+        are all whole slots apart (whole hours for ``Hour``) never have partial slots.
+        """
+        start = period.start
+        text = self._text(start, start.minute)
+        return text if self.timezone == "UTC" else text + offset_text(start)
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"n": self.n, "timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Hour(Minutes):
+    """
+    Hours: ``2026-03-10T09`` in UTC, ``2026-03-10T09-04:00`` in ``America/New_York``.
+
+    Each period is exactly 60 real minutes starting at a local ``:00`` (``:30`` UTC in
+    ``Asia/Kolkata``); a New York local day holds 23 of them on 2026-03-08 and 25 on 2026-11-01.
+    Where the offset changes by a half hour (``Australia/Lord_Howe``), the change cuts the hour it
+    falls in and starts a partial hour keyed with minutes, ``2026-04-05T01:30+10:30``
+    (:meth:`Minutes.key`).
+    """
+
+    n: int = field(default=60, init=False)
+    kind: ClassVar[str] = "hour"
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Day(WallClockGrain):
+    """
+    Local days, ``2026-03-10``; with ``start_hour=6``, operations days from 06:00 to 06:00.
+
+    A day holds the real instants between its two local starts: 23 hours on a spring-forward
+    date, 25 on a fall-back date. A start that falls in a spring-forward gap moves to the
+    first real instant after it.
+
+    :param start_hour: Local hour (0 to 23) at which each day starts; default 0 (midnight).
+    :raises ValueError: if *start_hour* is not an integer from 0 to 23.
+    """
+
+    start_hour: int = 0
+    kind: ClassVar[str] = "day"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.start_hour, int) or not 0 <= self.start_hour <= 23:
+            raise ValueError(f"Day: start_hour must be an hour from 0 to 23; got {self.start_hour!r}.")
+
+    @property
+    def _name_offset(self) -> timedelta:  # type: ignore[override]
+        return timedelta(hours=self.start_hour)
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        start = datetime(wall.year, wall.month, wall.day, self.start_hour)  # faster than wall.replace(…)
+        return start if start <= wall else start - _DAY
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        return start + _DAY * n
+
+    def _wall_key(self, start: datetime) -> str:
+        """Return the local date the period starts on, ``YYYY-MM-DD`` (four-digit years 1 to 9999)."""
+        return start.date().isoformat()
+
+    def _wall_name(self, wall: datetime) -> str:
+        # The mapping hot path: the day holding *wall* starts on the date *start_hour* hours earlier.
+        return (wall - _HOUR * self.start_hour if self.start_hour else wall).date().isoformat()
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"start_hour": self.start_hour, "timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Week(WallClockGrain):
+    """
+    Weeks of 7 local days from *start* (default Monday), keyed by their first date.
+
+    ``Week(start="sunday")`` keys the week of 2026-03-10 ``2026-03-08``.
+
+    :param start: Lower-case English weekday name the week starts on.
+    :raises ValueError: if *start* is not a weekday name.
+    """
+
+    start: str = "monday"
+    kind: ClassVar[str] = "week"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.start not in WEEKDAYS:
+            raise ValueError(f"Week: start must be one of {', '.join(WEEKDAYS)}; got {self.start!r}.")
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        day = wall.replace(hour=0, minute=0, second=0, microsecond=0)
+        return day - timedelta(days=(day.weekday() - WEEKDAYS.index(self.start)) % 7)
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        return start + timedelta(weeks=n)
+
+    _wall_key = Day._wall_key  # the local date of the week's first day
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"start": self.start, "timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class IsoWeek(Week):
+    """
+    ISO 8601 weeks, Monday to Sunday, keyed by ISO week-numbering year and week: ``2026-W11``.
+
+    The week-numbering year can differ from the calendar year near New Year: 2024-12-30 is in
+    ``2025-W01``, and 2026-12-31 in ``2026-W53`` (2026 has 53 ISO weeks).
+    """
+
+    start: str = field(default="monday", init=False)
+    kind: ClassVar[str] = "iso_week"
+
+    def _wall_key(self, start: datetime) -> str:
+        """Return ``YYYY-Www`` (ISO week-numbering year, two-digit week)."""
+        year, week, _ = start.isocalendar()
+        return f"{year:04d}-W{week:02d}"
+
+    def _parameters(self) -> dict[str, Any]:
+        return {"timezone": self.timezone}
+
+
+@dataclass(frozen=True)
+class Month(WallClockGrain):
+    """Calendar months from local midnight on the 1st: ``2026-03``."""
+
+    kind: ClassVar[str] = "month"
+    months: ClassVar[int] = 1
+
+    def _floor_wall(self, wall: datetime) -> datetime:
+        month = (wall.month - 1) // self.months * self.months + 1
+        return datetime(wall.year, month, 1)
+
+    def _shift_wall(self, start: datetime, n: int) -> datetime:
+        total = start.year * 12 + start.month - 1 + n * self.months
+        return datetime(total // 12, total % 12 + 1, 1)
+
+    def _wall_key(self, start: datetime) -> str:
+        """Return ``YYYY-MM``."""
+        return f"{start.year:04d}-{start.month:02d}"
+
+
+@dataclass(frozen=True)
+class Quarter(Month):
+    """Calendar quarters (January, April, July, October): ``2026-Q1``."""
+
+    kind: ClassVar[str] = "quarter"
+    months: ClassVar[int] = 3
+
+    def _wall_key(self, start: datetime) -> str:
+        """Return ``YYYY-Qn``."""
+        return f"{start.year:04d}-Q{(start.month - 1) // 3 + 1}"
+
+
+@dataclass(frozen=True)
+class Year(Month):
+    """Calendar years from local midnight on 1 January: ``2026``."""
+
+    kind: ClassVar[str] = "year"
+    months: ClassVar[int] = 12
+
+    def _wall_key(self, start: datetime) -> str:
+        """Return ``YYYY``."""
+        return f"{start.year:04d}"

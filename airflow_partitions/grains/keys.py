@@ -1,0 +1,142 @@
+"""
+Reading partition keys: ISO 8601 dates and times, period keys, ``strptime`` formats, labelled keys.
+
+:func:`read_key` reads any ISO 8601 date or time that Python's ``datetime.fromisoformat`` reads
+(``2026-07-30``, ``2026-07-30T09``, ``20260730T0915Z``, ``2026-07-30T09:15:30.25+02:00``,
+``2026-W31-4`` …) and our period keys (``2026``, ``2026-03``, ``2026-Q1``, ``2026-W11``). A key
+without an offset is naive: the caller reads it in a time zone. Labelled keys of fiscal and retail
+calendars (``FY2026-Q3``) are read by the grain of their calendar. Also the limits every key
+meets: Airflow's 250 characters, and the years 0003 to 9997.
+
+Rules followed: ISO 8601 (calendar dates, ISO week dates, UTC offsets), RFC 3339 (``z`` for ``Z``).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+if TYPE_CHECKING:
+    from airflow_partitions.grains.grain import Grain
+
+#: The years of the keys a mapper accepts: a period of any grain around them, its neighbours and
+#: its members all lie within the years 1 to 9999 that Python's datetime holds (a key in 9999
+#: would map to a period whose end, 10000-01-01, no datetime can hold).
+FIRST_YEAR, LAST_YEAR = 3, 9997
+#: Airflow's partition key column width (``ID_LEN``): longer keys are refused by the database.
+MAX_KEY_LENGTH = 250
+#: How many characters of a key an error message quotes (Airflow's keys hold at most 250).
+SHOWN_KEY_LENGTH = 300
+
+PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
+#: A period key of a fiscal or retail calendar: the calendar's label, a year and optionally a unit
+#: letter and number (``FY2026``, ``FY2026-Q3``, ``R2026-M01``, ``R2026-W53``). The instants it
+#: names depend on the calendar, so only a grain of that calendar reads it
+#: (:meth:`~airflow_partitions.grains.grain.Grain.labelled_start`).
+CALENDAR_KEY = re.compile(r"(?P<label>[A-Za-z]+)(?P<year>\d{4})(?:-(?P<unit>Q\d|[MW]\d{2}))?")
+EXPECTED_KEYS = (
+    "an ISO 8601 date or time such as '2026-07-30', '2026-07-30T09', '2026-07-30T09:15:00Z', "
+    "'2026-07-30T09:15+02:00' or '20260730T0915Z', or a period key such as '2026', '2026-03', "
+    "'2026-Q1' or '2026-W11'"
+)
+
+
+def is_key(value: Any) -> bool:
+    """Return whether *value* can be a partition key: a non-blank ``str`` of at most 250 characters."""
+    return isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_KEY_LENGTH
+
+
+def shown(key: Any) -> str:
+    """Return ``repr(key)`` for an error message, a string cut to its first 300 characters."""
+    return repr(key[:SHOWN_KEY_LENGTH] if isinstance(key, str) else key)
+
+
+def read_key(key: str, input_format: str | None = None, grain: Grain | None = None) -> datetime:
+    """
+    Return the date and time a partition key names, naive if the key carries no offset.
+
+    Reads every ISO 8601 form ``datetime.fromisoformat`` reads (with ``z`` for ``Z``, as RFC 3339
+    section 5.6 allows: ``2026-03-10T09:15:00z``), and the period keys ``YYYY``, ``YYYY-MM``,
+    ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads the key with
+    ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``). With a fiscal or retail
+    *grain*, also reads the labelled keys of its calendar (``FY2026-Q3``, ``R2026-W05``): the
+    start of the period they name, aware, in the grain's time zone.
+
+    :raises ValueError: naming the key and the forms expected, if the key is not a string, has
+        characters outside ASCII (``strptime`` and the period-key reader would read other
+        scripts' digits, fullwidth or Arabic-Indic, as a date), or names no real date or time
+        (``2026-02-30``).
+    """
+    return read_dated(key, input_format, grain)[0]
+
+
+def read_dated(
+    key: str, input_format: str | None = None, grain: Grain | None = None
+) -> tuple[datetime, bool]:
+    """
+    Return :func:`read_key`'s value and whether the key names a local date or period, no time of day.
+
+    Date-only keys are the ISO 8601 dates ``2026-03-10``, ``20260310``, ``2026-W11-2`` and
+    ``2026W112``, the period keys (``2026-03``, ``2026-W11``), labelled keys, and keys read with
+    an *input_format* that has no time directive (``"%Y%m%d"``). They name a span of a local
+    calendar, not an instant of some zone.
+
+    :raises ValueError: as :func:`read_key`.
+    """
+    if not isinstance(key, str):
+        raise ValueError(f"partition key {shown(key)} is not a string; expected {EXPECTED_KEYS}.")
+    if not key.isascii():
+        raise ValueError(
+            f"partition key {shown(key)} has characters outside ASCII; only ASCII digits are read as a date "
+            f"or time: expected {EXPECTED_KEYS}."
+        )
+    try:
+        if input_format:
+            return datetime.strptime(key, input_format), not has_time(input_format)
+        # fromisoformat's dates are 7 to 10 characters; with a time of day a key has at least 10,
+        # and only a 7-character date (2026W10) leaves room for one: 2026W10T09, not dashed.
+        value = datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key)
+        return value, len(key) <= 10 and (len(key) < 10 or key[4] == "-")
+    except ValueError as err:
+        match = None if input_format else PERIOD_KEY.fullmatch(key)
+        if match is None:
+            labelled = None if input_format or grain is None else CALENDAR_KEY.fullmatch(key)
+            if labelled is not None and grain is not None:
+                label, year, unit = labelled["label"], int(labelled["year"]), labelled["unit"] or ""
+                return grain.labelled_start(key, label, year, unit).replace(tzinfo=grain.tz), True
+            expected = f"a key in the format {input_format!r}" if input_format else EXPECTED_KEYS
+            raise ValueError(f"partition key {shown(key)} is not {expected} ({err}).") from None
+        return _period_key_start(key, match), True
+
+
+@lru_cache(maxsize=64)
+def has_time(input_format: str) -> bool:
+    """Whether the ``strptime`` format reads a time of day or an offset (``%H``, ``%M``, ``%z`` …)."""
+    return re.search(r"%[HIMSfpzcX]", input_format.replace("%%", "")) is not None
+
+
+def parse_instant(
+    key: str, tz: ZoneInfo, input_format: str | None = None, grain: Grain | None = None
+) -> datetime:
+    """
+    Return the aware instant a partition key names (:func:`read_key`); no offset means *tz*.
+
+    :raises ValueError: as :func:`read_key`.
+    """
+    instant = read_key(key, input_format, grain)
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=tz)
+
+
+def _period_key_start(key: str, match: re.Match[str]) -> datetime:
+    year, month, quarter, week = match["y"], match["m"], match["q"], match["w"]
+    try:
+        if week:
+            return datetime.combine(date.fromisocalendar(int(year), int(week), 1), time())
+        if quarter:
+            return datetime(int(year), 3 * int(quarter) - 2, 1)
+        return datetime(int(year), int(month or 1), 1)
+    except ValueError as err:
+        raise ValueError(f"partition key {shown(key)} is not {EXPECTED_KEYS} ({err}).") from None

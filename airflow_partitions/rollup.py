@@ -1,0 +1,441 @@
+"""
+The rollup base: Airflow's ``RollupMapper`` counting members, not spellings; refusing keys that never count.
+
+:class:`CountingRollupMapper` is the base of our rollups (:class:`~airflow_partitions.temporal.
+TemporalRollupMapper`, :class:`~airflow_partitions.composite.DimensionRollupMapper`). A key's way
+through the scheduler, all in this module: ``to_downstream`` routes the key (the subclass's
+:meth:`~CountingRollupMapper.route`) and refuses it unless each window it is routed to counts it;
+``to_upstream`` lists a window's members as :class:`ExpectedKeys` (memoized); the scheduler hands
+the keys received to :class:`CountingPolicy`, which reads each as the member it counts as
+(:meth:`~CountingRollupMapper.counts_as`) before the configured wait policy decides.
+:func:`counted` does the same reading for any rollup, ours or Airflow's, for tasks and tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Set
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from airflow.partition_mappers.base import PartitionMapper, RollupMapper
+from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
+
+from airflow_partitions.deadlines import CompletionDeadline
+from airflow_partitions.grains.grain import Period
+from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, shown
+from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
+from airflow_partitions.mapping import downstream_keys
+
+
+class UseTemporalRollupMapper(Period):
+    """
+    The decoded type our temporal windows declare, so that only our rollups accept them.
+
+    Never instantiated. Airflow's ``RollupMapper`` checks at Dag parse that its mapper decodes to
+    the type its window declares; no mapper decodes to this one, so ``RollupMapper(upstream_mapper=
+    TemporalMapper(Day()), window=TemporalWindow(Hour()))`` (or ``StartOfMonthMapper`` with a
+    ``BusinessDayWindow``, or any ``SlidingWindow``) raises ``TypeError`` naming it. Core's rollup
+    compares keys by spelling and cannot refuse a key that will never count, so a rollup over our
+    windows is :class:`~airflow_partitions.temporal.TemporalRollupMapper`, which counts periods
+    and refuses non-members on arrival. Fan-outs (Airflow's ``FanOutMapper``) still take them.
+    """
+
+
+class ExpectedKeys(frozenset):
+    """
+    The upstream keys a rollup waits for (a ``frozenset`` of ``str``), and when its period closes.
+
+    :attr:`closes_at` is the end, in UTC, of the latest period among the downstream period and
+    its members (``2026-03-11T00:00:00+00:00`` for the UTC day ``2026-03-10``), or ``None``
+    when the keys carry no time. Our rollups' ``to_upstream`` returns it, so that
+    :class:`CompletionDeadline` can tell when a period has ended: Airflow hands a wait policy
+    only the matched and expected key sets.
+    """
+
+    closes_at: datetime | None
+    #: The downstream key these keys roll up into (``2026-03-10``).
+    downstream_key: str
+    #: The rollup's hash (of its serialized form), naming it in the settle-time memory.
+    owner: int
+    #: A member key that no key read on arrival can name (a period starting outside the years
+    #: 0003 to 9997), or ``""``: a window awaiting it could never complete.
+    unreadable: str
+
+    def __new__(
+        cls,
+        keys: Iterable[str],
+        closes_at: datetime | None,
+        downstream_key: str = "",
+        owner: int = 0,
+        unreadable: str = "",
+    ) -> ExpectedKeys:
+        """Build the set of *keys* of *downstream_key* closing at *closes_at* (UTC)."""
+        made = super().__new__(cls, keys)
+        made.closes_at = closes_at
+        made.downstream_key = downstream_key
+        made.owner = owner
+        made.unreadable = unreadable
+        return made
+
+
+def _periods(decoded: Any) -> list[Period]:
+    """Return the periods in a decoded key (a Period, or a dict of dimensions)."""
+    if isinstance(decoded, Period):
+        return [decoded]
+    if isinstance(decoded, dict):
+        return [value for value in decoded.values() if isinstance(value, Period)]
+    return []
+
+
+def _unreadable(encode: Any, members: list[Any]) -> str:
+    """Return the key of the first member with a period starting outside the years keys are read in."""
+    for member in members:
+        if any(not FIRST_YEAR <= p.start.year <= LAST_YEAR for p in _periods(member)):
+            return encode(member)
+    return ""
+
+
+#: Expected key sets kept by the memo: the scheduler evaluates at most 500 pending rollups a tick,
+#: and a set holds up to a window's keys (1,440 minutes of a day: about 130 KB).
+_CACHE_SIZE = 2048
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _expected(rollup: CountingRollupMapper, downstream_key: str) -> ExpectedKeys:
+    mapper = rollup.upstream_mapper
+    decoded = mapper.decode_downstream(downstream_key)
+    try:
+        members = list(rollup.window.to_upstream(decoded))
+    except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
+        raise ValueError(
+            f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999, and keys are "
+            f"read only from the years {FIRST_YEAR:04d} to {LAST_YEAR}."
+        ) from None
+    ends = [period.utc[1] for item in (decoded, *members) for period in _periods(item)]
+    # Only a window ending near year 3 or 9997 can hold a member starting outside them (no member
+    # is longer than a retail year): scan its members then, not on every first build (10 % of it).
+    closes_at = max(ends, default=None)
+    near_the_ends = closes_at is not None and (
+        min(ends).year <= FIRST_YEAR + 2 or closes_at.year >= LAST_YEAR - 1
+    )
+    return ExpectedKeys(
+        (mapper.encode_upstream(m) for m in members),
+        closes_at=closes_at,
+        downstream_key=downstream_key,
+        owner=hash(rollup),
+        unreadable=_unreadable(mapper.encode_upstream, members) if near_the_ends else "",
+    )
+
+
+#: Keys whose awaited spelling is memoized: a tick re-reads every received key of up to 500
+#: pending runs (500 days of 24 hours is 12,000), and an LRU smaller than that misses every time.
+_MEMBER_CACHE_SIZE = 65536
+
+
+@lru_cache(maxsize=_MEMBER_CACHE_SIZE)
+def _counts_as(rollup: CountingRollupMapper, key: str) -> tuple[str | None, str]:
+    try:
+        return rollup.counts_as(key), ""
+    except ValueError as err:
+        return None, str(err)
+
+
+@lru_cache(maxsize=256)
+def _checked_routes(rollup: CountingRollupMapper, samples: tuple[str, ...], hint: str) -> None:
+    for downstream in samples:
+        periods = len(list(rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(downstream))))
+        members = sorted(rollup.to_upstream(downstream))
+        if len(members) != periods:
+            raise ValueError(
+                f"{type(rollup).__name__}: the run for {downstream!r} waits for {periods} members, but its "
+                f"upstream mapper writes them as {len(members)} distinct keys (such as {members[0]!r}), so "
+                "it would fire on too few; give the mapper an input_format that names each member, or none."
+            )
+        for key in members[:3] + members[-3:]:
+            try:
+                mapped = rollup.to_downstream(key)
+            except ValueError as err:
+                mapped = f"an error ({err})"
+            if downstream not in ([mapped] if isinstance(mapped, str) else mapped):
+                raise ValueError(
+                    f"{type(rollup).__name__}: the run for {downstream!r} would wait forever: it waits for "
+                    f"{key!r}, which maps to {mapped!r}; {hint}."
+                )
+
+
+class CountingPolicy(WaitPolicy):
+    """
+    What our rollups hand the scheduler as ``wait_policy``: theirs, over the keys that count.
+
+    Airflow passes a wait policy every key received for a pending run, as producers spelled them,
+    and the keys the window lists. This adapter first reads each received key as the member it
+    names (``2026-03-10T00:00:00Z`` counts as ``2026-03-10T00``), then asks the configured policy
+    (``WaitForAll``, ``MinimumCount`` or :class:`CompletionDeadline`). A pending run that holds
+    a key which can never count, and is not satisfied, is reported ``unreachable`` with a reason
+    naming the downstream key, the key and the spelling awaited: the scheduler logs it once, as a
+    warning naming the Dag. Equal to the configured policy; never serialized (the rollup writes
+    the configured one).
+    """
+
+    def __init__(self, rollup: CountingRollupMapper) -> None:
+        self.rollup = rollup
+        self.policy = rollup.policy
+
+    def __repr__(self) -> str:
+        return repr(self.policy)
+
+    def __eq__(self, other: object) -> bool:
+        return self.policy == (other.policy if isinstance(other, CountingPolicy) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.policy)
+
+    def is_satisfied_by_keys(self, *, matched: Set[str], expected: Set[str]) -> PartitionSatisfaction:
+        """Return the configured policy's answer for the received keys that count, as members."""
+        counted, never = self.rollup.count(expected, matched)
+        result = self.policy.is_satisfied_by_keys(matched=counted, expected=expected)
+        if result.satisfied or result.unreachable or not never:
+            return result
+        awaited = sorted(expected)
+        return PartitionSatisfaction(
+            satisfied=False,
+            unreachable=True,
+            unreachable_reason=(
+                f"the pending run for partition key {getattr(expected, 'downstream_key', '?')!r} holds "
+                f"{len(never)} key(s) it will never count ({', '.join(shown(k) for k in never[:3])}); "
+                f"it counts {len(counted)} of {len(expected)} keys spelled like {awaited[0]!r} … "
+                f"{awaited[-1]!r}"
+                if awaited
+                else "its window is empty"
+            ),
+        )
+
+
+class CountingRollupMapper(ValueEquality, RollupMapper):
+    """
+    Airflow's ``RollupMapper`` counting periods, not spellings, and refusing keys that never count.
+
+    The base of our rollup mappers; not registered, not used directly. Adds to core's:
+
+    - **every key counted or refused**: :meth:`to_downstream` refuses (``ValueError``, which
+      Airflow audit-logs as ``failed to map partition_key``) a key that is not a member of the
+      window it is routed to (a Saturday for a business-day window, a date for a window of hours);
+      the scheduler sees the :class:`CountingPolicy`, which counts each received key as the member
+      it names (``2026-03-10T00:00:00``, ``…T00Z``, ``…T00+00:00`` and ``20260310T00`` all count
+      as ``2026-03-10T00``, once);
+    - ``wait_policy`` may be a :class:`CompletionDeadline` (serialized by this class, under
+      ``completion_deadline``, since core serialization refuses wait policies it does not ship);
+    - :meth:`to_upstream` returns :class:`ExpectedKeys` (the keys, the period's closing time, the
+      downstream key), memoized process-wide by the rollup's serialized form: the scheduler
+      deserializes Dags every tick, and an equal, new rollup hits the same entries;
+    - :meth:`missing_keys`, for tasks and tools.
+
+    Subclasses route keys (:meth:`route`) and read them as members (:meth:`counts_as`).
+
+    :raises ValueError: at Dag parse, as the subclass documents.
+    """
+
+    def __init__(
+        self,
+        *,
+        upstream_mapper: PartitionMapper,
+        window: Any,
+        wait_policy: WaitPolicy | None = None,
+        max_downstream_keys: int | None = None,
+    ) -> None:
+        # Not RollupMapper.__init__: its check that the mapper decodes to the window's declared
+        # type is one our subclasses make themselves (our windows declare types that only our
+        # rollups accept, so that Airflow's RollupMapper refuses them at parse).
+        PartitionMapper.__init__(self, max_downstream_keys=max_downstream_keys)
+        self.upstream_mapper = upstream_mapper
+        self.window = window
+        #: The wait policy as configured (and serialized); the scheduler sees :attr:`wait_policy`.
+        self.policy = WaitForAll() if wait_policy is None else wait_policy
+        #: Whether one key feeds several windows of the same members (a sliding window).
+        self.sliding = False
+
+    @property
+    def wait_policy(self) -> CountingPolicy:  # type: ignore[override]  # core sets it; the scheduler reads it
+        """The configured policy over the keys that count (:class:`CountingPolicy`)."""
+        return CountingPolicy(self)
+
+    def _check_routes(self, samples: tuple[str, ...], hint: str) -> None:
+        """
+        Refuse, at Dag parse, a rollup that would wait forever for one of the *samples* keys.
+
+        Airflow routes each key producers send by ``to_downstream``: unless every awaited key
+        ``u`` of ``D`` has ``D in to_downstream(u)``, the run for ``D`` never fires (naive UTC hour
+        keys read in New York time; a kept dimension whose mapper does not map its own output to
+        itself). Checks the first and last three awaited keys of each sample, once per
+        configuration and process (the scheduler rebuilds rollups every tick; a failure is not
+        memoized).
+
+        :raises ValueError: naming the sample, the awaited key, where it goes instead, and *hint*;
+            or the window's own error for a sample it cannot expand (grains that do not nest).
+        """
+        _checked_routes(self, samples, hint)
+
+    def route(self, key: str) -> list[str]:
+        """Return the downstream keys *key* is routed to (before the membership check), in order."""
+        return downstream_keys(self.upstream_mapper, key)
+
+    def counts_as(self, key: str) -> str:
+        """
+        Return *key* as the window lists the member it names (here: *key* itself).
+
+        :raises ValueError: saying why, if *key* names no member.
+        """
+        return key
+
+    def member_key(self, key: str) -> str:
+        """Return :meth:`counts_as` (its name until 0.1; deprecated, kept for a deprecation period)."""
+        import warnings
+
+        warnings.warn("member_key is now counts_as", DeprecationWarning, stacklevel=2)
+        return self.counts_as(key)
+
+    def to_downstream(self, key: str) -> str | list[str]:
+        """
+        Return the downstream key(s) of *key*, having checked that each run will count it.
+
+        :raises ValueError: naming the key, if the upstream mapper cannot read it, or it is not a
+            member of the window of a downstream key it maps to (the message names the downstream
+            key and the spelling awaited). Airflow audit-logs it; other keys keep flowing.
+        """
+        routed = self.route(key)
+        checked = routed
+        if self.sliding:
+            # A sliding window's routes all hold the key's period (u in to_upstream(D) <=> D in
+            # to_downstream(u)), and the first and the last reach furthest either way: checking
+            # them spares up to 998 windows per key. Near the ends of the calendar some windows
+            # await keys no producer can send (years outside 0003 to 9997): a key feeds only
+            # the windows that can complete, and is refused if none can.
+            edges = routed[:1] + routed[1:][-1:]
+            if not all(self._completable(downstream) for downstream in edges):
+                routed = [downstream for downstream in routed if self._completable(downstream)]
+                if not routed:
+                    raise ValueError(
+                        f"partition key {shown(key)}: every window it feeds reaches outside the years "
+                        f"{FIRST_YEAR:04d} to {LAST_YEAR} keys are read in, so none could complete."
+                    )
+            checked = routed[:1] + routed[1:][-1:]
+        for downstream in checked:
+            try:
+                expected = self.to_upstream(downstream)
+            except ValueError as err:  # the scheduler would meet it on every loop: refuse now
+                why = str(err).removeprefix(f"partition key {shown(downstream)}: ")
+                raise ValueError(f"partition key {shown(key)} maps to {downstream!r}: {why}") from None
+            if expected.unreadable:
+                raise ValueError(
+                    f"partition key {shown(key)} would never complete {downstream!r}: its window awaits "
+                    f"{expected.unreadable!r}, and keys are read only from the years {FIRST_YEAR:04d} to "
+                    f"{LAST_YEAR}."
+                )
+            if key in expected:
+                continue  # spelled as awaited: the common case, no second reading
+            member, why = _counts_as(self, key)
+            if member not in expected:
+                awaited = sorted(expected)
+                raise ValueError(
+                    f"partition key {shown(key)} would never count towards {downstream!r}: "
+                    + (
+                        why.removeprefix(f"partition key {shown(key)}: ").rstrip(".")
+                        or f"it is read as {member!r}, which is not one of the keys the window awaits"
+                    )
+                    + (
+                        f" (it awaits {len(awaited)} keys: {awaited[0]!r} … {awaited[-1]!r})."
+                        if awaited
+                        else "."
+                    )
+                )
+        return routed[0] if len(routed) == 1 and not self.sliding else routed
+
+    def _completable(self, downstream_key: str) -> bool:
+        """Whether the window of *downstream_key* can be listed and awaits only keys read on arrival."""
+        try:
+            return not self.to_upstream(downstream_key).unreadable
+        except ValueError:  # it reaches past year 1 or 9999
+            return False
+
+    def count(self, expected: Set[str], received: Iterable[str]) -> tuple[set[str], list[str]]:
+        """Return the members of *expected* that *received* keys name, and (sorted) those naming none."""
+        counted: set[str] = set()
+        never: list[str] = []
+        for key in received:
+            member = key if key in expected else _counts_as(self, key)[0]
+            if member is not None and member in expected:
+                counted.add(member)
+            else:
+                never.append(key)
+        return counted, sorted(never)
+
+    def to_upstream(self, downstream_key: str) -> ExpectedKeys:
+        """Return the upstream keys *downstream_key* waits for, with its closing time (memoized)."""
+        return _expected(self, downstream_key)
+
+    def missing_keys(self, downstream_key: str, received: Iterable[str]) -> list[str]:
+        """
+        Return, sorted, the upstream keys of *downstream_key* that no key in *received* names.
+
+        ``missing_keys("2026-03-10", ["2026-03-10T00", "2026-03-10T01:00:00Z", …])`` lists the hours
+        that never came, in the spelling the window lists them.
+
+        :raises ValueError: if *downstream_key* is not a key this rollup writes.
+        """
+        expected = self.to_upstream(downstream_key)
+        return sorted(expected - self.count(expected, received)[0])
+
+    def serialize(self) -> dict[str, Any]:
+        """Return core's ``RollupMapper`` form, with a :class:`CompletionDeadline` under its own name."""
+        from airflow.serialization.encoders import encode_partition_mapper, encode_wait_policy, encode_window
+
+        deadline = isinstance(self.policy, CompletionDeadline)
+        return dump(
+            upstream_mapper=encode_partition_mapper(self.upstream_mapper),
+            window=encode_window(self.window),
+            wait_policy=None if deadline else encode_wait_policy(self.policy),
+            completion_deadline=self.policy.serialize() if deadline else None,
+            max_downstream_keys=self.max_downstream_keys,
+        )
+
+    @classmethod
+    @rebuilt_once
+    def deserialize(cls, data: dict[str, Any]) -> PartitionMapper:
+        """Rebuild the rollup from :meth:`serialize`'s output (once per stored form: :func:`rebuilt_once`)."""
+        from airflow.serialization.decoders import decode_partition_mapper, decode_wait_policy, decode_window
+
+        data = load(data, cls)
+        if "completion_deadline" in data:
+            policy: WaitPolicy = CompletionDeadline.deserialize(data["completion_deadline"])
+        else:
+            policy = decode_wait_policy(data["wait_policy"])
+        return cls(
+            upstream_mapper=decode_partition_mapper(data["upstream_mapper"]),
+            window=decode_window(data["window"]),
+            wait_policy=policy,
+            max_downstream_keys=data.get("max_downstream_keys"),
+        )
+
+
+def configured_policy(rollup: Any) -> WaitPolicy:
+    """
+    Return a rollup's wait policy as configured (``WaitForAll()``, ``CompletionDeadline(…)``).
+
+    Ours keep it in ``policy`` (the scheduler sees a :class:`CountingPolicy` over it); Airflow's
+    ``RollupMapper`` in ``wait_policy``.
+    """
+    return rollup.policy if isinstance(rollup, CountingRollupMapper) else rollup.wait_policy
+
+
+def counted(rollup: Any, expected: Set[str], received: Iterable[str]) -> tuple[set[str], list[str]]:
+    """
+    Return the members of *expected* the *received* keys count as, and (sorted) those counting for none.
+
+    Our rollups read each key as the member it names (``2026-03-10T00Z`` counts as
+    ``2026-03-10T00``); Airflow's ``RollupMapper`` compares spellings.
+    """
+    if isinstance(rollup, CountingRollupMapper):
+        return rollup.count(expected, received)
+    keys = set(received)
+    return keys & expected, sorted(keys - expected)

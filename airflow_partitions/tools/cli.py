@@ -1,0 +1,490 @@
+"""
+``airflow-partitions`` (console script) and ``airflow partition-tools`` (Airflow's CLI).
+
+Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue``. Both faces share one
+argument list and one handler per command, over :mod:`airflow_partitions.tools`. Exit codes: 0
+ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count), or ``status``
+found a partition holding keys that never count or starved by the 500-per-loop limit, 2 usage
+error (bad arguments, a mapper expression or Dag that does not load, ``requeue --yes`` while
+the scheduler has yet to clear runs of an older rollup definition). Airflow is imported only
+when a command runs, reading ``airflow.cfg`` and ``AIRFLOW__*`` variables as ``airflow`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+
+OK, FOUND, USAGE = 0, 1, 2
+WIDTH = 120
+
+EXPLAIN_EXAMPLES = """\
+examples:
+  airflow-partitions explain --mapper 'TemporalRollupMapper(upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"), window=TemporalWindow(Hour()))' 2026-03-08T05
+  airflow-partitions explain --dag-folder example_dags --dag weather_local_day_jfk 2013-03-10T05
+  airflow-partitions explain --dag-folder example_dags --dag weather_local_day_jfk --downstream 2013-03-10
+  airflow-partitions explain --from-db --dag weather_local_day_jfk --asset weather_jfk_hourly 2013-03-10T05 --json
+
+exit codes: 0 mapped (and counted), 1 refused or never counted, 2 usage error"""  # noqa: E501 (commands)
+
+CHECK_EXAMPLES = """\
+examples:
+  airflow-partitions check example_dags
+  airflow-partitions check example_dags --json
+
+exit codes: 0 no errors (warnings and info may be listed), 1 errors found, 2 usage error"""
+
+STATUS_EXAMPLES = """\
+examples:
+  airflow-partitions status weather_local_day_jfk
+  airflow-partitions status weather_local_day_jfk --key 2013-03-10 --json
+
+exit codes: 0 nothing held, 1 a partition holds keys that never count or is starved (queue > 500),
+  2 usage error"""
+
+BACKFILL_EXAMPLES = """\
+examples:
+  airflow-partitions backfill --missing it_backfill_daily --start 2026-03-01 --end 2026-03-07
+  airflow-partitions backfill --missing it_backfill_daily --start 2026-03-01 --end 2026-03-07 --yes
+
+exit codes: 0 listed (dry run) or created, 2 usage error"""
+
+REQUEUE_EXAMPLES = """\
+examples:
+  airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30
+  airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30 --yes
+
+exit codes: 0 listed (dry run) or re-queued, 2 usage error (or, with --yes, runs of the previous
+  rollup definition the scheduler has yet to clear: wait for it, then run again)"""
+
+#: ``(flags, argparse keyword arguments)`` per command: the one definition both CLIs build from.
+EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("key",), {"help": "the partition key: upstream (default) or, with --downstream, downstream"}),
+    (("--mapper",), {"help": "a mapper as a Python expression (airflow_partitions and airflow.sdk names)"}),
+    (("--dag-folder",), {"help": "a Dag folder (or file), loaded as the dag-processor does"}),
+    (("--from-db",), {"action": "store_true", "help": "read --dag from the metadata database (read-only)"}),
+    (("--dag",), {"help": "the consumer Dag id (with --dag-folder or --from-db)"}),
+    (("--asset",), {"help": "the asset name or URI the Dag reads (if it reads several)"}),
+    (("--downstream",), {"action": "store_true", "help": "KEY is a downstream key: list what it waits for"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+CHECK_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("dag_folder",), {"help": "the Dag folder (or file) to check"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+
+
+STATUS_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("dag_id",), {"help": "the partitioned consumer Dag"}),
+    (("--key",), {"help": "only this downstream partition key"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (
+        ("dag_id",),
+        {"help": "a Dag whose timetable makes partitions (GrainPartitionTimetable, CronPartitionTimetable)"},
+    ),
+    (("--missing",), {"action": "store_true", "help": "only partitions without a successful run (required)"}),
+    (("--start",), {"required": True, "help": "first partition date, ISO 8601 (naive means UTC)"}),
+    (("--end",), {"required": True, "help": "last partition date, inclusive"}),
+    (("--yes",), {"action": "store_true", "help": "create the runs (without it: a dry run that lists them)"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+REQUEUE_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("dag_id",), {"help": "the partitioned consumer Dag whose rollup definition changed"}),
+    (("--start",), {"required": True, "help": "earliest asset event time, ISO 8601 (naive means UTC)"}),
+    (("--end",), {"required": True, "help": "latest asset event time, inclusive (a date: to its end)"}),
+    (("--yes",), {"action": "store_true", "help": "queue them (without it: a dry run that lists them)"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+
+
+class UsageError(ValueError):
+    """A command's input is not usable (exit code 2)."""
+
+
+@contextlib.contextmanager
+def _quiet() -> Any:
+    """Send what Airflow prints while loading Dags to stderr, so stdout holds only the answer."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def _mapper(args: argparse.Namespace) -> Any:
+    from airflow_partitions.tools import consumer_mappers, load_mapper, stored_dag
+
+    sources = [bool(args.mapper), bool(args.dag_folder), bool(args.from_db)]
+    if sum(sources) != 1 or (args.mapper and args.dag) or (not args.mapper and not args.dag):
+        raise UsageError("pass --mapper EXPR, or --dag ID with one of --dag-folder PATH and --from-db.")
+    if args.mapper:
+        return load_mapper(args.mapper)
+    with _quiet():
+        folder = consumer_mappers(args.dag_folder) if args.dag_folder else stored_dag(args.dag)
+    return folder.consumer(args.dag, args.asset).mapper
+
+
+def _wrap(label: str, text: str) -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=f"  {label:<16}", subsequent_indent=" " * 18)
+
+
+#: Keys listed in full in text output; a longer list shows its first and last halves of this.
+LISTED_KEYS = 100
+
+
+def _listed(keys: Sequence[str]) -> str:
+    """Return *keys* comma-separated, or for more than :data:`LISTED_KEYS` the first and last 50."""
+    if len(keys) <= LISTED_KEYS:
+        return ", ".join(keys)
+    half = LISTED_KEYS // 2
+    more = f"… ({len(keys) - LISTED_KEYS} more; --json lists all) …"
+    return ", ".join([*keys[:half], more, *keys[-half:]])
+
+
+def format_explanation(explanation: Any) -> str:
+    """Return an :class:`~airflow_partitions.tools.Explanation` as text for a 120-column terminal."""
+    e = explanation
+    targets = ", ".join(repr(k.key) for k in e.keys[:5]) + (" …" if len(e.keys) > 5 else "")
+    if e.downstream:
+        lines = [f"{e.mapper}: downstream key {e.key!r}"]
+    else:
+        lines = [f"{e.mapper}: {e.key!r} → {targets or '(none)'}"]
+    if e.refused:
+        lines.append(_wrap("REFUSED", e.refused))
+    if e.never_counts:
+        lines.append(_wrap("NEVER COUNTS", e.never_counts))
+    if e.counts_as:
+        lines.append(_wrap("counts as", e.counts_as))
+    if e.fan_out:
+        f = e.fan_out
+        verdict = "within" if f["count"] <= f["cap"] else "OVER"
+        lines.append(
+            _wrap("fan-out", f"{f['count']} keys, {verdict} the cap of {f['cap']} ({f['cap_source']})")
+        )
+    if len(e.keys) > 1 and all(k.waits_for is None for k in e.keys):  # a fan-out: one line per field
+        lines.append(_wrap("keys", _listed([k.key for k in e.keys])))
+        dates = dict.fromkeys((e.keys[0].partition_date, e.keys[-1].partition_date))
+        lines.append(_wrap("partition_date", " … ".join(d or "(none)" for d in dates)))
+        return "\n".join(lines)
+    for k in e.keys:
+        if len(e.keys) > 1:
+            lines.append(f"  {k.key}")
+        lines.append(_wrap("partition_date", k.partition_date or "(none)"))
+        if k.waits_for is not None:
+            lines.append(
+                _wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {_listed(k.waits_for)}")
+            )
+        if k.closes_at:
+            lines.append(_wrap("closes at", k.closes_at))
+        if k.fires_at:
+            lines.append(_wrap("fires at", f"{k.fires_at} with at least {k.needed} keys"))
+            lines.append(_wrap("", f"{k.fires_at_below_minimum} with fewer (and at least one)"))
+    return "\n".join(lines)
+
+
+def format_findings(findings: Sequence[Any]) -> str:
+    """Return :class:`~airflow_partitions.tools.Finding` rows as text for a 120-column terminal."""
+    lines = []
+    for f in findings:
+        lines.append(f"{f.severity.upper():<8} {f.dag_id}" + (f"  (asset {f.asset})" if f.asset else ""))
+        lines.append(textwrap.fill(f.message, WIDTH, initial_indent=" " * 9, subsequent_indent=" " * 9))
+        lines.append(
+            textwrap.fill(f"fix: {f.fix}", WIDTH, initial_indent=" " * 9, subsequent_indent=" " * 14)
+        )
+    counts = {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
+    lines.append(", ".join(f"{n} {s}{'s' if n != 1 and s != 'info' else ''}" for s, n in counts.items()))
+    return "\n".join(lines)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    """Handle ``explain``: print what the mapper does with the key; return the exit code."""
+    from airflow_partitions.tools import explain
+
+    explanation = explain(_mapper(args), args.key, downstream=args.downstream)
+    print(json.dumps(explanation.to_dict(), indent=2) if args.json else format_explanation(explanation))
+    return OK if explanation.ok else FOUND
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Handle ``check``: print the findings for the Dag folder; return the exit code."""
+    from airflow_partitions.tools import check
+
+    with _quiet():
+        findings = check(args.dag_folder)
+    if args.json:
+        print(json.dumps([f.to_dict() for f in findings], indent=2))
+    else:
+        print(format_findings(findings))
+    return FOUND if any(f.severity == "error" for f in findings) else OK
+
+
+def format_state(state: Any) -> str:
+    """Return a :class:`~airflow_partitions.tools.state.ConsumerState` as text for 120 columns."""
+    lines = [
+        f"{state.dag_id}: {len(state.partitions)} partitions; pending partitioned runs in the deployment: "
+        f"{state.pending_total} (the scheduler evaluates the 500 oldest per loop)"
+    ]
+    if state.blocked_ahead:
+        lines.append(
+            f"  {state.blocked_ahead} pending runs ahead of this Dag's hold only keys that never count"
+        )
+    lines.append(f"  {'partition':<28}{'state':<16}{'received':>10}  {'queue':>6}  missing / runs")
+    for p in state.partitions:
+        received = sum(len(a.received) for a in p.progress)
+        expected = sum(len(a.expected) for a in p.progress)
+        count = f"{received}/{expected}" if expected else (str(received) if p.progress else "")
+        missing = [k for a in p.progress for k in a.missing]
+        detail = (
+            ", ".join(missing[:3]) + (f" … ({len(missing)})" if len(missing) > 3 else "")
+            if missing
+            else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
+        )
+        queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
+        lines.append(f"  {p.partition_key:<28}{p.state:<16}{count:>10}  {queue:>6}  {detail}"[:WIDTH])
+        for a in p.progress:
+            for key, why in a.never_counting:
+                lines.append(_wrap("never counts", f"{key}: {why}"))
+        if p.fires_at:
+            lines.append(_wrap("fires at", p.fires_at.isoformat()))
+    if state.refusals:
+        lines.append(f"  {len(state.refusals)} keys refused on arrival (audit log), the latest:")
+        lines.extend(_wrap("refused", r.message.splitlines()[-1]) for r in state.refusals[-3:])
+    return "\n".join(lines)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    """Handle ``status``: print a consumer's partitions from the metadata database; return the exit code."""
+    from airflow_partitions.tools.state import consumer_state
+
+    with _quiet():
+        state = consumer_state(args.dag_id, partition_key=args.key)
+    print(json.dumps(state.to_dict(), indent=2) if args.json else format_state(state))
+    held = any(p.state == "never counting" or p.starved for p in state.partitions)
+    return FOUND if held else OK
+
+
+def _date(text: str, *, end_of_day: bool = False) -> Any:
+    """Parse an ISO 8601 date or time (naive means UTC); *end_of_day*: a bare date means its last instant."""
+    from datetime import UTC, date, datetime, time
+
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{text!r} is not an ISO 8601 date such as 2026-03-01.") from None
+    if end_of_day and len(text) == len(date.min.isoformat()):
+        when = datetime.combine(when.date(), time.max)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def run_backfill(args: argparse.Namespace) -> int:
+    """Handle ``backfill --missing``: list (or, with --yes, create) the runs a range lacks."""
+    from airflow_partitions.tools.write.backfill import create_runs, missing_partitions
+
+    if not args.missing:
+        raise UsageError("pass --missing (Airflow's own `airflow backfill create` reruns whole ranges).")
+    with _quiet():
+        missing = missing_partitions(args.dag_id, _date(args.start), _date(args.end))
+        runs = create_runs(args.dag_id, missing) if args.yes else []
+    if args.json:
+        print(json.dumps({"missing": [m.to_dict() for m in missing], "created_runs": runs}, indent=2))
+        return OK
+    for m in missing:
+        print(f"  {m.partition_key:<28}{', '.join(m.states) or 'never ran'}")
+    verb = f"created {len(runs)} runs" if args.yes else "dry run: pass --yes to create them"
+    print(f"{args.dag_id}: {len(missing)} partitions without a successful run; {verb}")
+    return OK
+
+
+def format_orphans(orphans: Any) -> str:
+    """Return :class:`~airflow_partitions.tools.write.requeue.Orphans` as text for 120 columns."""
+    from datetime import UTC
+
+    o = orphans
+    start, end = (f"{when.astimezone(UTC):%Y-%m-%d %H:%M:%S}" for when in (o.start, o.end))
+    lines = [f"{o.dag_id}: {len(o.events)} stored asset events sent {start} … {end} UTC feed no run"]
+    grouped = o.by_downstream_key()
+    if grouped:
+        lines.append(f"  {'downstream key':<28}{'events':>6}  {'upstream keys':<40}runs")
+    for key, events in grouped.items():
+        upstream = sorted({e.partition_key for e in events})
+        shown = upstream[0] if len(upstream) == 1 else f"{upstream[0]} … {upstream[-1]}"
+        ran = ", ".join(o.runs.get(key, ()))
+        lines.append(f"  {key:<28}{len(events):>6}  {shown:<40}{ran}"[:WIDTH].rstrip())
+    for e in o.events:
+        if e.refused:
+            lines.append(_wrap("refused", f"{e.partition_key} ({e.asset}): {e.refused.splitlines()[-1]}"))
+    if o.stale_pending:
+        lines.append(
+            _wrap(
+                "not yet cleared",
+                f"{o.stale_pending} pending runs carry the previous rollup definition: the scheduler clears "
+                "them at its next loop, and only then are their events listed here: wait, then run again.",
+            )
+        )
+    queueable = len(o.queueable)
+    if o.requeued:
+        lines.append(f"re-queued {queueable} events into {len(grouped)} partitions")
+    else:
+        lines.append(f"dry run: pass --yes to re-queue {queueable} events into {len(grouped)} partitions")
+    return "\n".join(lines)
+
+
+def run_requeue(args: argparse.Namespace) -> int:
+    """Handle ``requeue``: list (or, with --yes, queue again) the stored events a Dag's runs lost."""
+    from airflow_partitions.tools.write.requeue import orphaned_events, requeue
+
+    start, end = _date(args.start), _date(args.end, end_of_day=True)
+    with _quiet():
+        orphans = (requeue if args.yes else orphaned_events)(args.dag_id, start, end)
+    print(json.dumps(orphans.to_dict(), indent=2) if args.json else format_orphans(orphans))
+    return OK
+
+
+#: ``name -> (help, description, epilog, arguments, handler)``.
+COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], int]]] = {
+    "explain": (
+        "explain what a partition mapper does with one key",
+        "Show where an upstream key goes (downstream keys, partition_date, whether a rollup counts it or the "
+        "refusal Airflow would audit-log, what its period waits for, a fan-out against its cap), or with "
+        "--downstream what a downstream key waits for. The mapper comes from an expression, a Dag folder or "
+        "the metadata database, after Airflow's serialization round trip.",
+        EXPLAIN_EXAMPLES,
+        EXPLAIN_ARGS,
+        run_explain,
+    ),
+    "check": (
+        "check a Dag folder's partitioned producers and consumers",
+        "Load the Dag folder as the dag-processor does, push sample keys of every producer (from its "
+        "timetable, or declared with airflow_partitions.example_keys) through every consumer's mapper, and "
+        "list what would be refused, held forever, exceed a fan-out cap or starve the scheduler.",
+        CHECK_EXAMPLES,
+        CHECK_ARGS,
+        run_check,
+    ),
+    "status": (
+        "show a consumer's partitions and why they wait (reads the metadata database)",
+        "Read, from the deployment's metadata database (read-only), every partition of a partitioned "
+        "consumer Dag: its runs, or what its pending run has received, what is missing, which keys will "
+        "never count and why, when a deadline fires it, its place in the scheduler's queue (500 evaluated "
+        "per loop), and the keys refused on arrival.",
+        STATUS_EXAMPLES,
+        STATUS_ARGS,
+        run_status,
+    ),
+    "backfill": (
+        "create runs only for the partitions of a range without a successful run",
+        "List the partitions a partitioned Dag's timetable makes in [--start, --end] that have no successful "
+        "run (failed or never run); with --yes, create exactly those runs through Airflow's trigger_dag.",
+        BACKFILL_EXAMPLES,
+        BACKFILL_ARGS,
+        run_backfill,
+    ),
+    "requeue": (
+        "queue again the stored asset events a consumer's cleared pending runs had received",
+        "After a consumer's rollup definition changed (even only max_downstream_keys), Airflow clears its "
+        "pending partitioned runs with the keys they had received and replays nothing. List the stored asset "
+        "events of its upstream assets, sent in [--start, --end], that feed none of its runs, per downstream "
+        "key under its current mapper; with --yes, queue them again for this Dag alone, as the scheduler "
+        "does on an event's arrival (no new asset event: other consumers are not triggered).",
+        REQUEUE_EXAMPLES,
+        REQUEUE_ARGS,
+        run_requeue,
+    ),
+}
+
+
+def _guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run *handler*; a usage or loading error is printed to stderr with exit code 2."""
+    try:
+        return handler(args)
+    except ValueError as err:
+        print(f"airflow-partitions {args.command}: error: {err}", file=sys.stderr)
+        return USAGE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``airflow-partitions`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="airflow-partitions",
+        description=(
+            "Explain partition mappers, check Dag folders, show partition state, backfill gaps, re-queue "
+            "events after a rollup changed."
+        ),
+        epilog="examples:\n  airflow-partitions explain --help\n  airflow-partitions check example_dags",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
+    for name, (help_, description, epilog, arguments, handler) in COMMANDS.items():
+        sub = commands.add_parser(
+            name,
+            help=help_,
+            description=description,
+            epilog=epilog,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        for flags, options in arguments:
+            sub.add_argument(*flags, **options)
+        sub.set_defaults(handler=handler)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run ``airflow-partitions`` with *argv* (default: the command line); return the exit code.
+
+    ``main(["check", "example_dags"])`` prints the findings and returns 0 when there is no error.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return _guarded(args.handler, args)
+    except BrokenPipeError:  # `… | head`: the reader left; say nothing more (Python's recipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK
+
+
+def get_cli_commands() -> list[Any]:
+    """
+    Return the ``airflow partition-tools`` command group, for Airflow's provider ``"cli"`` list.
+
+    ``airflow partition-tools explain …`` and ``airflow partition-tools check …`` take the same
+    arguments as ``airflow-partitions`` (core's own group is ``airflow partitions``).
+    """
+    from airflow.cli.cli_config import ActionCommand, Arg, GroupCommand
+
+    def action(name: str) -> ActionCommand:
+        help_, description, epilog, arguments, handler = COMMANDS[name]
+
+        def func(args: argparse.Namespace) -> None:
+            args.command = name
+            code = _guarded(handler, args)
+            if code:
+                sys.exit(code)
+
+        return ActionCommand(
+            name=name,
+            help=help_,
+            func=func,
+            args=[Arg(flags, **options) for flags, options in arguments],
+            description=description,
+            epilog=epilog.replace("airflow-partitions ", "airflow partition-tools "),
+        )
+
+    return [
+        GroupCommand(
+            name="partition-tools",
+            help=(
+                "Explain mappers, check Dag folders, show partition state, backfill missing partitions, "
+                "re-queue events after a rollup changed"
+            ),
+            subcommands=[action(name) for name in COMMANDS],
+        )
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""
+Where the tools find mappers: a Python expression, a Dag folder, or a metadata database.
+
+What is explained and checked is what the scheduler runs: every Dag goes through Airflow's own
+serialization round trip (``DagSerialization.to_dict`` then ``from_dict``), as the dag-processor
+stores it and the scheduler reads it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from airflow_partitions.examples import declared_example_keys, forget_example_keys
+from airflow_partitions.mapping import as_core
+from airflow_partitions.task import assets_of
+from airflow_partitions.tools.samples import reads_assets
+
+#: ``airflow.sdk`` names a mapper expression may use besides airflow-partitions' public names.
+SDK_NAMES = (
+    "AllowedKeyMapper",
+    "ChainMapper",
+    "DayWindow",
+    "FanOutMapper",
+    "FixedKeyMapper",
+    "HourWindow",
+    "IdentityMapper",
+    "MinimumCount",
+    "MonthWindow",
+    "ProductMapper",
+    "QuarterWindow",
+    "RollupMapper",
+    "SegmentWindow",
+    "StartOfDayMapper",
+    "StartOfHourMapper",
+    "StartOfMonthMapper",
+    "StartOfQuarterMapper",
+    "StartOfWeekMapper",
+    "StartOfYearMapper",
+    "WaitForAll",
+    "WeekWindow",
+    "YearWindow",
+)
+
+
+def load_mapper(expression: str) -> Any:
+    """
+    Return the working (core) partition mapper a Python *expression* builds.
+
+    Every public name of ``airflow_partitions`` and the mappers, windows and wait policies of
+    ``airflow.sdk`` are in scope, and ``timedelta``: ``load_mapper('TemporalRollupMapper(
+    upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))')``.
+    ``airflow.sdk`` definitions (``RollupMapper(upstream_mapper=StartOfDayMapper(), window=DayWindow())``)
+    are converted to the core classes the scheduler runs (:func:`~airflow_partitions._common.as_core`).
+
+    :raises ValueError: naming the expression, if it does not parse, names something not in
+        scope, raises (a mapper refusing its arguments: its message), or is not a partition mapper.
+    """
+    import airflow.sdk
+    from airflow.partition_mappers.base import PartitionMapper
+
+    import airflow_partitions
+
+    scope: dict[str, Any] = {name: getattr(airflow.sdk, name) for name in SDK_NAMES}
+    scope |= {name: getattr(airflow_partitions, name) for name in airflow_partitions.__all__}
+    scope["timedelta"] = timedelta
+    try:
+        value = eval(expression, {"__builtins__": {}}, scope)  # a Dag author's own expression
+        mapper = as_core(value, "partition_mapper")
+    except Exception as err:
+        raise ValueError(
+            f"mapper expression {expression!r}: {type(err).__name__}: {str(err).rstrip('.')}. Expected a "
+            "partition mapper such as 'TemporalMapper(Day())'."
+        ) from None
+    if not isinstance(mapper, PartitionMapper):
+        raise ValueError(f"mapper expression {expression!r} builds {mapper!r}, not a partition mapper.")
+    return mapper
+
+
+@dataclass(frozen=True)
+class Consumer:
+    """One partitioned consumer: Dag *dag_id* reads asset *asset* (name) through *mapper* (core)."""
+
+    dag_id: str
+    asset: str
+    uri: str
+    mapper: Any
+
+
+@dataclass(frozen=True)
+class Producer:
+    """
+    One producer of a partitioned asset: Dag *dag_id* writes *asset* (name) on *timetable*.
+
+    *example_keys* are the keys its Dag file declares with :func:`~airflow_partitions.example_keys`.
+    """
+
+    dag_id: str
+    asset: str
+    timetable: Any
+    example_keys: tuple[str, ...] = ()
+
+    @property
+    def at_runtime(self) -> bool:
+        """Whether its tasks choose its keys (``PartitionedAtRuntime``, ours, or a plain schedule)."""
+        return bool(getattr(self.timetable, "partitioned_at_runtime", False)) or not self.partitioned
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether its schedule is partitioned (else only ``add_partitions`` gives its events keys)."""
+        tt = self.timetable
+        return bool(getattr(tt, "partitioned", False) or getattr(tt, "partitioned_at_runtime", False))
+
+
+@dataclass(frozen=True)
+class DagFolder:
+    """The partitioned consumers and producers of a Dag folder, and its import errors (file -> error)."""
+
+    consumers: tuple[Consumer, ...]
+    producers: tuple[Producer, ...]
+    import_errors: dict[str, str] = field(default_factory=dict)
+
+    def consumer(self, dag_id: str, asset: str | None = None) -> Consumer:
+        """
+        Return the consumer *dag_id* of *asset* (name or URI; optional if it reads one asset).
+
+        :raises ValueError: naming the Dag and the assets it reads, if there is no such consumer
+            or *asset* is needed to choose.
+        """
+        found = [c for c in self.consumers if c.dag_id == dag_id and asset in (None, c.asset, c.uri)]
+        if len(found) != 1:
+            known = sorted(c.asset for c in self.consumers if c.dag_id == dag_id)
+            raise ValueError(
+                f"Dag {dag_id!r}: "
+                + (
+                    f"reads partitioned assets {known}; pass one of them as the asset."
+                    if known
+                    else "is not a partitioned consumer here (expected a Dag scheduled on "
+                    "PartitionedAssetTimetable)."
+                )
+            )
+        return found[0]
+
+
+def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -> DagFolder:
+    """
+    Return the consumers and producers of serialized Dags (``SerializedDAG``, as the scheduler reads them).
+
+    A consumer is a Dag on a partitioned asset timetable; a producer is a Dag with an asset among
+    its tasks' outlets, on a partitioned timetable or writing an asset a consumer reads (on any
+    other schedule only its tasks' ``add_partitions`` give its events keys).
+    """
+    dags = list(dags)
+    consumers = []
+    for dag in dags:
+        timetable = dag.timetable
+        if reads_assets(timetable):
+            for asset in assets_of(timetable.asset_condition):
+                if hasattr(asset, "name"):
+                    mapper = timetable.get_partition_mapper(name=asset.name, uri=asset.uri)
+                    consumers.append(Consumer(dag.dag_id, asset.name, asset.uri, mapper))
+    read = {c.asset for c in consumers}
+    producers = []
+    for dag in dags:
+        outlets = {a.name: a for task in dag.tasks for a in task.outlets or () if hasattr(a, "name")}
+        for name, asset in sorted(outlets.items()):
+            producer = Producer(dag.dag_id, name, dag.timetable, declared_example_keys(asset.name, asset.uri))
+            if producer.partitioned or name in read:
+                producers.append(producer)
+    return DagFolder(tuple(consumers), tuple(producers), dict(import_errors or {}))
+
+
+def consumer_mappers(dag_folder: str | Path) -> DagFolder:
+    """
+    Load *dag_folder* as the dag-processor does and return its partitioned consumers and producers.
+
+    The folder (or one Dag file) is parsed by Airflow's ``BundleDagBag`` (the folder on
+    ``sys.path``, ``.airflowignore`` and safe mode as configured), then each Dag makes Airflow's
+    serialization round trip: the mapper of each :class:`Consumer` is the one the scheduler
+    runs. A Dag that fails to serialize (a class no plugin registers) is left out, its error in
+    :attr:`DagFolder.import_errors` under its file, as the dag-processor reports it.
+
+    :raises ValueError: if *dag_folder* does not exist.
+    """
+    from airflow.dag_processing.dagbag import BundleDagBag
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    path = Path(dag_folder).resolve()
+    if not path.exists():
+        raise ValueError(f"Dag folder {str(dag_folder)!r} does not exist; expected a folder of Dag files.")
+    forget_example_keys()
+    bag = BundleDagBag(dag_folder=str(path), bundle_path=path if path.is_dir() else path.parent)
+    errors, dags = dict(bag.import_errors), []
+    for dag_id, dag in sorted(bag.dags.items()):
+        try:
+            dags.append(DagSerialization.from_dict(DagSerialization.to_dict(dag)))
+        except Exception as err:
+            errors[dag.relative_fileloc or dag.fileloc or dag_id] = (
+                f"Dag {dag_id!r}: {type(err).__name__}: {err}"
+            )
+    return describe(dags, errors)
+
+
+def stored_dag(dag_id: str) -> DagFolder:
+    """
+    Return the consumers and producers of the Dag *dag_id* as stored in the metadata database.
+
+    Read-only, through Airflow's own session and ``SerializedDagModel`` (the deployment's
+    ``airflow.cfg`` / ``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``).
+
+    :raises ValueError: if no serialized Dag *dag_id* is stored.
+    """
+    from airflow.models.serialized_dag import SerializedDagModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        stored = SerializedDagModel.get(dag_id, session=session)
+        if stored is None:
+            raise ValueError(
+                f"Dag {dag_id!r} is not in the metadata database (is the dag-processor running?)."
+            )
+        return describe([stored.dag])

@@ -1,8 +1,0 @@
-"""
-The Partitions view inside Airflow's UI: a FastAPI app the plugin mounts at ``/partitions``.
-
-- :mod:`~airflow_partitions.ui.layout`: partitions laid out as a grid (pure functions);
-- :mod:`~airflow_partitions.ui.app`: the read-only JSON API and the page, guarded by Airflow's
-  auth manager like Airflow's own API;
-- ``static/``: the page (HTML, JavaScript, CSS; no build step).
-"""

@@ -1,0 +1,305 @@
+"""
+Regression tests for keys read wrongly or accepted and failing later.
+
+Every expected value here is worked out from the calendar by hand (noted next to it), not from
+the package under test.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from datetime import date
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions import (
+    CompositeKeyMapper,
+    Day,
+    DimensionFanOutMapper,
+    DimensionWindow,
+    Hour,
+    Month,
+    TemporalFanOutMapper,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+    Week,
+)
+from airflow_partitions.business import BusinessCalendar, BusinessDay
+from airflow_partitions.grains.fiscal import FiscalQuarter
+from airflow_partitions.grains.retail import RetailWeek
+from tests.unit.support import names_key
+
+NEW_YORK = "America/New_York"
+#: The 24 UTC hours of 2026-03-09, written out.
+HOURS_OF_MARCH_9 = [f"2026-03-09T{hour:02d}" for hour in range(24)]
+
+
+# -- offsets inside fan-outs -------------------------------------------------------------------
+
+
+def test_a_fan_out_expands_the_period_its_offset_mapper_names():
+    mapper = TemporalMapper(Day(), offset=-1)
+    assert mapper.to_downstream("2026-03-10") == "2026-03-09"
+    fan = TemporalFanOutMapper(upstream_mapper=mapper, window=TemporalWindow(Hour()))
+    assert list(fan.to_downstream("2026-03-10")) == HOURS_OF_MARCH_9
+
+
+def test_a_fan_out_with_a_forward_offset_expands_the_later_period():
+    # Days of March 2026 (31) for the month after February.
+    fan = TemporalFanOutMapper(
+        upstream_mapper=TemporalMapper(Month(), offset=1), window=TemporalWindow(Day())
+    )
+    assert list(fan.to_downstream("2026-02-14")) == [f"2026-03-{day:02d}" for day in range(1, 32)]
+
+
+def test_a_dimension_fan_out_expands_the_period_its_offset_mapper_names():
+    fan = DimensionFanOutMapper(
+        upstream_mapper=CompositeKeyMapper(["region", "day"], {"day": TemporalMapper(Day(), offset=-1)}),
+        window=DimensionWindow(day=TemporalWindow(Hour())),
+    )
+    assert list(fan.to_downstream("eu|2026-03-10")) == [f"eu|{hour}" for hour in HOURS_OF_MARCH_9]
+
+
+def test_a_rollup_with_an_offset_still_waits_for_the_period_before_the_shift():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(), offset=-1), window=TemporalWindow(Hour())
+    )
+    # 2026-03-10's hours are mapped to the downstream key 2026-03-09 (T-1) ...
+    assert rollup.to_downstream("2026-03-10T05") == "2026-03-09"
+    # ... so 2026-03-09 waits for the hours of 2026-03-10.
+    awaited = [
+        rollup.upstream_mapper.encode_upstream(p)
+        for p in rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream("2026-03-09"))
+    ]
+    assert awaited == [f"2026-03-10T{hour:02d}" for hour in range(24)]
+
+
+# -- date-only keys name the grain's own calendar ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("grain", "key", "period"),
+    [
+        (Day(timezone=NEW_YORK), "2026-03-10", "2026-03-10"),
+        (Day(timezone=NEW_YORK), "20260310", "2026-03-10"),
+        (Week(timezone=NEW_YORK), "2026-03-09", "2026-03-09"),  # a Monday
+        (Week(timezone=NEW_YORK), "2026-W11", "2026-03-09"),  # ISO week 11 starts Monday 2026-03-09
+        (Month(timezone=NEW_YORK), "2026-03", "2026-03"),
+        # The day after Thanksgiving (Thursday 2026-11-26) is a US business day.
+        (BusinessDay(BusinessCalendar(country="US"), timezone=NEW_YORK), "2026-11-27", "2026-11-27"),
+    ],
+)
+def test_a_date_key_names_the_grains_own_period_whatever_the_input_timezone(grain, key, period):
+    for input_timezone in (None, "UTC", "Asia/Tokyo"):
+        assert TemporalMapper(grain, input_timezone=input_timezone).to_downstream(key) == period
+
+
+def test_a_key_with_a_time_of_day_is_still_read_in_the_input_timezone():
+    # 02:00 UTC on 2026-03-10 is 21:00 EST on 2026-03-09.
+    mapper = TemporalMapper(Day(timezone=NEW_YORK), input_timezone="UTC")
+    assert mapper.to_downstream("2026-03-10T02:00") == "2026-03-09"
+    assert mapper.to_downstream("2026-03-10T05:00") == "2026-03-10"  # 00:00 EST
+    # 2026-W10 starts Monday 2026-03-02; 02:00 UTC that day is 21:00 EST on Sunday 2026-03-01.
+    assert mapper.to_downstream("2026W10T02") == "2026-03-01"
+    assert mapper.to_downstream("2026W101T02") == "2026-03-01"
+
+
+def test_a_date_only_input_format_names_the_grains_own_day():
+    mapper = TemporalMapper(Day(timezone=NEW_YORK), input_timezone="UTC", input_format="%d.%m.%Y")
+    assert mapper.to_downstream("10.03.2026") == "2026-03-10"
+
+
+@pytest.mark.parametrize("key", ["2026-W10-3", "2026W103", "2026-03-04", "20260304"])
+def test_every_date_only_spelling_names_its_own_day_under_a_day_start(key):
+    # ISO 2026-W01 starts Monday 2025-12-29 (1 January 2026 is a Thursday); W10 starts 63 days
+    # later, Monday 2026-03-02; its third day is Wednesday 2026-03-04.
+    assert TemporalMapper(Day(start_hour=6)).to_downstream(key) == "2026-03-04"
+
+
+def test_a_date_only_strptime_key_names_its_own_day_under_a_day_start():
+    assert TemporalMapper(Day(start_hour=6), input_format="%Y%m%d").to_downstream("20260304") == "2026-03-04"
+
+
+def test_a_time_on_a_date_still_falls_in_the_operations_day_before_its_start():
+    # 05:59 is before the 06:00 start: the operations day of 2026-03-03.
+    assert TemporalMapper(Day(start_hour=6)).to_downstream("2026-03-04T05:59") == "2026-03-03"
+
+
+# -- keys that could not be evaluated later ----------------------------------------------------
+
+
+def utc_hours_to_new_york_days() -> TemporalRollupMapper:
+    return TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK), input_timezone="UTC"),
+        window=TemporalWindow(Hour()),
+    )
+
+
+@pytest.mark.parametrize(
+    "key", ["9999-12-31T23:00:00+00:00", "9999-12-31", "9998-06-01T00", "0001-01-01", "0002-12-31T23"]
+)
+def test_a_key_too_close_to_the_ends_of_the_calendar_is_refused_at_mapping(key):
+    with pytest.raises(ValueError, match=names_key(key) + r".*years 0003 to 9997"):
+        utc_hours_to_new_york_days().to_downstream(key)
+
+
+def test_a_key_of_a_day_awaiting_hours_past_the_supported_range_is_refused_at_mapping():
+    # New York's 9997-12-31 ends at 9998-01-01T05Z: its last five UTC hours are keys of 9998,
+    # refused on arrival, so the day could never complete and no key may open it.
+    with pytest.raises(ValueError, match=names_key("9997-12-31T23") + r".*awaits '9998-01-01T00'"):
+        utc_hours_to_new_york_days().to_downstream("9997-12-31T23")
+
+
+@pytest.mark.parametrize(
+    ("rollup", "key", "day"),
+    [
+        # 9997-12-30T23Z is 18:00 EST on 9997-12-30, whose hours end at 9997-12-31T04Z.
+        (utc_hours_to_new_york_days(), "9997-12-30T23", "9997-12-30"),
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())),
+            "0003-01-01T00",
+            "0003-01-01",
+        ),
+    ],
+)
+def test_a_key_inside_the_supported_range_can_be_evaluated(rollup, key, day):
+    assert rollup.to_downstream(key) == day
+    assert len(rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(day))) == 24
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "\uff12\uff10\uff11\uff13-01-20T07:00:00+00:00",  # fullwidth digits
+        "\u0662\u0660\u0662\u0666-03-10",  # Arabic-Indic digits
+        "\u0662\u0660\u0662\u0666-03",
+    ],
+)
+def test_digits_outside_ascii_are_refused_naming_the_key(key):
+    with pytest.raises(ValueError, match=names_key(key) + r".*only ASCII digits"):
+        TemporalMapper(Day()).to_downstream(key)
+
+
+def test_digits_outside_ascii_are_refused_under_an_input_format():
+    key = "\u0662\u0660\u0662\u0666\u0660\u0663\u0661\u0660"  # 20260310 in Arabic-Indic digits
+    with pytest.raises(ValueError, match=names_key(key) + r".*only ASCII digits"):
+        TemporalMapper(Day(), input_format="%Y%m%d").to_downstream(key)
+
+
+# -- RFC 3339 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["2026-03-10T09:15:00z", "2026-03-10t09:15:00z", "2026-03-10T09:15:00Z"])
+def test_lowercase_z_and_t_are_read_as_rfc_3339_allows(key):
+    assert TemporalMapper(Hour(timezone=NEW_YORK)).to_downstream(key) == "2026-03-10T05-04:00"
+
+
+# -- one clear error ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Day(timezone="Mars/Olympus_Mons"),
+        lambda: Day(timezone="../etc/passwd"),
+        lambda: BusinessDay(BusinessCalendar(), timezone="Mars/Olympus_Mons"),
+        lambda: FiscalQuarter(start_month=7, timezone="Mars/Olympus_Mons"),
+        lambda: RetailWeek(timezone="Mars/Olympus_Mons"),
+        lambda: TemporalMapper(Day(), input_timezone="Mars/Olympus_Mons"),
+        lambda: BusinessCalendar(country="XX"),
+        lambda: BusinessCalendar(extra_holidays=["2026-13-01"]),
+    ],
+)
+def test_time_zone_and_calendar_errors_are_one_value_error_without_a_chained_traceback(build):
+    with pytest.raises(ValueError) as caught:
+        build()
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None or caught.value.__suppress_context__
+
+
+# -- fixed-offset legacy zone names ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("grain", "zone", "region"),
+    [
+        (Day, "EST", "America/New_York"),
+        (Month, "MST", "America/Denver"),
+        (Hour, "HST", "Pacific/Honolulu"),
+        (Week, "Etc/GMT+5", "America/New_York"),
+    ],
+)
+def test_a_fixed_offset_legacy_zone_warns_suggesting_a_region_and_is_still_built(grain, zone, region):
+    with pytest.warns(UserWarning, match=rf"{re.escape(repr(zone))} is a fixed UTC offset.*'{region}'"):
+        built = grain(timezone=zone)
+    assert built.timezone == zone
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Etc/UTC", "Etc/GMT", "Etc/GMT+0", "America/New_York", "EST5EDT"])
+def test_a_region_or_utc_zone_builds_without_a_warning(zone):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Day(timezone=zone)
+
+
+# -- naive input formats that cannot name every hour -------------------------------------------
+
+
+def test_a_naive_hourly_format_under_new_york_hours_is_refused_at_parse():
+    with pytest.raises(ValueError, match=r"TemporalMapper: input_format '%Y-%m-%dT%H'.*'%Y-%m-%dT%H%z'"):
+        TemporalMapper(Hour(timezone=NEW_YORK), input_format="%Y-%m-%dT%H")
+
+
+def test_a_rollup_writing_new_york_hours_in_a_naive_format_is_refused_at_parse():
+    # The mapper alone maps hours to days, which a naive format names well enough ...
+    mapper = TemporalMapper(Day(timezone=NEW_YORK), input_format="%Y-%m-%dT%H")
+    # ... but the rollup writes the 25 hours of 2026-11-01 in it, two of them both "2026-11-01T01".
+    with pytest.raises(ValueError, match=r"TemporalRollupMapper: input_format '%Y-%m-%dT%H'.*%z"):
+        TemporalRollupMapper(upstream_mapper=mapper, window=TemporalWindow(Hour(timezone=NEW_YORK)))
+
+
+def test_an_offset_bearing_format_names_all_25_hours_of_the_fall_back_day():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK), input_format="%Y-%m-%dT%H%z"),
+        window=TemporalWindow(Hour(timezone=NEW_YORK)),
+    )
+    members = rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream("2026-11-01"))
+    keys = {rollup.upstream_mapper.encode_upstream(m) for m in members}
+    assert len(keys) == 25  # 00 and 01 EDT, 01 to 23 EST
+    assert {"2026-11-01T01-0400", "2026-11-01T01-0500"} <= keys
+
+
+@pytest.mark.parametrize(
+    ("grain", "input_format"),
+    [
+        (Hour(), "%Y-%m-%dT%H"),
+        (Hour(timezone="Asia/Tokyo"), "%Y-%m-%dT%H"),
+        (Day(timezone=NEW_YORK), "%Y%m%d"),
+        (Hour(timezone=NEW_YORK), "%Y-%m-%d"),
+    ],
+)
+def test_naive_formats_that_name_every_period_are_accepted(grain, input_format):
+    TemporalMapper(grain, input_format=input_format)
+
+
+ZONES = ["UTC", NEW_YORK, "America/Santiago", "Australia/Lord_Howe", "Asia/Kathmandu", "Pacific/Chatham"]
+
+
+@settings(max_examples=80)
+@given(
+    st.dates(date(1900, 1, 1), date(2200, 12, 31)),
+    st.integers(0, 23),
+    st.sampled_from(ZONES),
+    st.sampled_from([None, *ZONES]),
+    st.sampled_from(["%Y-%m-%d", "%Y%m%d", "%G-W%V-%u", "%GW%V%u"]),
+)
+def test_every_date_only_spelling_names_that_date_whatever_the_day_start_and_input_zone(
+    day, start_hour, zone, input_timezone, spelling
+):
+    # Python's strftime writes the ISO week date (%G, %V, %u) independently of the package.
+    mapper = TemporalMapper(Day(start_hour=start_hour, timezone=zone), input_timezone=input_timezone)
+    assert mapper.to_downstream(day.strftime(spelling)) == day.isoformat()

@@ -1,0 +1,36 @@
+"""The time layer is pure: importing and using airflow_partitions.grains never imports Airflow."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import airflow_partitions.grains
+
+IMPORT_EVERY_GRAINS_MODULE = """
+import importlib, json, pkgutil, sys
+import airflow_partitions.grains as grains
+for module in pkgutil.iter_modules(grains.__path__):
+    importlib.import_module(f"airflow_partitions.grains.{module.name}")
+from airflow_partitions.grains import BusinessCalendar, BusinessDay, Cron, Day, FiscalQuarter, Grain
+from airflow_partitions.grains import RetailWeek
+for grain in (Day(timezone="Europe/Berlin"), Cron("0 9-17 * * 1-5"), FiscalQuarter(start_month=7),
+              RetailWeek(), BusinessDay(BusinessCalendar(country="US"))):
+    rebuilt = Grain.deserialize(json.loads(json.dumps(grain.serialize())))
+    assert rebuilt == grain and rebuilt.floor_key("2026-11-27T12").key
+print(json.dumps(sorted(name for name in sys.modules if name == "airflow" or name.startswith("airflow."))))
+"""
+
+
+def test_the_grains_package_has_every_grain_module():
+    found = {module.name for module in pkgutil.iter_modules(airflow_partitions.grains.__path__)}
+    assert {"keys", "zones", "grain", "registry", "clock", "cron", "business", "fiscal", "retail"} <= found
+
+
+def test_importing_and_using_every_grain_imports_no_airflow_module():
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERY_GRAINS_MODULE], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

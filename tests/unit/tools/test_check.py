@@ -1,0 +1,171 @@
+"""check: one small Dag folder per mistake (written here), a clean one, a core-only one, and example_dags."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from airflow_partitions.tools import check
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "example_dags"
+
+HEADER = """\
+from airflow.sdk import (
+    DAG, Asset, CronPartitionTimetable, PartitionedAssetTimetable, PartitionedAtRuntime, task,
+    DayWindow, FanOutMapper, MonthWindow, RollupMapper, StartOfDayMapper, StartOfMonthMapper,
+)
+from airflow_partitions import *
+
+days = Asset("days")
+"""
+
+
+def dag_folder(tmp_path: Path, producer: str, consumer: str, body: str = "") -> Path:
+    """Write one producer Dag (schedule *producer*, writing ``days``) and one consumer (mapper *consumer*)."""
+    source = (
+        HEADER
+        + body
+        + textwrap.dedent(f"""
+        with DAG("producer", schedule={producer}):
+            @task(outlets=[days])
+            def write():
+                pass
+            write()
+
+        schedule = PartitionedAssetTimetable(assets=days, default_partition_mapper={consumer})
+        with DAG("consumer", schedule=schedule):
+            @task
+            def read():
+                pass
+            read()
+        """)
+    )
+    (tmp_path / "dags.py").write_text(source)
+    return tmp_path
+
+
+DAILY = 'CronPartitionTimetable("0 0 * * *", timezone="UTC", key_format="%Y-%m-%d")'
+MONTH_OF_DAYS = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Day()))"
+
+
+def errors(findings):
+    return [f for f in findings if f.severity == "error"]
+
+
+def only(findings, severity):
+    (found,) = [f for f in findings if f.severity == severity]
+    return found
+
+
+def test_a_daily_producer_and_a_month_of_days_is_clean(tmp_path):
+    assert check(dag_folder(tmp_path, DAILY, MONTH_OF_DAYS)) == []
+
+
+def test_a_dag_folder_of_core_classes_only_is_checked_and_clean(tmp_path):
+    core = 'CronPartitionTimetable("0 0 * * *", timezone="UTC")'
+    assert (
+        check(
+            dag_folder(
+                tmp_path, core, "RollupMapper(upstream_mapper=StartOfMonthMapper(), window=MonthWindow())"
+            )
+        )
+        == []
+    )
+
+
+def test_keys_the_consumer_cannot_read_are_an_error(tmp_path):
+    producer = 'CronPartitionTimetable("0 0 * * *", timezone="UTC", key_format="%d/%m/%Y")'
+    finding = only(check(dag_folder(tmp_path, producer, MONTH_OF_DAYS)), "error")
+    assert (finding.dag_id, finding.asset) == ("consumer", "days")
+    assert "cannot be read, e.g. '01/01/2026'" in finding.message
+
+
+def test_a_month_of_days_fed_by_a_weekday_producer_never_completes(tmp_path):
+    weekdays = 'CronPartitionTimetable("0 0 * * 1-5", timezone="UTC", key_format="%Y-%m-%d")'
+    finding = only(check(dag_folder(tmp_path, weekdays, MONTH_OF_DAYS)), "error")
+    assert "the run for '2026-02' waits for 28 keys, 8 of which producer never writes" in finding.message
+    assert "'2026-02-01'" in finding.message and "wait forever" in finding.message
+
+
+def test_weekend_keys_into_a_business_day_month_are_refused_on_arrival_a_warning(tmp_path):
+    months = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow())"
+    finding = only(check(dag_folder(tmp_path, DAILY, months)), "warning")
+    assert "are refused on arrival" in finding.message and "is not a business day" in finding.message
+
+
+def test_a_fan_out_over_its_cap_is_an_error(tmp_path):
+    fan_out = (
+        "FanOutMapper(upstream_mapper=StartOfMonthMapper(), window=MonthWindow(), max_downstream_keys=28)"
+    )
+    monthly = 'CronPartitionTimetable("0 0 1 * *", timezone="UTC")'
+    finding = only(check(dag_folder(tmp_path, monthly, fan_out)), "error")
+    assert "fans out to 31 keys, more than max_downstream_keys=28" in finding.message
+
+
+def test_naive_local_hours_in_a_zone_with_dst_are_a_warning(tmp_path):
+    hourly = 'CronPartitionTimetable("0 * * * *", timezone="America/New_York", key_format="%Y-%m-%dT%H")'
+    finding = only(check(dag_folder(tmp_path, hourly, "TemporalMapper(Day())")), "warning")
+    assert finding.dag_id == "producer" and "naive local times in 'America/New_York'" in finding.message
+
+
+def test_core_day_window_of_24_naive_hours_holds_the_missing_spring_hour_without_counting_it(tmp_path):
+    utc_hours = 'CronPartitionTimetable("0 * * * *", timezone="UTC", key_format="%Y-%m-%dT%H")'
+    core_day = (
+        'RollupMapper(upstream_mapper=StartOfDayMapper(timezone="America/New_York", '
+        'input_format="%Y-%m-%dT%H"), window=DayWindow())'
+    )
+    finding = only(check(dag_folder(tmp_path, utc_hours, core_day)), "error")
+    assert "held but never counted" in finding.message
+    assert "'2026-03-08T02', not among the keys '2026-03-08' waits for" in finding.message
+
+
+def test_a_fixed_offset_zone_name_is_a_warning(tmp_path):
+    producer = 'CronPartitionTimetable("0 0 * * *", timezone="EST", key_format="%Y-%m-%d")'
+    finding = only(check(dag_folder(tmp_path, producer, "TemporalMapper(Day())")), "warning")
+    assert "'EST' is a fixed offset" in finding.message
+
+
+def test_a_mapper_class_no_plugin_registers_is_an_error_as_the_dag_processor_reports_it(tmp_path):
+    body = textwrap.dedent("""
+        from airflow.partition_mappers.identity import IdentityMapper
+
+        class Unregistered(IdentityMapper):
+            pass
+        """)
+    finding = only(check(dag_folder(tmp_path, DAILY, "Unregistered()", body)), "error")
+    assert finding.dag_id.endswith("dags.py") and "Unregistered" in finding.message
+
+
+def test_a_runtime_producer_feeding_a_wait_for_all_rollup_is_a_starvation_warning(tmp_path):
+    body = 'example_keys(days, ["2026-03-02", "2026-03-03"])\n'
+    finding = only(check(dag_folder(tmp_path, "PartitionedAtRuntime()", MONTH_OF_DAYS, body)), "warning")
+    assert "short of 31 keys stays pending under WaitForAll(), and 500 such runs" in finding.message
+
+
+def test_a_runtime_producer_declaring_no_keys_is_reported_as_info(tmp_path):
+    finding = only(check(dag_folder(tmp_path, "PartitionedAtRuntime()", "TemporalMapper(Day())")), "info")
+    assert finding.dag_id == "producer" and "example_keys" in finding.fix
+
+
+@pytest.mark.parametrize("schedule", ["None", '"@daily"'])
+def test_a_producer_on_a_plain_schedule_feeding_a_partitioned_consumer_is_reported(tmp_path, schedule):
+    # Its events carry a key only if its task calls add_partitions; else Airflow audit-logs
+    # "missing partition key" and queues nothing.
+    finding = only(check(dag_folder(tmp_path, schedule, "TemporalMapper(Day())")), "info")
+    assert finding.dag_id == "producer" and "its schedule is not partitioned" in finding.message
+
+
+def test_the_example_dags_have_no_errors():
+    findings = check(EXAMPLES)
+    assert errors(findings) == []
+    assert {f.dag_id for f in findings if f.severity == "warning"} >= {
+        "weather_local_day_jfk",
+        "weather_monthly_jfk",
+    }
+
+
+def test_a_missing_folder_is_refused_naming_it(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        check(tmp_path / "nowhere")

@@ -1,0 +1,216 @@
+"""The airflow-partitions console script and the airflow partition-tools group: exit codes and --json."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from airflow_partitions.tools.cli import format_orphans, main
+from tests.unit.tools.write.test_requeue import orphans
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = str(ROOT / "example_dags")
+LOCAL_DAY = (
+    'TemporalRollupMapper(upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), '
+    'input_timezone="UTC"), window=TemporalWindow(Hour()))'
+)
+
+
+def run(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_explain_prints_a_table_a_person_reads_and_exits_0(capsys):
+    code, out = run(capsys, "explain", "--mapper", LOCAL_DAY, "2026-03-08T05")
+    assert code == 0
+    assert out.splitlines()[0] == "TemporalRollupMapper: '2026-03-08T05' → '2026-03-08'"
+    assert "23 keys under WaitForAll(): 2026-03-08T05," in out
+    assert max(len(line) for line in out.splitlines()) <= 120
+
+
+def test_explain_of_a_huge_window_lists_its_first_and_last_50_keys_and_how_many_more(capsys):
+    minutes = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Minutes(1)))"
+    code, out = run(capsys, "explain", "--mapper", minutes, "2026-03-10T05:07")
+    text = " ".join(out.split())  # unwrapped
+    assert code == 0 and "1440 keys" in text and "… (1340 more; --json lists all) …" in text
+    assert "2026-03-10T00:49, …" in text and "…, 2026-03-10T23:10," in text and "2026-03-10T12:00" not in text
+    code, out = run(capsys, "explain", "--mapper", minutes, "--json", "2026-03-10T05:07")
+    assert len(json.loads(out)["keys"][0]["waits_for"]) == 1440
+
+
+def test_explain_piped_into_head_stops_quietly():
+    # A month of minutes as JSON is about 1 MB: far more than a pipe holds, so the writer meets
+    # the closed pipe.
+    month = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Minutes(1)))"
+    cli = f"{sys.executable} -m airflow_partitions.tools.cli"
+    explain = f"{cli} explain --json --mapper '{month}' 2026-03-10T05:07"
+    command = f"{explain} | head -c 12"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, check=False
+    )
+    assert done.stdout == '{\n  "mapper"' and "Traceback" not in done.stderr and done.returncode == 0
+
+
+def test_explain_of_a_refused_key_exits_1_with_the_refusal(capsys):
+    code, out = run(capsys, "explain", "--mapper", LOCAL_DAY, "2026-03-08")
+    assert code == 1 and "REFUSED" in out
+
+
+def test_explain_json_shape(capsys):
+    code, out = run(capsys, "explain", "--mapper", LOCAL_DAY, "--json", "2026-03-08T05")
+    data = json.loads(out)
+    assert code == 0
+    assert set(data) == {
+        "mapper",
+        "key",
+        "downstream",
+        "keys",
+        "refused",
+        "counts_as",
+        "never_counts",
+        "fan_out",
+        "ok",
+    }
+    assert data["keys"][0]["waits_for_count"] == 23
+
+
+def test_explain_reads_the_mapper_of_a_dag_in_a_folder(capsys):
+    code, out = run(
+        capsys,
+        "explain",
+        "--dag-folder",
+        EXAMPLES,
+        "--dag",
+        "weather_local_day_jfk",
+        "--json",
+        "2013-03-10T05",
+    )
+    data = json.loads(out)
+    assert code == 0 and data["keys"][0]["key"] == "2013-03-10" and data["keys"][0]["waits_for_count"] == 23
+
+
+def test_explain_downstream_of_a_dag_in_a_folder(capsys):
+    argv = [
+        "explain",
+        "--dag-folder",
+        EXAMPLES,
+        "--dag",
+        "weather_local_day_jfk",
+        "--downstream",
+        "2013-03-10",
+    ]
+    code, out = run(capsys, *argv)
+    assert code == 0 and "23 keys under WaitForAll(): 2013-03-10T05" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", "2026-03-08"],
+        ["explain", "--mapper", "TemporalMapper(Day())", "--dag-folder", EXAMPLES, "2026-03-08"],
+        ["explain", "--mapper", "NoSuchMapper()", "2026-03-08"],
+        ["explain", "--dag-folder", EXAMPLES, "--dag", "weather_land_jfk", "2026-03-08"],
+        ["check", "/no/such/folder"],
+        ["requeue", "ny_day", "--start", "April", "--end", "2026-04-30"],
+        ["requeue", "ny_day", "--start", "2026-04-01", "--end", "2026-04-31"],
+    ],
+)
+def test_usage_errors_exit_2_naming_the_problem(capsys, argv):
+    assert main(argv) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def test_missing_arguments_exit_2_as_argparse_does():
+    with pytest.raises(SystemExit) as exit_:
+        main(["check"])
+    assert exit_.value.code == 2
+
+
+def test_check_of_the_example_dags_exits_0_and_json_lists_findings(capsys):
+    code, out = run(capsys, "check", EXAMPLES, "--json")
+    findings = json.loads(out)
+    assert code == 0
+    assert findings and all(set(f) == {"severity", "dag_id", "asset", "message", "fix"} for f in findings)
+    assert {f["severity"] for f in findings} <= {"warning", "info"}
+
+
+def test_check_with_errors_exits_1(capsys, tmp_path):
+    (tmp_path / "broken.py").write_text("from airflow.sdk import DAG\nimport no_such_module\n")
+    code, out = run(capsys, "check", str(tmp_path))
+    assert (
+        code == 1 and out.startswith("ERROR    broken.py") and out.endswith("1 error, 0 warnings, 0 info\n")
+    )
+
+
+def environment(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "AIRFLOW_HOME": str(tmp_path)}
+
+
+def test_the_console_script_runs_as_a_process(tmp_path):
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"] == {
+        "airflow-partitions": "airflow_partitions.tools.cli:main"
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "airflow_partitions.tools.cli", "check", EXAMPLES, "--json"],
+        capture_output=True,
+        text=True,
+        env=environment(tmp_path),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert isinstance(json.loads(done.stdout), list)
+
+
+def test_airflow_cli_has_the_partition_tools_group(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "airflow", "partition-tools", "--help"],
+        capture_output=True,
+        text=True,
+        env=environment(tmp_path),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert all(name in done.stdout for name in ("explain", "check", "status", "backfill", "requeue"))
+
+
+def test_requeue_dry_run_lists_events_per_downstream_key_and_what_is_refused():
+    assert format_orphans(orphans()).splitlines() == [
+        "ny_day: 4 stored asset events sent 2026-04-01 00:00:00 … 2026-04-30 23:59:00 UTC feed no run",
+        "  downstream key              events  upstream keys                           runs",
+        "  2026-04-01                       2  2026-04-01T04 … 2026-04-01T05",
+        "  2026-04-02                       1  2026-04-02T04                           failed",
+        "  refused         2026-04-03 (hours): ValueError: '2026-04-03' would never count",
+        "dry run: pass --yes to re-queue 3 events into 2 partitions",
+    ]
+
+
+def test_requeue_says_what_it_queued_and_which_runs_the_scheduler_has_yet_to_clear():
+    lines = format_orphans(orphans(stale_pending=2, requeued=True)).splitlines()
+    assert lines[-1] == "re-queued 3 events into 2 partitions"
+    assert lines[-3].startswith("  not yet cleared 2 pending runs carry the previous rollup definition")
+
+
+def test_requeue_end_date_means_the_end_of_that_day(monkeypatch, capsys):
+    seen = {}
+
+    def orphaned_events(dag_id, start, end):
+        seen.update(dag_id=dag_id, start=start, end=end)
+        return orphans(events=())
+
+    # The package exports a function named requeue too: patch the module's attribute.
+    monkeypatch.setattr(
+        importlib.import_module("airflow_partitions.tools.write.requeue"), "orphaned_events", orphaned_events
+    )
+    code, out = run(capsys, "requeue", "ny_day", "--start", "2026-04-01", "--end", "2026-04-30")
+    assert code == 0 and out.endswith("dry run: pass --yes to re-queue 0 events into 0 partitions\n")
+    assert seen["start"] == datetime(2026, 4, 1, tzinfo=UTC)
+    assert seen["end"] == datetime(2026, 4, 30, 23, 59, 59, 999999, tzinfo=UTC)
