@@ -1,0 +1,93 @@
+"""RollupView, the one reader of a rollup: awaited, counted, missing, never counting and why, fires at."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from airflow_partitions import (
+    CompletionDeadline,
+    Day,
+    Hour,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+)
+from airflow_partitions.tools import RollupView, load_mapper
+
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+def utc_hours_of_new_york_day(day: date) -> list[str]:
+    """The UTC hour keys of a New York local day, worked out with zoneinfo (not the package)."""
+    start = datetime(day.year, day.month, day.day, tzinfo=NEW_YORK).astimezone(UTC)
+    following = day + timedelta(days=1)
+    end = datetime(following.year, following.month, following.day, tzinfo=NEW_YORK).astimezone(UTC)
+    return [
+        (start + timedelta(hours=h)).strftime("%Y-%m-%dT%H")
+        for h in range((end - start) // timedelta(hours=1))
+    ]
+
+
+def new_york_day(**policy) -> TemporalRollupMapper:
+    return TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
+        window=TemporalWindow(Hour()),
+        **policy,
+    )
+
+
+def test_a_mapper_that_is_no_rollup_has_no_view():
+    assert RollupView.of(TemporalMapper(Day())) is None
+    assert RollupView.of(load_mapper("StartOfDayMapper()")) is None
+
+
+def test_ours_counts_every_spelling_of_a_member_once_and_lists_what_is_missing():
+    hours = utc_hours_of_new_york_day(date(2026, 3, 8))  # the 23-hour spring-forward day
+    assert len(hours) == 23
+    received = [f"{hours[0]}:00:00Z", hours[0], f"{hours[1]}:00:00+00:00", *hours[3:]]
+    progress = RollupView(new_york_day()).progress("2026-03-08", received)
+    assert progress.awaited == tuple(hours)
+    assert progress.counted == 22
+    assert progress.missing == (hours[2],)
+    assert progress.never_counting == ()
+    assert progress.fires_at is None  # WaitForAll: no deadline
+
+
+def test_airflows_rollup_counts_spellings_and_holds_another_spelling_without_counting_it():
+    core = load_mapper(
+        'RollupMapper(upstream_mapper=StartOfDayMapper(input_format="%Y-%m-%dT%H"), window=DayWindow())'
+    )
+    view = RollupView(core)
+    assert not view.ours
+    progress = view.progress("2026-03-10", ["2026-03-10T00", "2026-03-10T01:00:00"])
+    assert progress.counted == 1 and len(progress.awaited) == 24
+    assert progress.never_counting == (("2026-03-10T01:00:00", "not spelled as awaited"),)
+    assert view.counts_as("2026-03-10T05") == "2026-03-10T05"
+
+
+def test_a_key_of_another_day_never_counts_and_says_where_it_goes():
+    view = RollupView(new_york_day())
+    why = view.never_counts("2026-03-10T12", "2026-03-08")
+    assert why == "it counts towards other partitions, not '2026-03-08'"
+    assert view.never_counts("2026-03-08T12", "2026-03-08") is None
+
+
+def test_a_deadline_fires_at_the_period_end_plus_grace_with_the_minimum_and_one_grace_later_below_it():
+    view = RollupView(new_york_day(wait_policy=CompletionDeadline(timedelta(hours=2), min_count=20)))
+    # New York's 2026-03-10 ends at 2026-03-11T04:00Z (EDT, UTC-4).
+    wait = view.wait("2026-03-10")
+    assert wait.closes_at == datetime(2026, 3, 11, 4, tzinfo=UTC)
+    assert wait.needed == 20
+    assert wait.fires_at == datetime(2026, 3, 11, 6, tzinfo=UTC)
+    assert wait.fires_at_below_minimum == datetime(2026, 3, 11, 8, tzinfo=UTC)
+    awaited = view.awaited("2026-03-10")
+    assert view.fires_at(awaited, 19) == wait.fires_at_below_minimum
+    assert view.fires_at(awaited, 20) == wait.fires_at
+
+
+def test_awaited_of_a_key_the_rollup_does_not_write_is_the_mappers_error():
+    with pytest.raises(ValueError, match="2026-13-01"):
+        RollupView(new_york_day()).awaited("2026-13-01")
