@@ -17,7 +17,6 @@ from airflow.partition_mappers.window import Window
 from airflow_partitions.grains.business import MONDAY_TO_FRIDAY, ROLLS, BusinessCalendar, BusinessDay
 from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.stored import dump, load
-from airflow_partitions.rollup import UseTemporalRollupMapper
 
 __all__ = ["ROLLS", "BusinessCalendar", "BusinessDay", "BusinessDayWindow"]
 
@@ -35,19 +34,27 @@ class BusinessDayWindow(Window):
     ``calendar=BusinessCalendar(country="US")``, November 2026 has 19 (``2026-11-11``, Veterans
     Day, and ``2026-11-26``, Thanksgiving, are not waited for).
 
-    Use it in a rollup of daily keys into months::
+    As Airflow's docs ("Custom partition mappers, windows, and timetables in plugins") use it, in
+    Airflow's own ``RollupMapper`` under ``StartOfMonthMapper``::
+
+        RollupMapper(
+            upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"),
+            window=BusinessDayWindow(),
+        )  # "2026-03-10" -> "2026-03", fires once the 22 weekdays of March have arrived
+
+    There keys are compared as core compares them, by spelling: the members are day starts that
+    ``StartOfMonthMapper`` writes as ``2026-03-02`` …, a weekend key (``2026-03-07``) is held in
+    the month's pending run without counting, and ``2026-03-10T00:00:00`` does not count for
+    ``2026-03-10``. Our rollup does better (``airflow-partitions check`` says so, as ``info``)::
 
         TemporalRollupMapper(
             upstream_mapper=TemporalMapper(Month()),
             window=BusinessDayWindow(),
-        )  # "2026-03-10" -> "2026-03", fires once all 22 weekdays of March have arrived
+        )  # the same runs; a weekend key is refused on arrival, every spelling of a day counts
 
     There the members are the business days of :class:`BusinessDay` in the mapper's time zone,
-    and a key of another day (``2026-03-07``, a Saturday) is refused when it arrives
-    (``ValueError``, audit-logged by Airflow) instead of opening a pending run that would never
-    count it. Airflow's ``RollupMapper`` refuses this window at Dag parse (its decoded type is
-    :class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`): core's rollup compares
-    keys by spelling and cannot refuse them.
+    and a key of another day is refused when it arrives (``ValueError``, audit-logged by Airflow)
+    instead of opening a pending run that would never count it.
 
     It also fans one monthly key out to its business days, under Airflow's ``FanOutMapper``
     (``TemporalFanOutMapper`` defaults the downstream mapper to ``StartOfDayMapper()``)::
@@ -72,10 +79,11 @@ class BusinessDayWindow(Window):
     :raises ValueError: at construction, for a calendar that is not a :class:`BusinessCalendar`;
         from :meth:`to_upstream`, if the period start is not a datetime on day 1 of a month at
         midnight (the paired upstream mapper must decode to month starts).
-    :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window.
     """
 
-    expected_decoded_type: ClassVar[type] = UseTemporalRollupMapper
+    #: What Airflow's ``RollupMapper`` checks its upstream mapper decodes to: core's temporal
+    #: mappers' month start (our ``TemporalRollupMapper`` checks its own pairing).
+    expected_decoded_type: ClassVar[type] = datetime
 
     def __init__(self, calendar: BusinessCalendar | None = None) -> None:
         super().__init__()

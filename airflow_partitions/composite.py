@@ -33,7 +33,7 @@ from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.keys import MAX_KEY_LENGTH, is_key, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
-from airflow_partitions.rollup import CountingRollupMapper
+from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
     MappedPeriodFanOut,
@@ -339,17 +339,6 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         )
 
 
-class UseDimensionRollupMapper(dict):
-    """
-    The decoded type :class:`DimensionWindow` declares, so that only our rollup accepts it.
-
-    Never instantiated. Airflow's ``RollupMapper(upstream_mapper=CompositeKeyMapper(…),
-    window=DimensionWindow(…))`` raises ``TypeError`` naming it at Dag parse: core's rollup compares
-    keys by spelling and cannot refuse a key that would never count; :class:`DimensionRollupMapper`
-    does both.
-    """
-
-
 class DimensionWindow(ValueEquality, Window):
     """
     Per dimension of a composite key, the members a rollup waits for (or a fan-out runs).
@@ -364,16 +353,16 @@ class DimensionWindow(ValueEquality, Window):
     :param windows: Dimension name → a window of that dimension's decoded values (ours or
         Airflow's), or a non-empty list of the dimension's values (for a dimension the downstream
         key drops).
-    A rollup over it is :class:`DimensionRollupMapper`: Airflow's ``RollupMapper`` refuses it at
-    Dag parse (its decoded type is :class:`UseDimensionRollupMapper`); Airflow's ``FanOutMapper``
-    and :class:`DimensionFanOutMapper` take it.
+    A rollup over it is :class:`DimensionRollupMapper`; Airflow's ``RollupMapper`` refuses it at Dag
+    parse, naming ours (:class:`~airflow_partitions.rollup.OnlyOurRollup`). Airflow's
+    ``FanOutMapper`` and :class:`DimensionFanOutMapper` take it.
 
     :raises ValueError: at Dag parse, for no dimensions, or a value that is neither a window nor
         a non-empty list of distinct non-blank strings.
     :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window.
     """
 
-    expected_decoded_type: ClassVar[type] = UseDimensionRollupMapper
+    expected_decoded_type = OnlyOurRollup(dict, "DimensionRollupMapper")
 
     def __init__(self, **windows: Window | Sequence[str]) -> None:
         super().__init__()
@@ -489,8 +478,10 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
                     f"{owner}: dimension {name!r} is dropped from the downstream key, so a window over it "
                     "has nothing to start from; list its values instead, e.g. region=['eu', 'us']."
                 )
-            decoded = getattr(mapper.mappers.get(name), "expected_decoded_type", str)
-            if not issubclass(members.expected_decoded_type, decoded):
+            dimension = mapper.mappers.get(name)
+            decoded = getattr(dimension, "expected_decoded_type", str)
+            business_days = isinstance(members, BusinessDayWindow) and isinstance(dimension, TemporalMapper)
+            if not business_days and not issubclass(type(members).expected_decoded_type, decoded):
                 raise ValueError(
                     f"{owner}: the window for {name!r} ({type(members).__name__}) does not fit the "
                     f"dimension's mapper, which decodes to {decoded.__name__}; pair a TemporalWindow with a "

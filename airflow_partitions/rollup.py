@@ -28,18 +28,36 @@ from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_
 from airflow_partitions.mapping import downstream_keys
 
 
-class UseTemporalRollupMapper(Period):
+class OnlyOurRollup:
     """
-    The decoded type our temporal windows declare, so that only our rollups accept them.
+    The ``expected_decoded_type`` of a window only our rollup takes: Airflow's refuses it, naming ours.
 
-    Never instantiated. Airflow's ``RollupMapper`` checks at Dag parse that its mapper decodes to
-    the type its window declares; no mapper decodes to this one, so ``RollupMapper(upstream_mapper=
-    TemporalMapper(Day()), window=TemporalWindow(Hour()))`` (or ``StartOfMonthMapper`` with a
-    ``BusinessDayWindow``, or any ``SlidingWindow``) raises ``TypeError`` naming it. Core's rollup
-    compares keys by spelling and cannot refuse a key that will never count, so a rollup over our
-    windows is :class:`~airflow_partitions.temporal.TemporalRollupMapper`, which counts periods
-    and refuses non-members on arrival. Fan-outs (Airflow's ``FanOutMapper``) still take them.
+    Airflow's ``RollupMapper`` (core's and ``airflow.sdk``'s) reads ``window.expected_decoded_type``
+    at Dag parse to check the pairing. On an instance of our ``TemporalWindow``, ``SlidingWindow``
+    or ``DimensionWindow`` that read raises ``TypeError`` naming the rollup to use, so
+    ``RollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))`` fails
+    with our message, not one about types: core's rollup compares keys by spelling, so it could
+    neither count another spelling of a member nor refuse a key that never counts, and it routes a
+    key to one window only (a sliding window there never fires). Read on the class, it is the type
+    the window's periods decode to, for our own checks. Airflow's ``FanOutMapper`` never reads it.
+    (``BusinessDayWindow`` declares ``datetime`` instead: Airflow's docs pair it with core's
+    ``RollupMapper``.)
     """
+
+    def __init__(self, decoded: type, rollup: str) -> None:
+        self.decoded = decoded
+        self.rollup = rollup
+
+    def __get__(self, instance: object, owner: type) -> type:
+        if instance is None:
+            return self.decoded
+        window = owner.__name__
+        raise TypeError(
+            f"{window} works in airflow_partitions' {self.rollup}, not in Airflow's RollupMapper, which "
+            "compares keys by spelling (it would hold keys it never counts) and routes each key to one "
+            f"window only: use {self.rollup}(upstream_mapper=..., window={window}(...)). Airflow's "
+            "FanOutMapper takes it."
+        )
 
 
 class ExpectedKeys(frozenset):

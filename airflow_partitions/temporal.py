@@ -18,10 +18,11 @@ Each class is a thin view over a :class:`~airflow_partitions.grains.Grain`:
 
 Their decoded type is :class:`~airflow_partitions.grains.Period`, not ``datetime``: Airflow's
 ``RollupMapper`` refuses at Dag parse to pair them with core's naive-datetime mappers and
-windows, whose 24-hour days disagree with our DST-correct ones, and refuses our windows
-altogether (:class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`): a rollup over them
-is :class:`TemporalRollupMapper`, which counts every spelling of a member period once and
-refuses keys that would never count when they arrive.
+windows, whose 24-hour days disagree with our DST-correct ones. ``TemporalWindow`` and
+``SlidingWindow`` roll up in :class:`TemporalRollupMapper` only, which counts every spelling of a
+member period once and refuses keys that would never count when they arrive; Airflow's
+``RollupMapper`` refuses them at parse, naming it (:class:`~airflow_partitions.rollup.OnlyOurRollup`).
+``BusinessDayWindow`` works in both, as Airflow's docs pair it with core's ``RollupMapper``.
 
 Cost on the scheduler loop: decoding a downstream key, listing a period's members and mapping a
 key with an ``offset`` are memoized in bounded, process-wide LRU caches keyed by the frozen grain
@@ -47,7 +48,7 @@ from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, has_time, read
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import time_zone
 from airflow_partitions.mapping import as_core, check_fan_out
-from airflow_partitions.rollup import CountingRollupMapper, UseTemporalRollupMapper
+from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -287,10 +288,9 @@ class TemporalWindow(ValueEquality, Window):
     are the ticks inside it. Size: the period's length over the member's (at most 1440 minutes
     a day; a year of days is 365 or 366).
 
-    A rollup over it is :class:`TemporalRollupMapper`: Airflow's ``RollupMapper`` refuses it at
-    Dag parse (its decoded type is :class:`~airflow_partitions.deadlines.UseTemporalRollupMapper`),
-    since core's rollup compares keys by spelling and cannot refuse a key that would never count.
-    Airflow's ``FanOutMapper`` (and :class:`TemporalFanOutMapper`) take it.
+    A rollup over it is :class:`TemporalRollupMapper`; Airflow's ``RollupMapper`` refuses it at Dag
+    parse, naming ours (:class:`~airflow_partitions.rollup.OnlyOurRollup`). Airflow's
+    ``FanOutMapper`` (and :class:`TemporalFanOutMapper`) take it.
 
     :param grain: The member grain.
     :raises ValueError: at Dag parse if *grain* is not a grain; when the scheduler expands the
@@ -298,7 +298,7 @@ class TemporalWindow(ValueEquality, Window):
     :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window.
     """
 
-    expected_decoded_type: ClassVar[type] = UseTemporalRollupMapper
+    expected_decoded_type = OnlyOurRollup(Period, "TemporalRollupMapper")
 
     def __init__(self, grain: Grain) -> None:
         super().__init__()
@@ -347,11 +347,11 @@ class SlidingWindow(ValueEquality, Window):
         with it) or ``"centred"`` (around it; *periods* must be odd).
     :raises ValueError: at Dag parse, for a grain that is not a grain, *periods* not a positive
         integer, an unknown *align*, or an even centred window.
-    :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window (its
-        decoded type is :class:`UseTemporalRollupMapper`).
+    :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window, naming
+        :class:`TemporalRollupMapper` (:class:`~airflow_partitions.rollup.OnlyOurRollup`).
     """
 
-    expected_decoded_type: ClassVar[type] = UseTemporalRollupMapper
+    expected_decoded_type = OnlyOurRollup(Period, "TemporalRollupMapper")
 
     def __init__(self, grain: Grain, periods: int, *, align: str = "trailing") -> None:
         super().__init__()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.keys import shown
 from airflow_partitions.grains.zones import FIXED_ZONE
@@ -179,6 +180,7 @@ def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
     unread: list[tuple[str, str]] = []
     uncounted: list[tuple[str, str]] = []
     held: list[tuple[str, str]] = []
+    counting: set[str] = set()  # downstream keys some sample key counts towards
     widest = (0, "")
     for key in keys:
         try:
@@ -190,7 +192,11 @@ def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
         if len(down) > widest[0]:
             widest = (len(down), key)
         if rollup is not None and not rollup.ours:
-            held += [(key, d) for d in down if key not in (_awaited(rollup, d) or {key})][:1]
+            for d in down:
+                if key in (_awaited(rollup, d) or {key}):
+                    counting.add(d)
+                else:
+                    held.append((key, d))
     if unread:
         key, why = unread[0]
         out.append(
@@ -215,16 +221,29 @@ def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
                 "none if the rollup should ignore them; else stop writing them or widen the window",
             )
         )
-    if held:
-        held_key, held_down = held[0]
+    # Held by Airflow's rollup, never counted: an error where nothing the producer writes counts
+    # towards that period (a spelling the window does not await), else a key beside the members
+    # (a weekend day of a business-day month: the info of the documented pairing says so).
+    blocking = [(key, d) for key, d in held if d not in counting]
+    extra = [(key, d) for key, d in held if d in counting]
+    for found, severity, effect in (
+        (blocking, "error", "its period counts none of the producer's keys and would wait forever"),
+        (extra, "warning", "it never counts, and its period can complete only on the keys it awaits"),
+    ):
+        if not found or (
+            severity == "warning" and isinstance(getattr(mapper, "window", None), BusinessDayWindow)
+        ):
+            continue
+        held_key, held_down = found[0]
+        held_keys = len({key for key, _ in found})
         out.append(
             Finding(
-                "error",
+                severity,
                 c.dag_id,
                 c.asset,
-                f"{len(held)} of {len(keys)} sample keys {where} are held but never counted "
-                "(RollupMapper compares "
-                f"spellings), e.g. {shown(held_key)}, not among the keys {held_down!r} waits for",
+                f"{held_keys} of {len(keys)} sample keys {where} are held but never counted "
+                f"(RollupMapper compares spellings), e.g. {shown(held_key)}, not among the keys "
+                f"{held_down!r} waits for: {effect}",
                 "write keys as the window spells them, or use TemporalRollupMapper, which counts periods",
             )
         )
@@ -334,6 +353,25 @@ def _starvation_findings(c: Consumer, rollup: RollupView, sample: _Keys) -> list
     ]
 
 
+def _documented_pairing_findings(c: Consumer, rollup: RollupView | None) -> list[Finding]:
+    """Say what our rollup adds to Airflow's ``RollupMapper`` over ``BusinessDayWindow`` (docs' pairing)."""
+    if rollup is None or rollup.ours or not isinstance(getattr(c.mapper, "window", None), BusinessDayWindow):
+        return []
+    return [
+        Finding(
+            "info",
+            c.dag_id,
+            c.asset,
+            "Airflow's RollupMapper compares keys by spelling: under BusinessDayWindow a weekend or holiday "
+            "key ('2026-03-07') joins the month's pending run without counting, and a business day spelled "
+            "otherwise does not count for it",
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow(...)) "
+            "fires the same months, refuses such keys on arrival (audit log) and counts every spelling; "
+            "switching changes the stored form, so Airflow clears the Dag's pending rollups once",
+        )
+    ]
+
+
 def check_dags(folder: DagFolder) -> list[Finding]:
     """Return the findings for the consumers and producers of *folder* (see :func:`check`), errors first."""
     findings = [
@@ -372,6 +410,7 @@ def check_dags(folder: DagFolder) -> list[Finding]:
         findings += _zone_findings(c.dag_id, c.asset, encode_partition_mapper(c.mapper))
         feeds = samples.get(c.asset, [])
         rollup = RollupView.of(c.mapper)
+        findings += _documented_pairing_findings(c, rollup)
         for sample in feeds:
             findings += _key_findings(c, sample)
             if rollup is not None:

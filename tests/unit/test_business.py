@@ -151,16 +151,38 @@ def test_core_fan_out_writes_one_key_per_weekday_in_order():
     assert list(mapper.to_downstream("2026-03")) == MARCH_2026
 
 
-def test_sdk_rollup_refuses_the_window_at_parse_naming_our_rollup():
+def test_airflows_rollup_takes_the_window_as_airflows_docs_pair_them_comparing_keys_by_spelling():
+    # Airflow's docs ("Custom partition mappers, windows, and timetables in plugins") pair it with
+    # StartOfMonthMapper in core's RollupMapper; a Dag file written from them parses (sdk and core).
     from airflow.sdk import RollupMapper as SdkRollupMapper
     from airflow.sdk import StartOfMonthMapper as SdkStartOfMonthMapper
 
-    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
-        SdkRollupMapper(
-            upstream_mapper=SdkStartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow()
-        )
-    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
-        RollupMapper(upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow())
+    SdkRollupMapper(
+        upstream_mapper=SdkStartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow()
+    )
+    core = RollupMapper(
+        upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow()
+    )
+    assert core.to_downstream("2026-03-10") == "2026-03"
+    assert sorted(core.to_upstream("2026-03")) == MARCH_2026  # the 22 weekdays, spelled %Y-%m-%d
+    assert core.wait_policy.is_satisfied_by_keys(
+        matched=set(MARCH_2026), expected=core.to_upstream("2026-03")
+    )
+    # Core compares spellings: a weekend key maps to the month (held, never counted), another
+    # spelling of a weekday does not count for it.
+    assert core.to_downstream("2026-03-07") == "2026-03" and "2026-03-07" not in core.to_upstream("2026-03")
+    with pytest.raises(ValueError):  # core's strptime refuses a spelling its input_format does not read
+        core.to_downstream("2026-03-10T00:00:00")
+
+
+def test_airflows_rollup_with_the_window_survives_airflows_serialization():
+    core = RollupMapper(
+        upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow()
+    )
+    rebuilt = decode_partition_mapper(encode_partition_mapper(core))
+    assert (
+        isinstance(rebuilt.window, BusinessDayWindow) and sorted(rebuilt.to_upstream("2026-03")) == MARCH_2026
+    )
 
 
 def test_rollup_survives_airflows_serialization():

@@ -347,7 +347,9 @@ def test_sdk_rollup_refuses_our_window_at_parse_naming_our_rollup():
     from airflow.sdk import RollupMapper as SdkRollupMapper
 
     berlin = "Europe/Berlin"
-    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+    with pytest.raises(
+        TypeError, match=r"works in airflow_partitions. TemporalRollupMapper, not in Airflow.s RollupMapper"
+    ):
         SdkRollupMapper(
             upstream_mapper=TemporalMapper(Day(timezone=berlin)), window=TemporalWindow(Hour(timezone=berlin))
         )
@@ -465,9 +467,13 @@ def test_temporal_rollup_refuses_mappers_and_windows_that_are_not_ours():
 
 
 def test_core_rollup_refuses_our_window_at_construction_naming_our_rollup():
-    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+    with pytest.raises(
+        TypeError, match=r"works in airflow_partitions. TemporalRollupMapper, not in Airflow.s RollupMapper"
+    ):
         RollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))
-    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+    with pytest.raises(
+        TypeError, match=r"works in airflow_partitions. TemporalRollupMapper, not in Airflow.s RollupMapper"
+    ):
         RollupMapper(upstream_mapper=StartOfDayMapper(), window=TemporalWindow(Hour()))
     with pytest.raises(TypeError, match="Period"):
         RollupMapper(upstream_mapper=TemporalMapper(Day()), window=DayWindow())
@@ -477,7 +483,9 @@ def test_sdk_rollup_refuses_our_window_under_the_sdk_start_of_day_mapper():
     from airflow.sdk import RollupMapper as SdkRollupMapper
     from airflow.sdk import StartOfDayMapper as SdkStartOfDayMapper
 
-    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+    with pytest.raises(
+        TypeError, match=r"works in airflow_partitions. TemporalRollupMapper, not in Airflow.s RollupMapper"
+    ):
         SdkRollupMapper(upstream_mapper=SdkStartOfDayMapper(), window=TemporalWindow(Hour()))
 
 

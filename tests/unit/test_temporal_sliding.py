@@ -406,7 +406,9 @@ def test_a_fan_out_whose_members_do_not_tile_every_day_is_still_accepted_at_pars
 
 def test_cores_rollup_mapper_refuses_a_sliding_window_at_parse():
     # It would route each day to one window only, so the window would never fire.
-    with pytest.raises(TypeError, match="UseTemporalRollupMapper"):
+    with pytest.raises(
+        TypeError, match=r"works in airflow_partitions. TemporalRollupMapper, not in Airflow.s RollupMapper"
+    ):
         RollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7))
 
 

@@ -111,14 +111,31 @@ def test_naive_local_hours_in_a_zone_with_dst_are_a_warning(tmp_path):
 
 
 def test_core_day_window_of_24_naive_hours_holds_the_missing_spring_hour_without_counting_it(tmp_path):
+    # Core writes the skipped local 02:00 of New York's 2026-03-08 as 03:00, so the day awaits 23
+    # keys, all written; '2026-03-08T02' is held beside them and never counts: a warning (an error
+    # only where a period counts none of the producer's keys).
     utc_hours = 'CronPartitionTimetable("0 * * * *", timezone="UTC", key_format="%Y-%m-%dT%H")'
     core_day = (
         'RollupMapper(upstream_mapper=StartOfDayMapper(timezone="America/New_York", '
         'input_format="%Y-%m-%dT%H"), window=DayWindow())'
     )
-    finding = only(check(dag_folder(tmp_path, utc_hours, core_day)), "error")
+    findings = check(dag_folder(tmp_path, utc_hours, core_day))
+    finding = only(findings, "warning")
+    assert errors(findings) == []
     assert "held but never counted" in finding.message
     assert "'2026-03-08T02', not among the keys '2026-03-08' waits for" in finding.message
+
+
+def test_core_rollup_awaiting_a_spelling_no_producer_writes_is_an_error(tmp_path):
+    # The producer writes UTC hours with their offset ('2026-03-10T05:00:00+0000'); core's mapper
+    # reads them in New York and awaits New York's spelling ('2026-03-10T00:00:00-0500' …).
+    utc = 'CronPartitionTimetable("0 * * * *", timezone="UTC", key_format="%Y-%m-%dT%H:%M:%S%z")'
+    core_day = (
+        'RollupMapper(upstream_mapper=StartOfDayMapper(timezone="America/New_York", '
+        'input_format="%Y-%m-%dT%H:%M:%S%z"), window=DayWindow())'
+    )
+    (held,) = [f for f in errors(check(dag_folder(tmp_path, utc, core_day))) if "held" in f.message]
+    assert "300 of 300 sample keys" in held.message and "would wait forever" in held.message
 
 
 def test_a_fixed_offset_zone_name_is_a_warning(tmp_path):
@@ -169,3 +186,19 @@ def test_the_example_dags_have_no_errors():
 def test_a_missing_folder_is_refused_naming_it(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         check(tmp_path / "nowhere")
+
+
+def test_airflows_documented_business_day_rollup_is_clean_but_for_an_info_naming_our_rollup(tmp_path):
+    # RollupMapper(StartOfMonthMapper, BusinessDayWindow), as Airflow's plugin docs write it, from a
+    # producer of every calendar day: it works (no error, no warning); the info says what ours adds.
+    documented = (
+        'RollupMapper(upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"), '
+        "window=BusinessDayWindow())"
+    )
+    findings = check(dag_folder(tmp_path, DAILY, documented))
+    finding = only(findings, "info")
+    assert [f.severity for f in findings] == ["info"]
+    assert "compares keys by spelling" in finding.message and "'2026-03-07'" in finding.message
+    assert finding.fix.startswith(
+        "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow"
+    )
