@@ -523,14 +523,14 @@ def _sample_keys(mapper: CompositeKeyMapper) -> tuple[str, ...]:
     return tuple(keys)
 
 
-def _as_written(mapper: PartitionMapper) -> Callable[[str], str]:
+def _as_written(mapper: PartitionMapper) -> Callable[[str], tuple[str, ...]]:
     """Return a reader of a kept dimension's segment as the rollup awaits it: as *mapper* writes it."""
 
-    def read(segment: str) -> str:
+    def read(segment: str) -> tuple[str, ...]:
         written = mapper.to_downstream(segment)
         if not isinstance(written, str):
             raise ValueError(f"{segment!r} maps to several values {list(written)!r}, not one")
-        return mapper.encode_upstream(mapper.decode_downstream(written))
+        return (mapper.encode_upstream(mapper.decode_downstream(written)),)
 
     return read
 
@@ -601,7 +601,7 @@ class DimensionRollupMapper(CountingRollupMapper):
         #: dimension's as the period of the window's grain (its own grain if kept), another kept
         #: dimension's as its mapper writes it (``x::s1`` is ``s1`` under PrefixStripMapper('x'));
         #: windows of other kinds and listed values count as spelled.
-        self._members: dict[str, Callable[[str], str]] = {}
+        self._members: dict[str, Callable[[str], tuple[str, ...]]] = {}
         for name, dimension in upstream_mapper.mappers.items():
             windowed = window.windows.get(name)
             if isinstance(dimension, TemporalMapper) and isinstance(windowed, BusinessDayWindow):
@@ -619,7 +619,7 @@ class DimensionRollupMapper(CountingRollupMapper):
             "(TemporalMapper(..., input_timezone=...))",
         )
 
-    def counts_as(self, key: str) -> str:
+    def counts_as(self, key: str) -> tuple[str, ...]:
         """
         Return *key* spelled as the window awaits the member it names, dimension by dimension.
 
@@ -628,6 +628,10 @@ class DimensionRollupMapper(CountingRollupMapper):
         :class:`~airflow_partitions.temporal.TemporalRollupMapper`), a kept dimension's as its mapper
         writes it, a listed dimension's if it is one of the values.
 
+        A naive local time on a repeated hour counts for both occurrences, as in
+        :class:`~airflow_partitions.temporal.TemporalRollupMapper` (every combination of the
+        members its segments count as).
+
         :raises ValueError: naming the dimension and why, if a segment names no member.
         """
         mapper = self.upstream_mapper
@@ -635,12 +639,15 @@ class DimensionRollupMapper(CountingRollupMapper):
         for name, values in self.window.windows.items():
             if isinstance(values, tuple) and segments[name] not in values:
                 raise ValueError(f"dimension {name!r} is {segments[name]!r}, not one of {list(values)}")
+        choices: dict[str, tuple[str, ...]] = {name: (segment,) for name, segment in segments.items()}
         for name, spelling in self._members.items():
             try:
-                segments[name] = spelling(segments[name])
+                choices[name] = spelling(segments[name])
             except ValueError as err:
                 raise ValueError(f"dimension {name!r}: {err}") from None
-        return mapper.join((segments[name] for name in mapper.dimensions), key)
+        return tuple(
+            mapper.join(combination, key) for combination in product(*(choices[n] for n in mapper.dimensions))
+        )
 
 
 class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):

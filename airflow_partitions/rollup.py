@@ -25,6 +25,7 @@ from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
+from airflow_partitions.grains.zones import naive
 from airflow_partitions.mapping import downstream_keys
 
 
@@ -79,6 +80,9 @@ class ExpectedKeys(frozenset):
     #: A member key that no key read on arrival can name (a period starting outside the years
     #: 0003 to 9997), or ``""``: a window awaiting it could never complete.
     unreadable: str
+    #: The keys in the window's order, which is time order for temporal windows
+    #: (``2026-10-25T02+02:00`` before ``2026-10-25T02+01:00``, unlike sorted text).
+    in_order: tuple[str, ...]
 
     def __new__(
         cls,
@@ -88,12 +92,14 @@ class ExpectedKeys(frozenset):
         owner: int = 0,
         unreadable: str = "",
     ) -> ExpectedKeys:
-        """Build the set of *keys* of *downstream_key* closing at *closes_at* (UTC)."""
-        made = super().__new__(cls, keys)
+        """Build the set of *keys* (in window order) of *downstream_key*, closing at *closes_at* (UTC)."""
+        in_order = tuple(dict.fromkeys(keys))
+        made = super().__new__(cls, in_order)
         made.closes_at = closes_at
         made.downstream_key = downstream_key
         made.owner = owner
         made.unreadable = unreadable
+        made.in_order = in_order
         return made
 
 
@@ -152,21 +158,33 @@ _MEMBER_CACHE_SIZE = 65536
 
 
 @lru_cache(maxsize=_MEMBER_CACHE_SIZE)
-def _counts_as(rollup: CountingRollupMapper, key: str) -> tuple[str | None, str]:
+def _counts_as(rollup: CountingRollupMapper, key: str) -> tuple[tuple[str, ...], str]:
     try:
         return rollup.counts_as(key), ""
     except ValueError as err:
-        return None, str(err)
+        return (), str(err)
+
+
+def _wall_clock(member: Any) -> Any:
+    """Return a decoded member, each period as its local wall-clock start (a repeated hour's alike)."""
+    if isinstance(member, Period):
+        return naive(member.start)
+    if isinstance(member, dict):
+        return tuple(sorted((name, _wall_clock(value)) for name, value in member.items()))
+    return member
 
 
 @lru_cache(maxsize=256)
 def _checked_routes(rollup: CountingRollupMapper, samples: tuple[str, ...], hint: str) -> None:
     for downstream in samples:
-        periods = len(list(rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(downstream))))
+        decoded = rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(downstream))
+        # Members at distinct local wall-clock times need distinct keys; the two occurrences of a
+        # repeated hour may share one (a naive input_format): such a key counts for both.
+        walls = len({_wall_clock(member) for member in decoded})
         members = sorted(rollup.to_upstream(downstream))
-        if len(members) != periods:
+        if len(members) < walls:
             raise ValueError(
-                f"{type(rollup).__name__}: the run for {downstream!r} waits for {periods} members, but its "
+                f"{type(rollup).__name__}: the run for {downstream!r} waits for {walls} members, but its "
                 f"upstream mapper writes them as {len(members)} distinct keys (such as {members[0]!r}), so "
                 "it would fire on too few; give the mapper an input_format that names each member, or none."
             )
@@ -298,20 +316,26 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """Return the downstream keys *key* is routed to (before the membership check), in order."""
         return downstream_keys(self.upstream_mapper, key)
 
-    def counts_as(self, key: str) -> str:
+    def counts_as(self, key: str) -> tuple[str, ...]:
         """
-        Return *key* as the window lists the member it names (here: *key* itself).
+        Return the members *key* counts as, spelled as the window lists them (here: *key* itself).
+
+        One member, or two for a naive local time on the hour fall-back repeats (the subclasses').
 
         :raises ValueError: saying why, if *key* names no member.
         """
-        return key
+        return (key,)
 
     def member_key(self, key: str) -> str:
-        """Return :meth:`counts_as` (its name until 0.1; deprecated, kept for a deprecation period)."""
+        """Return the first of :meth:`counts_as` (its name until 0.1; deprecated, kept a while)."""
         import warnings
 
-        warnings.warn("member_key is now counts_as", DeprecationWarning, stacklevel=2)
-        return self.counts_as(key)
+        warnings.warn(
+            "member_key is now counts_as, which returns every member a key counts as",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.counts_as(key)[0]
 
     def to_downstream(self, key: str) -> str | list[str]:
         """
@@ -352,14 +376,15 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                 )
             if key in expected:
                 continue  # spelled as awaited: the common case, no second reading
-            member, why = _counts_as(self, key)
-            if member not in expected:
+            members, why = _counts_as(self, key)
+            if not any(member in expected for member in members):
                 awaited = sorted(expected)
                 raise ValueError(
                     f"partition key {shown(key)} would never count towards {downstream!r}: "
                     + (
                         why.removeprefix(f"partition key {shown(key)}: ").rstrip(".")
-                        or f"it is read as {member!r}, which is not one of the keys the window awaits"
+                        or f"it is read as {' and '.join(map(repr, members))}, which is not one of the keys "
+                        "the window awaits"
                     )
                     + (
                         f" (it awaits {len(awaited)} keys: {awaited[0]!r} … {awaited[-1]!r})."
@@ -381,9 +406,12 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         counted: set[str] = set()
         never: list[str] = []
         for key in received:
-            member = key if key in expected else _counts_as(self, key)[0]
-            if member is not None and member in expected:
-                counted.add(member)
+            if key in expected:
+                counted.add(key)
+                continue
+            members = [member for member in _counts_as(self, key)[0] if member in expected]
+            if members:
+                counted.update(members)
             else:
                 never.append(key)
         return counted, sorted(never)

@@ -34,9 +34,10 @@ rollup costs a few dictionary look-ups.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
 
 from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper, _BaseTemporalMapper
@@ -44,9 +45,9 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.grains import Day, Grain, IsoWeek, Month, Period, Quarter, Year, most_members
-from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, has_time, read_dated, shown
+from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, read_dated, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load
-from airflow_partitions.grains.zones import time_zone
+from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
 from airflow_partitions.mapping import as_core, check_fan_out
 from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
 
@@ -70,28 +71,6 @@ def _shifted_key(mapper: TemporalMapper, key: str) -> str:
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
 def _members(grain: Grain, period: Period) -> tuple[Period, ...]:
     return tuple(grain.members(period))
-
-
-def check_naive_format(owner: str, input_format: str | None, grain: Grain, tz: Any) -> None:
-    """
-    Refuse a naive *input_format* naming times of *grain*'s sub-day periods in a zone with DST.
-
-    ``%Y-%m-%dT%H`` spells New York's two 01:00 hours of 2026-11-01 alike, so hourly keys in it
-    cannot name the 25 hours of that day. Zones without DST (``UTC``, ``Asia/Tokyo``), formats
-    without a time (``%Y%m%d``) or with ``%z``, and grains of a day or more are accepted.
-
-    :raises ValueError: naming *owner*, the format, the zone and an offset-bearing format.
-    """
-    if not input_format or not has_time(input_format) or "%z" in input_format:
-        return
-    if not any(p.duration < timedelta(hours=23) for p in _periods_at_samples(grain)):
-        return
-    if len({datetime(2026, month, 1, tzinfo=UTC).astimezone(tz).utcoffset() for month in range(1, 13)}) > 1:
-        raise ValueError(
-            f"{owner}: input_format {input_format!r} writes times without an offset, but {tz.key!r} repeats "
-            f"a local hour when daylight saving time ends, so two {grain!r} periods would share a key; "
-            f"use a format with %z, such as {input_format + '%z'!r}."
-        )
 
 
 def _require_grain(grain: Any, owner: str) -> Grain:
@@ -176,7 +155,6 @@ class TemporalMapper(ValueEquality, PartitionMapper):
                 f"got {input_format!r}."
             )
         self.input_format = input_format
-        check_naive_format("TemporalMapper", input_format, grain, self._input_tz)
         # How far a bare date's midnight lies before the day it names (days from 06:00): fixed
         # by the configuration, so worked out once here rather than for every key.
         self._date_shift = getattr(grain, "_name_offset", None)
@@ -198,7 +176,42 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         """
         return self._map(key, True)
 
-    def _map(self, key: str, as_period: bool) -> Any:
+    def occurrence_periods(self, key: str) -> list[Period]:
+        """
+        Return every period *key* can name: :meth:`downstream_period`'s, and one more for a repeated hour.
+
+        A naive local time on the hour fall-back repeats names two instants (Berlin's
+        ``2026-10-25T02`` is 02:00 CEST and 02:00 CET, :func:`~airflow_partitions.grains.zones.
+        occurrences`); a producer looping over a day's local hours writes that key once, for both.
+        Under ``Hour(timezone="Europe/Berlin")`` it names ``2026-10-25T02+02:00`` and
+        ``2026-10-25T02+01:00``; under ``Day()`` both lie in ``2026-10-25``, one period. Every other
+        key names one period. Our rollups count such a key for each (``counts_as``).
+
+        :raises ValueError: naming the key, as :meth:`to_downstream`.
+        """
+        return self._occurrences(key, True)
+
+    def occurrence_keys(self, key: str) -> list[str]:
+        """
+        Return the keys of :meth:`occurrence_periods` (``to_downstream``'s, or two for a repeated hour).
+
+        :raises ValueError: naming the key, as :meth:`to_downstream`.
+        """
+        if self.offset:
+            return [period.key for period in self._occurrences(key, True)]
+        return self._occurrences(key, False)
+
+    def _occurrences(self, key: str, as_period: bool) -> list[Any]:
+        when, tz, dated = self._read(key)
+        first = self._at(key, when, tz, as_period)
+        if dated or when.tzinfo is not None or not has_folds(tz):  # every key but a naive local time
+            return [first]
+        return list(
+            dict.fromkeys([first, *(self._at(key, i, tz, as_period) for i in occurrences(when, tz)[1:])])
+        )
+
+    def _read(self, key: str) -> tuple[datetime, ZoneInfo, bool]:
+        """Return the time *key* names (naive: local in the returned zone) and whether it names a date."""
         when, dated = read_dated(key, self.input_format, self.grain)
         if not FIRST_YEAR <= when.year <= LAST_YEAR:
             raise ValueError(
@@ -208,10 +221,18 @@ class TemporalMapper(ValueEquality, PartitionMapper):
             )
         # A date, week or month names a span of the grain's local calendar, not an instant of
         # input_timezone: 2026-03-10 is New York's 2026-03-10 for a New York grain.
-        tz = self.grain.tz if dated else self._input_tz
+        if dated:
+            # A bare date names its own day, also when days start at 06:00.
+            return (when + self._date_shift if self._date_shift else when), self.grain.tz, True
+        return when, self._input_tz, False
+
+    def _map(self, key: str, as_period: bool) -> Any:
+        when, tz, _ = self._read(key)
+        return self._at(key, when, tz, as_period)
+
+    def _at(self, key: str, when: datetime, tz: ZoneInfo, as_period: bool) -> Any:
+        """Return the key (or period, shifted by ``offset``) of the period holding *when* (naive: *tz*)."""
         try:
-            if dated and self._date_shift:
-                when += self._date_shift  # a bare date names its own day, also when days start at 06:00
             if not as_period:
                 return self.grain.key_at(when, tz)  # the hot path (no offset): no Period built
             period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=tz))
@@ -438,7 +459,13 @@ class MemberSpelling:
     ``2026-03-10T00Z``, ``2026-03-10T00:00+00:00`` and ``20260310T00`` all as ``2026-03-10T00``
     (the key *mapper* writes for that hour: its canonical key, or its ``input_format``). Naive
     keys are read as *mapper* reads them (its ``input_timezone``, else its grain's zone). A key
-    with a time of day names the member holding its instant. A key without one names a span of
+    with a time of day names the member holding its instant; a naive local time on the hour
+    fall-back repeats names both instants, and so the members holding each (Berlin's
+    ``2026-10-25T02`` is ``2026-10-25T02+02:00`` and ``2026-10-25T02+01:00`` where hours are
+    awaited: a producer looping over the local hours of that day sends 24 keys for its 25 hours);
+    one in the hour spring-forward skips names the instant after the gap (Berlin's
+    ``2026-03-29T02`` counts as ``2026-03-29T03+02:00``, as its ``T03`` does; the 23-hour day
+    completes on the 24 keys such a producer sends). A key without one names a span of
     the local calendar, in the member grain's zone: a date (``2026-03-10``, ``20260310``,
     ``2026-W11-2``) names its own day (where members are days, its own day even when days start at
     ``start_hour``), and a period key (``2026-03``, ``2026-Q1``, ``2026-W11``, ``2026``) its
@@ -460,16 +487,20 @@ class MemberSpelling:
         self.day = TemporalMapper(Day(timezone=grain.timezone), input_format=mapper.input_format)
         self.spans = [kind(timezone=grain.timezone) for kind in (IsoWeek, Month, Quarter, Year)]
 
-    def __call__(self, key: str) -> str:
-        """Return the awaited spelling of the member *key* names."""
-        period = self.reader.downstream_period(key)
-        member = self.encode(period)
-        if member == key or not read_dated(key, self.input_format)[1] or (self.days and self._names_day(key)):
-            return member
+    def __call__(self, key: str) -> tuple[str, ...]:
+        """Return the awaited spelling of the member *key* names (of both, for a repeated hour)."""
+        periods = self.reader.occurrence_periods(key)
+        members = tuple(dict.fromkeys(self.encode(period) for period in periods))
+        if members == (key,) or not read_dated(key, self.input_format)[1]:
+            return members  # the key's own spelling, or a time of day: the member holding it
+        # A date or a period key names a span of the local calendar: the member holding that span.
+        (period,) = periods
+        if self.days and self._names_day(key):
+            return members
         span = self._span(key)
         if span is not None and period.utc[0] <= span.utc[0] and span.utc[1] <= period.utc[1]:
-            return member
-        raise ValueError(f"it names a longer span than one member of the window (such as {member!r})")
+            return members
+        raise ValueError(f"it names a longer span than one member of the window (such as {members[0]!r})")
 
     def _names_day(self, key: str) -> bool:
         if self.input_format:
@@ -556,10 +587,6 @@ class TemporalRollupMapper(CountingRollupMapper):
             )
         grain = upstream_mapper.grain
         member_grain = window.grain(grain.timezone) if isinstance(window, BusinessDayWindow) else window.grain
-        # Members are written with the mapper's input_format, in the member grain's zone.
-        check_naive_format(
-            "TemporalRollupMapper", upstream_mapper.input_format, member_grain, member_grain.tz
-        )
         super().__init__(
             upstream_mapper=upstream_mapper,
             window=window,
@@ -590,13 +617,16 @@ class TemporalRollupMapper(CountingRollupMapper):
         :raises ValueError: naming the key, as :meth:`TemporalMapper.to_downstream`.
         """
         if not isinstance(self.window, SlidingWindow):
-            return [self.upstream_mapper.to_downstream(key)]
-        period = self.upstream_mapper.downstream_period(key)
-        return [p.key for p in self.window.containing(period)]
+            return self.upstream_mapper.occurrence_keys(key)
+        periods = self.upstream_mapper.occurrence_periods(key)
+        return list(dict.fromkeys(p.key for period in periods for p in self.window.containing(period)))
 
-    def counts_as(self, key: str) -> str:
+    def counts_as(self, key: str) -> tuple[str, ...]:
         """
-        Return *key* spelled as the window awaits the member period it names (:class:`MemberSpelling`).
+        Return the members *key* counts as, spelled as the window awaits them (:class:`MemberSpelling`).
+
+        ``("2026-03-10T00",)`` for ``2026-03-10T00:00:00Z`` under hours; two members for a naive
+        local time on a repeated hour (``2026-10-25T02`` in Berlin).
 
         :raises ValueError: saying why, if *key* names no member.
         """

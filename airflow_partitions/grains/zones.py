@@ -64,6 +64,26 @@ def naive(instant: datetime) -> datetime:
     return datetime.combine(instant.date(), instant.time())
 
 
+def occurrences(wall: datetime, tz: ZoneInfo) -> tuple[datetime, ...]:
+    """
+    Return the real instants the naive local wall-clock time *wall* names in *tz*, in order.
+
+    Two on the hour that fall-back repeats (Europe/Berlin's ``2026-10-25T02:30``: 02:30 CEST, then
+    02:30 CET, an hour later), else one. A time skipped by spring-forward (Berlin's
+    ``2026-03-29T02:30``) names one instant, read with the offset before the change, as
+    :mod:`zoneinfo` and pendulum read it: 01:30 UTC, which is 03:30 CEST, after the gap.
+    """
+    first, second = wall.replace(tzinfo=tz, fold=0), wall.replace(tzinfo=tz, fold=1)
+    if first.utcoffset() == second.utcoffset() or naive(second.astimezone(UTC).astimezone(tz)) != wall:
+        return (first,)  # no change of offset here, or a skipped time (it reads back as another)
+    return first, second
+
+
+def has_folds(tz: ZoneInfo) -> bool:
+    """Return whether *tz* ever changes its offset (``UTC`` and ``Etc/GMT+5`` never do)."""
+    return tz.utcoffset(None) is None
+
+
 def resolve(wall: datetime, tz: ZoneInfo) -> datetime:
     """
     Return the first real instant at or after the local wall-clock time *wall*.

@@ -159,7 +159,10 @@ def format_explanation(explanation: Any) -> str:
     if e.never_counts:
         lines.append(_wrap("NEVER COUNTS", e.never_counts))
     if e.counts_as:
-        lines.append(_wrap("counts as", e.counts_as))
+        both = " and ".join([e.counts_as, *e.also_counts_as])
+        lines.append(
+            _wrap("counts as", both + (" (both occurrences of a repeated hour)" if e.also_counts_as else ""))
+        )
     if e.fan_out:
         f = e.fan_out
         verdict = "within" if f["count"] <= f["cap"] else "OVER"

@@ -47,7 +47,9 @@ class Explanation:
     *downstream* says whether *key* is a downstream key (its *keys* is the key itself, with what
     it waits for) or an upstream one (*keys* are where it goes). *refused* is the ``ValueError``
     message Airflow would audit-log (``failed to map partition_key``); *counts_as* the member
-    spelling a rollup counts the key as, and *never_counts* why a core rollup would hold it
+    spelling a rollup counts the key as (*also_counts_as*: the second occurrence's, for a naive
+    local time on a repeated hour such as Berlin's ``2026-10-25T02``), and *never_counts* why a core
+    rollup would hold it
     without counting it. *fan_out* is ``{"count", "cap", "cap_source"}`` when the key maps to
     several keys.
     """
@@ -58,6 +60,7 @@ class Explanation:
     keys: tuple[KeyExplanation, ...] = ()
     refused: str | None = None
     counts_as: str | None = None
+    also_counts_as: tuple[str, ...] = ()
     never_counts: str | None = None
     fan_out: dict[str, Any] | None = None
 
@@ -139,8 +142,10 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
         cap, source = fan_out_cap(mapper.max_downstream_keys)
         fan_out = {"count": len(keys), "cap": cap, "cap_source": source}
     counts_as = never = None
+    also: tuple[str, ...] = ()
     if rollup is not None:
-        counts_as = rollup.counts_as(key)
+        counts_as, *rest = rollup.counts_as(key) or (None,)
+        also = tuple(rest)
         # Only Airflow's rollup holds a key it never counts: ours refuse such a key on arrival.
         missed = [] if rollup.ours else [k for k in keys if rollup.never_counts(key, k)]
         if missed:
@@ -154,4 +159,13 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
     explained = tuple(explain_key(mapper, k) for k in keys) if len(keys) <= 50 else ()
     if not explained:
         explained = tuple(KeyExplanation(k, None) for k in keys)
-    return Explanation(name, key, False, explained, counts_as=counts_as, never_counts=never, fan_out=fan_out)
+    return Explanation(
+        name,
+        key,
+        False,
+        explained,
+        counts_as=counts_as,
+        also_counts_as=also,
+        never_counts=never,
+        fan_out=fan_out,
+    )

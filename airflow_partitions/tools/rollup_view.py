@@ -26,8 +26,8 @@ class Progress:
     """
     What the keys received give one downstream key of a rollup.
 
-    ``awaited`` and ``missing`` are upstream keys in the spelling the window lists them, sorted
-    (``2026-03-10T00`` …); ``counted`` how many of the awaited keys have arrived in any spelling;
+    ``awaited`` and ``missing`` are upstream keys in the spelling the window lists them, in time
+    order (``2026-03-10T00`` …); ``counted`` how many of the awaited keys have arrived in any spelling;
     ``never_counting`` the received keys that count towards no awaited key, each with why.
     ``fires_at`` (UTC) is when a :class:`~airflow_partitions.CompletionDeadline` lets the pending
     run fire with what it has, else ``None``.
@@ -89,14 +89,24 @@ class RollupView:
         """
         return self.mapper.to_upstream(downstream_key)
 
-    def counts_as(self, key: str) -> str | None:
-        """Return the member spelling *key* counts as (ours: the member it names), ``None`` if none."""
+    @staticmethod
+    def in_order(expected: frozenset[str]) -> tuple[str, ...]:
+        """Return *expected* keys in time order (our rollups' window order), else sorted."""
+        return getattr(expected, "in_order", None) or tuple(sorted(expected))
+
+    def counts_as(self, key: str) -> tuple[str, ...]:
+        """
+        Return the members *key* counts as, spelled as awaited (ours: those it names), ``()`` if none.
+
+        Airflow's rollup counts a key only as itself. Ours count a naive local time on a repeated
+        hour as both occurrences (``2026-10-25T02`` in Berlin: ``…T02+02:00`` and ``…T02+01:00``).
+        """
         if not self.ours:
-            return key
+            return (key,)
         try:
-            return self.mapper.counts_as(key)
+            return tuple(self.mapper.counts_as(key))
         except ValueError:
-            return None
+            return ()
 
     def never_counts(self, key: str, downstream_key: str) -> str | None:
         """
@@ -123,7 +133,8 @@ class RollupView:
         :raises ValueError: as :meth:`awaited`.
         """
         expected = self.awaited(downstream_key)
-        return tuple(sorted(expected - counted(self.mapper, expected, received)[0]))
+        members = counted(self.mapper, expected, received)[0]
+        return tuple(key for key in self.in_order(expected) if key not in members)
 
     def progress(self, downstream_key: str, received: Iterable[str]) -> Progress:
         """
@@ -134,10 +145,11 @@ class RollupView:
         expected = self.awaited(downstream_key)
         members, never = counted(self.mapper, expected, received)
         reasons = tuple((key, self.never_counts(key, downstream_key) or "") for key in never)
+        awaited = self.in_order(expected)
         return Progress(
-            awaited=tuple(sorted(expected)),
+            awaited=awaited,
             counted=len(members),
-            missing=tuple(sorted(expected - members)),
+            missing=tuple(key for key in awaited if key not in members),
             never_counting=reasons,
             fires_at=self.fires_at(expected, len(members)),
         )
@@ -160,7 +172,7 @@ class RollupView:
         deadline = self.policy if isinstance(self.policy, CompletionDeadline) else None
         needed = deadline.needed(len(expected)) if deadline and closes_at else None
         return Wait(
-            awaited=tuple(sorted(expected)),
+            awaited=self.in_order(expected),
             policy=repr(self.policy),
             closes_at=closes_at,
             needed=needed,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import warnings
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +22,7 @@ from airflow_partitions import (
     DimensionFanOutMapper,
     DimensionWindow,
     Hour,
+    Minutes,
     Month,
     TemporalFanOutMapper,
     TemporalMapper,
@@ -249,17 +251,71 @@ def test_a_region_or_utc_zone_builds_without_a_warning(zone):
 # -- naive input formats that cannot name every hour -------------------------------------------
 
 
-def test_a_naive_hourly_format_under_new_york_hours_is_refused_at_parse():
-    with pytest.raises(ValueError, match=r"TemporalMapper: input_format '%Y-%m-%dT%H'.*'%Y-%m-%dT%H%z'"):
-        TemporalMapper(Hour(timezone=NEW_YORK), input_format="%Y-%m-%dT%H")
+def test_a_naive_hourly_format_under_new_york_hours_reads_the_repeated_hour_as_its_first_occurrence():
+    # Accepted (it was refused until 0.1): a naive key means local wall-clock time; the mapper
+    # maps 01:00 of the fall-back night to its first occurrence, 01:00 EDT (05:00 UTC).
+    mapper = TemporalMapper(Hour(timezone=NEW_YORK), input_format="%Y-%m-%dT%H")
+    assert mapper.to_downstream("2026-11-01T01") == "2026-11-01T01-04:00"
+    assert mapper.occurrence_keys("2026-11-01T01") == ["2026-11-01T01-04:00", "2026-11-01T01-05:00"]
+    assert mapper.to_downstream("2026-11-01T02") == "2026-11-01T02-05:00"
 
 
-def test_a_rollup_writing_new_york_hours_in_a_naive_format_is_refused_at_parse():
-    # The mapper alone maps hours to days, which a naive format names well enough ...
-    mapper = TemporalMapper(Day(timezone=NEW_YORK), input_format="%Y-%m-%dT%H")
-    # ... but the rollup writes the 25 hours of 2026-11-01 in it, two of them both "2026-11-01T01".
-    with pytest.raises(ValueError, match=r"TemporalRollupMapper: input_format '%Y-%m-%dT%H'.*%z"):
-        TemporalRollupMapper(upstream_mapper=mapper, window=TemporalWindow(Hour(timezone=NEW_YORK)))
+def test_a_rollup_writing_new_york_hours_in_a_naive_format_completes_on_the_24_keys_a_local_loop_sends():
+    # The 25 hours of 2026-11-01 are written in the naive format as 24 keys: both 01:00 hours are
+    # "2026-11-01T01", which counts for both. Worked out with zoneinfo: 25 distinct UTC hours.
+    start = datetime(2026, 11, 1, tzinfo=ZoneInfo(NEW_YORK)).astimezone(UTC)
+    end = datetime(2026, 11, 2, tzinfo=ZoneInfo(NEW_YORK)).astimezone(UTC)
+    assert (end - start) // timedelta(hours=1) == 25
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK), input_format="%Y-%m-%dT%H"),
+        window=TemporalWindow(Hour(timezone=NEW_YORK)),
+    )
+    loop = [f"2026-11-01T{hour:02d}" for hour in range(24)]
+    expected = rollup.to_upstream("2026-11-01")
+    assert expected == frozenset(loop)
+    assert rollup.counts_as("2026-11-01T01") == ("2026-11-01T01",)
+    assert rollup.wait_policy.is_satisfied_by_keys(matched=set(loop), expected=expected).satisfied
+    assert not rollup.wait_policy.is_satisfied_by_keys(
+        matched=set(loop) - {"2026-11-01T01"}, expected=expected
+    ).satisfied
+
+
+def test_naive_local_hours_without_a_format_count_the_repeated_hour_twice_and_complete_the_25_hour_day():
+    berlin = "Europe/Berlin"
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=berlin)), window=TemporalWindow(Hour(timezone=berlin))
+    )
+    loop = [f"2026-10-25T{hour:02d}" for hour in range(24)]  # a producer looping over local hours
+    expected = rollup.to_upstream("2026-10-25")
+    assert len(expected) == 25  # 02:00 CEST and 02:00 CET (zoneinfo: the day is 25 hours)
+    assert rollup.counts_as("2026-10-25T02") == ("2026-10-25T02+02:00", "2026-10-25T02+01:00")
+    counted, never = rollup.count(expected, loop)
+    assert counted == expected and never == []
+    assert [rollup.to_downstream(key) for key in loop] == ["2026-10-25"] * 24
+    # Spring forward: 2026-03-29 has 23 hours; the skipped 02:00 counts as 03:00 CEST, as its T03.
+    spring = [f"2026-03-29T{hour:02d}" for hour in range(24)]
+    assert rollup.counts_as("2026-03-29T02") == rollup.counts_as("2026-03-29T03") == ("2026-03-29T03+02:00",)
+    assert rollup.count(rollup.to_upstream("2026-03-29"), spring) == (
+        set(rollup.to_upstream("2026-03-29")),
+        [],
+    )
+
+
+def test_a_naive_quarter_hour_on_the_repeated_hour_is_routed_to_both_hours_and_counts_in_each():
+    berlin = "Europe/Berlin"
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Hour(timezone=berlin)),
+        window=TemporalWindow(Minutes(15, timezone=berlin)),
+    )
+    assert rollup.to_downstream("2026-10-25T02:15") == ["2026-10-25T02+02:00", "2026-10-25T02+01:00"]
+    assert rollup.to_downstream("2026-10-25T01:15") == "2026-10-25T01+02:00"
+    for hour in ("2026-10-25T02+02:00", "2026-10-25T02+01:00"):
+        assert (
+            rollup.missing_keys(
+                hour, ["2026-10-25T02:00", "2026-10-25T02:15", "2026-10-25T02:30", "2026-10-25T02:45"]
+            )
+            == []
+        )
 
 
 def test_an_offset_bearing_format_names_all_25_hours_of_the_fall_back_day():

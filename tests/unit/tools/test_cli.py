@@ -76,6 +76,7 @@ def test_explain_json_shape(capsys):
         "keys",
         "refused",
         "counts_as",
+        "also_counts_as",
         "never_counts",
         "fan_out",
         "ok",

@@ -65,7 +65,7 @@ def test_airflows_rollup_counts_spellings_and_holds_another_spelling_without_cou
     progress = view.progress("2026-03-10", ["2026-03-10T00", "2026-03-10T01:00:00"])
     assert progress.counted == 1 and len(progress.awaited) == 24
     assert progress.never_counting == (("2026-03-10T01:00:00", "not spelled as awaited"),)
-    assert view.counts_as("2026-03-10T05") == "2026-03-10T05"
+    assert view.counts_as("2026-03-10T05") == ("2026-03-10T05",)
 
 
 def test_a_key_of_another_day_never_counts_and_says_where_it_goes():
