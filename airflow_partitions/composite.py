@@ -565,9 +565,13 @@ class DimensionRollupMapper(CountingRollupMapper):
     :param window: A :class:`DimensionWindow` over its dimensions.
     :param wait_policy: Airflow's ``WaitForAll`` (default) or ``MinimumCount``, or a
         :class:`~airflow_partitions.deadlines.CompletionDeadline`.
-    :raises ValueError: at Dag parse, for a window naming unknown dimensions, a window over a
-        dropped dimension or values for a kept one, a dropped dimension the window does not
-        list, or a window whose decoded type differs from its dimension mapper's.
+    :param max_upstream_keys: The most upstream keys one period may await (every combination of
+        the windowed dimensions; default 50,000, as :class:`~airflow_partitions.temporal.
+        TemporalRollupMapper`).
+    :raises ValueError: at Dag parse, for more awaited keys than *max_upstream_keys*, a window
+        naming unknown dimensions, a window over a dropped dimension or values for a kept one, a
+        dropped dimension the window does not list, or a window whose decoded type differs from
+        its dimension mapper's.
     """
 
     upstream_mapper: CompositeKeyMapper
@@ -580,6 +584,7 @@ class DimensionRollupMapper(CountingRollupMapper):
         window: DimensionWindow,
         wait_policy: Any = None,
         max_downstream_keys: int | None = None,
+        max_upstream_keys: int | None = None,
     ) -> None:
         owner = "DimensionRollupMapper"
         _check_dimensions(owner, upstream_mapper, window, rollup=True)
@@ -588,7 +593,9 @@ class DimensionRollupMapper(CountingRollupMapper):
             window=window,
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
+            max_upstream_keys=max_upstream_keys,
         )
+        self._check_size(*window.largest_fan_out(upstream_mapper))
         timed = [n for n, m in upstream_mapper.mappers.items() if isinstance(m, TemporalMapper)]
         if isinstance(self.policy, CompletionDeadline) and not timed:
             raise ValueError(

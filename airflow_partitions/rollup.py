@@ -152,6 +152,10 @@ def _expected(rollup: CountingRollupMapper, downstream_key: str) -> ExpectedKeys
     )
 
 
+#: The most upstream keys one rollup period may await unless the rollup's ``max_upstream_keys``
+#: says otherwise: a leap year of hours (8,784) and a 31-day month of minutes (44,640) fit.
+DEFAULT_MAX_UPSTREAM_KEYS = 50_000
+
 #: Keys whose awaited spelling is memoized: a tick re-reads every received key of up to 500
 #: pending runs (500 days of 24 hours is 12,000), and an LRU smaller than that misses every time.
 _MEMBER_CACHE_SIZE = 65536
@@ -279,11 +283,19 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         window: Any,
         wait_policy: WaitPolicy | None = None,
         max_downstream_keys: int | None = None,
+        max_upstream_keys: int | None = None,
     ) -> None:
         # Not RollupMapper.__init__: its check that the mapper decodes to the window's declared
         # type is one our subclasses make themselves (our windows declare types that only our
         # rollups accept, so that Airflow's RollupMapper refuses them at parse).
         PartitionMapper.__init__(self, max_downstream_keys=max_downstream_keys)
+        if max_upstream_keys is not None and (type(max_upstream_keys) is not int or max_upstream_keys < 1):
+            raise ValueError(
+                f"{type(self).__name__}: max_upstream_keys must be a positive integer or None; "
+                f"got {max_upstream_keys!r}."
+            )
+        #: The most upstream keys one period may await (``None``: :data:`DEFAULT_MAX_UPSTREAM_KEYS`).
+        self.max_upstream_keys = max_upstream_keys
         self.upstream_mapper = upstream_mapper
         self.window = window
         #: The wait policy as configured (and serialized); the scheduler sees :attr:`wait_policy`.
@@ -295,6 +307,28 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
     def wait_policy(self) -> CountingPolicy:  # type: ignore[override]  # core sets it; the scheduler reads it
         """The configured policy over the keys that count (:class:`CountingPolicy`)."""
         return CountingPolicy(self)
+
+    def _check_size(self, largest: int, widest: str) -> None:
+        """
+        Refuse, at Dag parse, a rollup one of whose periods awaits more upstream keys than its cap.
+
+        The scheduler lists a pending run's awaited keys on every loop, and the tools show them, so
+        a year of minutes (527,040 keys) costs seconds and megabytes per pending run. The cap is
+        *max_upstream_keys*, by default :data:`DEFAULT_MAX_UPSTREAM_KEYS` (50,000: a leap year of
+        hours, 8,784, and a 31-day month of minutes, 44,640, fit).
+
+        :param largest: The most keys one period awaits; *widest*: such a period, for the message.
+        :raises ValueError: naming the rollup, the count, the cap and the ways out.
+        """
+        cap = DEFAULT_MAX_UPSTREAM_KEYS if self.max_upstream_keys is None else self.max_upstream_keys
+        if largest > cap:
+            source = "the default" if self.max_upstream_keys is None else "max_upstream_keys"
+            raise ValueError(
+                f"{type(self).__name__}: {widest} would wait for {largest:,} upstream keys, more than "
+                f"{source} of {cap:,} keys one period may await (every scheduler loop lists them for each "
+                "pending run). Roll up in steps, such as minutes into hours with one rollup and hours "
+                f"into the year with another, or pass max_upstream_keys={largest} or more."
+            )
 
     def _check_routes(self, samples: tuple[str, ...], hint: str) -> None:
         """
@@ -443,6 +477,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             wait_policy=None if deadline else encode_wait_policy(self.policy),
             completion_deadline=self.policy.serialize() if deadline else None,
             max_downstream_keys=self.max_downstream_keys,
+            max_upstream_keys=self.max_upstream_keys,
         )
 
     @classmethod
@@ -461,6 +496,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             window=decode_window(data["window"]),
             wait_policy=policy,
             max_downstream_keys=data.get("max_downstream_keys"),
+            max_upstream_keys=data.get("max_upstream_keys"),
         )
 
 

@@ -27,6 +27,21 @@ def assets_of(condition: Any) -> list[Any]:
     return [a for part in nested for a in assets_of(part)] if nested is not None else [condition]
 
 
+def required_assets(condition: Any) -> set[str]:
+    """
+    Return the names of the assets a run needs whatever arrives: all of ``a & b``, none of ``a | b``.
+
+    ``(a & b) | c`` needs none for sure (``c`` alone satisfies it); ``(a | b) & c`` needs ``c``.
+    """
+    nested = getattr(condition, "objects", None)
+    if nested is None:
+        return {condition.name} if hasattr(condition, "name") else set()
+    parts = [required_assets(part) for part in nested]
+    if type(condition).__name__.endswith("All"):  # AssetAll (sdk) or SerializedAssetAll (core)
+        return set().union(*parts)
+    return set.intersection(*parts) if parts else set()
+
+
 def run_mapper(context: Any, asset: Any = None, *, owner: str) -> PartitionMapper:
     """
     Return the working partition mapper of the running task's Dag for *asset*.

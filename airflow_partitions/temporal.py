@@ -557,13 +557,15 @@ class TemporalRollupMapper(CountingRollupMapper):
         :class:`~airflow_partitions.deadlines.CompletionDeadline`.
     :param max_downstream_keys: Airflow's fan-out cap; a sliding window's *periods* must not
         exceed it (checked at parse).
+    :param max_upstream_keys: The most upstream keys one period may await (default 50,000,
+        :data:`~airflow_partitions.rollup.DEFAULT_MAX_UPSTREAM_KEYS`: a leap year of hours and a
+        month of minutes fit); checked at parse against the largest period.
     :raises ValueError: at Dag parse if the mapper or window is not ours, the window's grain
         does not nest in the mapper's (or, sliding, differs from it), member keys would not map
-        back, a sliding window is wider than the fan-out cap, or the mapper's *input_format* has
-        a time but no ``%z`` while the member grain is shorter than a day in a zone with DST
-        (``%Y-%m-%dT%H`` cannot name both 01:00 hours of New York's 2026-11-01); at mapping
-        time, naming the key, for a key the mapper cannot read or that names no member of its
-        window.
+        back (or an *input_format* writes distinct local times alike: ``%Y-%m-%d`` under hours),
+        a sliding window is wider than the fan-out cap, or a period awaits more keys than
+        *max_upstream_keys* (naming the count, the cap and the way out); at mapping time, naming
+        the key, for a key the mapper cannot read or that names no member of its window.
     """
 
     upstream_mapper: TemporalMapper
@@ -576,6 +578,7 @@ class TemporalRollupMapper(CountingRollupMapper):
         window: TemporalWindow | SlidingWindow | BusinessDayWindow,
         wait_policy: Any = None,
         max_downstream_keys: int | None = None,
+        max_upstream_keys: int | None = None,
     ) -> None:
         if not isinstance(upstream_mapper, TemporalMapper) or not isinstance(
             window, TemporalWindow | SlidingWindow | BusinessDayWindow
@@ -592,7 +595,17 @@ class TemporalRollupMapper(CountingRollupMapper):
             window=window,
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
+            max_upstream_keys=max_upstream_keys,
         )
+        if isinstance(window, SlidingWindow):
+            self._check_size(window.periods, "every window")
+        else:
+            try:
+                largest, widest = most_members(grain, member_grain)
+            except ValueError:
+                pass  # members that do not nest: the route check below names the period
+            else:
+                self._check_size(largest, f"the run for {widest.key!r}")
         if isinstance(window, SlidingWindow):
             if window.grain != grain:
                 raise ValueError(

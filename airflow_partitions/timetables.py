@@ -454,6 +454,18 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
         """Read *dt*'s wall-clock reading in the grain's time zone (first occurrence if repeated)."""
         return _utc(resolve(dt.replace(tzinfo=None), self.grain.tz))
 
+    def due(self, partition_key: str) -> datetime.datetime:
+        """
+        Return when the scheduler runs partition *partition_key* (UTC): its run period's start plus the lag.
+
+        With the default ``offset=-1``, the end of the partition's own period: a day is due when it
+        has ended. ``backfill --missing`` leaves out partitions not due yet.
+
+        :raises InvalidPartitionKeyError: as :meth:`_decode_partition_date`.
+        """
+        self._decode_partition_date(partition_key)  # refuses a key that is not the grain's
+        return self._run_time(self.grain.shift(self.grain.parse(partition_key), -self.offset))
+
     def _decode_partition_date(self, partition_key: str) -> datetime.datetime:
         """
         Return the start of the period *partition_key* names (``grain.parse(key).start``), in UTC.
@@ -637,6 +649,14 @@ class ExplicitPartitionTimetable(_KeyedAheadTimetable):
         for index, (when, _) in enumerate(self._entries):
             if lower <= when <= upper:
                 yield self._info(index)
+
+    def due(self, partition_key: str) -> datetime.datetime:
+        """
+        Return when the scheduler runs the partition *partition_key*: the time listed for it.
+
+        :raises InvalidPartitionKeyError: if the key is not listed.
+        """
+        return self._decode_partition_date(partition_key)
 
     def _decode_partition_date(self, partition_key: str) -> datetime.datetime:
         """

@@ -19,6 +19,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import textwrap
 import time
 from datetime import date, timedelta
 from pathlib import Path
@@ -120,7 +121,8 @@ def _print_summary(dag_ids: list[str], rows: list[tuple[str, ...]], pending: lis
         more = f" (+{len(waiting) - 1} more)" if len(waiting) > 1 else ""
         why = (_why_waiting(waiting[0]) + more) if waiting else "-"
         other = len(states) - states.count("success")
-        print(f"{dag_id:<26} {len(states):>5} {states.count('success'):>8} {other:>6}  {why}"[:120])
+        row = f"{dag_id:<26} {len(states):>5} {states.count('success'):>8} {other:>6}  "
+        print(row + textwrap.shorten(why, width=120 - len(row), placeholder=" …"))
 
 
 def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -> None:
@@ -161,7 +163,8 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
     rows = _run_rows(airflow, data, dag_ids)
     pending = airflow.request("GET", "/ui/partitioned_dag_runs", params={"has_created_dag_run_id": False})
     _print_summary(dag_ids, rows, pending["partitioned_dag_runs"])
-    table = Path(tempfile.gettempdir()) / "airflow-partitions-demo-runs.txt"
+    # Where the user finds it: the kept data folder, else the folder the demo was started from.
+    table = (data if keep else Path.cwd()) / "airflow-partitions-demo-runs.txt"
     _write_table(rows, table)
     print(f"\nEvery Dag run (Dag, run, partition key, partition date, state, output): {table}")
     refused = airflow.request(
@@ -176,7 +179,8 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
         by_consumer.setdefault(consumer[1] if consumer else "?", []).append(reason)
     print(f"\nKeys refused on arrival, out loud (audit log 'failed to map partition_key'): {len(refused)}")
     for consumer, reasons in sorted(by_consumer.items()):
-        print(f"  {consumer}: {len(reasons)} keys, e.g. {reasons[0]}"[:120])
+        head = f"  {consumer}: {len(reasons)} {'key' if len(reasons) == 1 else 'keys'}, e.g. "
+        print(head + textwrap.shorten(reasons[0], width=120 - len(head), placeholder=" …"))
     print(f"\nData folder: {data} ({'kept' if keep else 'deleted when the demo ends; --keep keeps it'})")
     print(f"Done in {time.monotonic() - started:.0f} s.")
 

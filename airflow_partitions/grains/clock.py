@@ -92,6 +92,11 @@ class Minutes(WallClockGrain):
     #: Whether slots are clock-aligned UTC ones, whose keys are their floored UTC wall times.
     _utc_slots: bool = field(init=False, repr=False, compare=False)
 
+    @property
+    def fixed_length(self) -> timedelta | None:
+        """*n* minutes, for clock-aligned slots in a zone whose offsets are whole slots apart."""
+        return None if 60 % self.n or self._cuts else self._slot
+
     def _named_period(self, key: str) -> Period:
         return super()._named_period(key) if 60 % self.n else self.floor_key(key)
 

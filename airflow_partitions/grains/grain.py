@@ -205,6 +205,11 @@ class Grain(ABC):
     #: whose ticks need not nest in a coarser period).
     tiles: ClassVar[bool] = True
 
+    @property
+    def fixed_length(self) -> timedelta | None:
+        """The real length of every period, if all have one (minutes and hours), else ``None``."""
+        return None
+
     def members(self, period: Period) -> list[Period]:
         """
         Return the periods of this grain that start within *period*, in order.
@@ -375,14 +380,21 @@ def most_members(grain: Grain, member: Grain) -> tuple[int, Period]:
     Tiling members are counted in the longest sampled period; cron ticks in the sampled periods
     that start in the first six weeks (every weekday, a month start and end, and for sub-daily
     grains the DST changes), since each tick costs about a millisecond: a fraction of a second
-    for hourly ticks in days, seconds for hourly ticks in a year. Memoized per process: it runs
-    once per configuration.
+    for hourly ticks in days, seconds for hourly ticks in a year. Members of one fixed length
+    (:attr:`Grain.fixed_length`: minutes, hours) are not listed but counted from the longest
+    period's length: a year of minutes (527,040) takes no longer than a day of hours. Memoized per
+    process: it runs once per configuration.
 
     :raises ValueError: if *member* periods do not tile *grain* periods.
     """
     periods = _sample_periods(grain)
     if member.tiles:  # tiling members of fixed rules: the longest period holds the most
-        periods = [max(periods, key=lambda p: p.duration)]
+        longest = max(periods, key=lambda p: p.duration)
+        slot = member.fixed_length
+        bounds = (longest.start, longest.end - timedelta(microseconds=1))
+        if slot is not None and [member.floor(b).utc[i] for i, b in enumerate(bounds)] == list(longest.utc):
+            return -(-longest.duration // slot), longest  # whole slots, from the first cut to the last
+        periods = [longest]
     elif periods[0].duration >= timedelta(hours=23):  # cron ticks, about 1 ms each: six weeks
         periods = [p for p in periods if p.utc[0] < _SAMPLE_SPAN[0] + _CRON_SAMPLE]
     return max(((len(member.members(p)), p) for p in periods), key=lambda pair: pair[0])

@@ -28,8 +28,8 @@ warnings.warn(
 # The old submodules, as the modules they became: `from airflow_partitions.inspect.state import …`.
 for _old, _new in {
     "backfill": "tools.write.backfill",
-    "check": "tools.check",
-    "explain": "tools.explain",
+    "check": "tools.findings",
+    "explain": "tools.explanation",
     "loading": "tools.loading",
     "period": "task",
     "requeue": "tools.write.requeue",

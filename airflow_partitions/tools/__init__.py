@@ -25,56 +25,50 @@ No command-line code here (that is :mod:`airflow_partitions.tools.cli`).
 
 from __future__ import annotations
 
-from airflow_partitions.tools.check import Finding, check
-from airflow_partitions.tools.explain import Explanation, KeyExplanation, explain
-from airflow_partitions.tools.loading import (
-    Consumer,
-    DagFolder,
-    Producer,
-    consumer_mappers,
-    load_mapper,
-    stored_dag,
-)
-from airflow_partitions.tools.rollup_view import Progress, RollupView, Wait
-from airflow_partitions.tools.state import (
-    AssetCoverage,
-    ConsumerDag,
-    ConsumerState,
-    Partition,
-    asset_coverage,
-    consumer_dags,
-    consumer_state,
-)
-from airflow_partitions.tools.write.backfill import MissingPartition, create_runs, missing_partitions
-from airflow_partitions.tools.write.requeue import OrphanedEvent, Orphans, orphaned_events, requeue
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "AssetCoverage",
-    "Consumer",
-    "ConsumerDag",
-    "ConsumerState",
-    "DagFolder",
-    "Explanation",
-    "Finding",
-    "KeyExplanation",
-    "MissingPartition",
-    "OrphanedEvent",
-    "Orphans",
-    "Partition",
-    "Producer",
-    "Progress",
-    "RollupView",
-    "Wait",
-    "asset_coverage",
-    "check",
-    "consumer_dags",
-    "consumer_mappers",
-    "consumer_state",
-    "create_runs",
-    "explain",
-    "load_mapper",
-    "missing_partitions",
-    "orphaned_events",
-    "requeue",
-    "stored_dag",
-]
+# Public name -> the module defining it, imported on first use: `airflow-partitions --help` and
+# the command line's own start import no Airflow module (its log level is set before Airflow's).
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["Finding", "check"], "airflow_partitions.tools.findings"),
+    **dict.fromkeys(["Explanation", "KeyExplanation", "explain"], "airflow_partitions.tools.explanation"),
+    **dict.fromkeys(
+        ["Consumer", "DagFolder", "Producer", "consumer_mappers", "load_mapper", "stored_dag"],
+        "airflow_partitions.tools.loading",
+    ),
+    **dict.fromkeys(["Progress", "RollupView", "Wait"], "airflow_partitions.tools.rollup_view"),
+    **dict.fromkeys(
+        [
+            "AssetCoverage",
+            "ConsumerDag",
+            "ConsumerState",
+            "Partition",
+            "asset_coverage",
+            "consumer_dags",
+            "consumer_state",
+        ],
+        "airflow_partitions.tools.state",
+    ),
+    **dict.fromkeys(
+        ["MissingPartition", "create_runs", "missing_partitions"], "airflow_partitions.tools.write.backfill"
+    ),
+    **dict.fromkeys(
+        ["OrphanedEvent", "Orphans", "orphaned_events", "requeue"], "airflow_partitions.tools.write.requeue"
+    ),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'airflow_partitions.tools' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # over the submodule of the same name (`check`, `explain`) import binds
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

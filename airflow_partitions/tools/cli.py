@@ -94,6 +94,10 @@ BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--start",), {"required": True, "help": "first partition date, ISO 8601 (naive means UTC)"}),
     (("--end",), {"required": True, "help": "last partition date, inclusive"}),
     (("--yes",), {"action": "store_true", "help": "create the runs (without it: a dry run that lists them)"}),
+    (
+        ("--include-open",),
+        {"action": "store_true", "help": "also partitions not due yet (their period has not ended)"},
+    ),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
 ]
 REQUEUE_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
@@ -130,7 +134,15 @@ def _mapper(args: argparse.Namespace) -> Any:
 
 
 def _wrap(label: str, text: str) -> str:
-    return textwrap.fill(text, WIDTH, initial_indent=f"  {label:<16}", subsequent_indent=" " * 18)
+    """Return *text* after *label*, wrapped at spaces only: a key or run id is never cut."""
+    return textwrap.fill(
+        text,
+        WIDTH,
+        initial_indent=f"  {label:<16}",
+        subsequent_indent=" " * 18,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 #: Keys listed in full in text output; a longer list shows its first and last halves of this.
@@ -248,7 +260,12 @@ def format_state(state: Any) -> str:
             else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
         )
         queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
-        lines.append(f"  {p.partition_key:<28}{p.state:<16}{count:>10}  {queue:>6}  {detail}"[:WIDTH])
+        line = f"  {p.partition_key:<28}{p.state:<16}{count:>10}  {queue:>6}  {detail}"
+        if len(line) > WIDTH:  # never cut a key or a run id: the detail goes on lines of its own
+            line = f"  {p.partition_key:<28}{p.state:<16}{count:>10}  {queue:>6}\n" + _wrap(
+                "missing" if missing else "runs", detail
+            )
+        lines.append(line)
         for a in p.progress:
             for key, why in a.never_counting:
                 lines.append(_wrap("never counts", f"{key}: {why}"))
@@ -284,22 +301,48 @@ def _date(text: str, *, end_of_day: bool = False) -> Any:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
+def _count(n: int, noun: str) -> str:
+    """Return ``"1 partition"``, ``"2 partitions"``: *n* and *noun*, in the plural unless *n* is 1."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def run_backfill(args: argparse.Namespace) -> int:
     """Handle ``backfill --missing``: list (or, with --yes, create) the runs a range lacks."""
+    from datetime import UTC, datetime
+
     from airflow_partitions.tools.write.backfill import create_runs, missing_partitions
 
     if not args.missing:
         raise UsageError("pass --missing (Airflow's own `airflow backfill create` reruns whole ranges).")
+    now = datetime.now(UTC)
     with _quiet():
-        missing = missing_partitions(args.dag_id, _date(args.start), _date(args.end))
+        found = missing_partitions(
+            args.dag_id, _date(args.start), _date(args.end), include_open=True, now=now
+        )
+        opened = [m for m in found if m.is_open(now)]
+        missing = found if args.include_open else [m for m in found if not m.is_open(now)]
         runs = create_runs(args.dag_id, missing) if args.yes else []
     if args.json:
-        print(json.dumps({"missing": [m.to_dict() for m in missing], "created_runs": runs}, indent=2))
+        left_out = [] if args.include_open else [m.to_dict() for m in opened]
+        print(
+            json.dumps(
+                {"missing": [m.to_dict() for m in missing], "left_out_open": left_out, "created_runs": runs},
+                indent=2,
+            )
+        )
         return OK
     for m in missing:
-        print(f"  {m.partition_key:<28}{', '.join(m.states) or 'never ran'}")
-    verb = f"created {len(runs)} runs" if args.yes else "dry run: pass --yes to create them"
-    print(f"{args.dag_id}: {len(missing)} partitions without a successful run; {verb}")
+        due = " (not due yet: its period has not ended)" if m.is_open(now) else ""
+        print(f"  {m.partition_key:<28}{', '.join(m.states) or 'never ran'}{due}")
+    verb = f"created {_count(len(runs), 'run')}" if args.yes else "dry run: pass --yes to create them"
+    print(f"{args.dag_id}: {_count(len(missing), 'partition')} without a successful run; {verb}")
+    if opened and not args.include_open:
+        first = opened[0]
+        due = first.due.isoformat() if first.due else "?"
+        print(
+            f"  left out {_count(len(opened), 'partition')} not due yet (their period has not ended; "
+            f"the first, {first.partition_key!r}, is due {due}): pass --include-open to create them anyway"
+        )
     return OK
 
 
@@ -432,6 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         for flags, options in arguments:
             sub.add_argument(*flags, **options)
+        sub.add_argument(
+            "--verbose", action="store_true", help="also print Airflow's own log (import tracebacks …)"
+        )
         sub.set_defaults(handler=handler)
     return parser
 
@@ -443,6 +489,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ``main(["check", "example_dags"])`` prints the findings and returns 0 when there is no error.
     """
     args = build_parser().parse_args(argv)
+    if not args.verbose and "airflow" not in sys.modules:
+        # Airflow logs (a Dag file's import traceback, every Dag it fills the bag with) straight to
+        # the terminal, ahead of the answer, which already reports what matters: keep it for --verbose.
+        os.environ["AIRFLOW__LOGGING__LOGGING_LEVEL"] = "CRITICAL"
     try:
         return _guarded(args.handler, args)
     except BrokenPipeError:  # `… | head`: the reader left; say nothing more (Python's recipe)

@@ -8,6 +8,8 @@ stores it and the scheduler reads it back.
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -16,7 +18,7 @@ from typing import Any
 
 from airflow_partitions.examples import declared_example_keys, forget_example_keys
 from airflow_partitions.mapping import as_core
-from airflow_partitions.task import assets_of
+from airflow_partitions.task import assets_of, required_assets
 from airflow_partitions.tools.samples import reads_assets
 
 #: ``airflow.sdk`` names a mapper expression may use besides airflow-partitions' public names.
@@ -46,6 +48,30 @@ SDK_NAMES = (
 )
 
 
+#: A name a Dag file or an expression failed on: ``cannot import name 'X'``, ``name 'X' is not defined``.
+_UNKNOWN_NAME = re.compile(r"cannot import name '(\w+)'|name '(\w+)' is not defined")
+
+
+def did_you_mean(error: str) -> str:
+    """
+    Return ``"did you mean TemporalRollupMapper?"`` when *error* names an unknown class close to one we know.
+
+    Known: the public names of ``airflow_partitions`` and the mappers, windows and policies of
+    ``airflow.sdk`` (:data:`SDK_NAMES`). ``""`` when the error names none, or nothing is close.
+    """
+    import airflow_partitions
+
+    found = _UNKNOWN_NAME.search(error)
+    if found is None:
+        return ""
+    name = found[1] or found[2]
+    close = difflib.get_close_matches(name, [*airflow_partitions.__all__, *SDK_NAMES], n=1, cutoff=0.75)
+    if not close or close[0] == name:
+        return ""
+    where = "airflow_partitions" if close[0] in airflow_partitions.__all__ else "airflow.sdk"
+    return f"did you mean {close[0]} (from {where})?"
+
+
 def load_mapper(expression: str) -> Any:
     """
     Return the working (core) partition mapper a Python *expression* builds.
@@ -71,9 +97,11 @@ def load_mapper(expression: str) -> Any:
         value = eval(expression, {"__builtins__": {}}, scope)  # a Dag author's own expression
         mapper = as_core(value, "partition_mapper")
     except Exception as err:
+        hint = did_you_mean(str(err))
         raise ValueError(
-            f"mapper expression {expression!r}: {type(err).__name__}: {str(err).rstrip('.')}. Expected a "
-            "partition mapper such as 'TemporalMapper(Day())'."
+            f"mapper expression {expression!r}: {type(err).__name__}: {str(err).rstrip('.')}. "
+            + (hint[0].upper() + hint[1:] + " " if hint else "")
+            + "Expected a partition mapper such as 'TemporalMapper(Day())'."
         ) from None
     if not isinstance(mapper, PartitionMapper):
         raise ValueError(f"mapper expression {expression!r} builds {mapper!r}, not a partition mapper.")
@@ -88,6 +116,8 @@ class Consumer:
     asset: str
     uri: str
     mapper: Any
+    #: The other assets the Dag's runs need too (``a & b``: ``b`` for ``a``'s consumer).
+    needs_also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,10 +188,12 @@ def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -
     for dag in dags:
         timetable = dag.timetable
         if reads_assets(timetable):
+            required = required_assets(timetable.asset_condition)
             for asset in assets_of(timetable.asset_condition):
                 if hasattr(asset, "name"):
                     mapper = timetable.get_partition_mapper(name=asset.name, uri=asset.uri)
-                    consumers.append(Consumer(dag.dag_id, asset.name, asset.uri, mapper))
+                    also = tuple(sorted(required - {asset.name}))
+                    consumers.append(Consumer(dag.dag_id, asset.name, asset.uri, mapper, also))
     read = {c.asset for c in consumers}
     producers = []
     for dag in dags:

@@ -428,3 +428,71 @@ def test_regex_mapper_fails_an_adversarial_key_and_maps_the_next(airflow, record
     for name, result in results.items():  # reported, not asserted
         record_property(f"seconds to map the 10,000-character key ({name})", result["seconds"])
         print(f"10,000-character key, {name}: {result['seconds'] * 1000:.3f} ms")
+
+
+# -- the contract with what users have: Airflow's documented pairing, naive local hours ---------------
+
+
+def test_airflows_documented_business_day_rollup_fires_march_once_after_its_22_weekdays(airflow):
+    # RollupMapper(StartOfMonthMapper(input_format="%Y-%m-%d"), BusinessDayWindow()), written as
+    # Airflow's plugin docs write it: keys compared by spelling, a weekend key held without counting.
+    weekdays = _march_2026_weekdays()
+    for key in [*weekdays[:-1], "2026-03-07"]:
+        airflow.create_asset_event("it_documented_daily_sales", partition_key=key)
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "documented-21-weekdays")
+    assert airflow.dag_runs("it_documented_business_month") == []
+    pending = airflow.request(
+        "GET", "/ui/partitioned_dag_runs", params={"dag_id": "it_documented_business_month"}
+    )
+    [apdr] = pending["partitioned_dag_runs"]
+    assert (apdr["partition_key"], apdr["total_required"]) == ("2026-03", 22)
+
+    airflow.create_asset_event("it_documented_daily_sales", partition_key=weekdays[-1])
+    [run] = airflow.wait_for_runs("it_documented_business_month", 1, timeout=60)
+    assert run["partition_key"] == "2026-03"
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "documented-after-the-run")
+    assert len(airflow.dag_runs("it_documented_business_month")) == 1
+
+
+def _berlin_hours(day: date) -> list[str]:
+    """The UTC instants of a Berlin local day's hours, from zoneinfo (not the package)."""
+    from zoneinfo import ZoneInfo
+
+    berlin = ZoneInfo("Europe/Berlin")
+    start = datetime(day.year, day.month, day.day, tzinfo=berlin).astimezone(UTC)
+    following = day + timedelta(days=1)
+    end = datetime(following.year, following.month, following.day, tzinfo=berlin).astimezone(UTC)
+    return [start + timedelta(hours=h) for h in range((end - start) // timedelta(hours=1))]
+
+
+def test_naive_berlin_hours_of_the_fall_back_day_fire_it_once_with_all_25_hours_counted(airflow):
+    hours = _berlin_hours(date(2026, 10, 25))
+    assert len(hours) == 25  # 02:00 CEST and 02:00 CET
+    # A producer looping over the local hours writes 24 distinct naive keys, one per REST call;
+    # all but 05:00 first: the day then misses exactly 05:00 CET, so 02:00 counted twice.
+    naive = [f"2026-10-25T{hour:02d}" for hour in range(24)]
+    for key in naive:
+        if key != "2026-10-25T05":
+            airflow.create_asset_event("it_berlin_naive_hours", partition_key=key)
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "berlin-23-naive-hours")
+    assert airflow.dag_runs("it_berlin_naive_day") == []
+    done = subprocess.run(
+        [sys.executable, "-m", "airflow_partitions.tools.cli", "status", "it_berlin_naive_day", "--json"],
+        env=airflow.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    [partition] = json.loads(done.stdout)["partitions"]
+    [progress] = partition["progress"]
+    assert partition["partition_key"] == "2026-10-25" and len(progress["expected"]) == 25
+    assert progress["missing"] == ["2026-10-25T05+01:00"] and progress["never_counting"] == []
+
+    airflow.create_asset_event("it_berlin_naive_hours", partition_key="2026-10-25T05")
+    [run] = airflow.wait_for_runs("it_berlin_naive_day", 1, timeout=60)
+    assert run["partition_key"] == "2026-10-25"
+    assert (
+        airflow.xcom("it_berlin_naive_day", run["dag_run_id"], "record_partition")["partition_key"]
+        == "2026-10-25"
+    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 
 from airflow_partitions.testing import wait_until
 from tests.integration.test_no_silent_holds import _send, _settle
@@ -111,3 +112,35 @@ def test_backfill_missing_over_a_week_with_two_failed_days_creates_exactly_two_r
     created = [r for r in airflow.dag_runs("it_backfill_daily") if r["dag_run_id"] in done["runs"]]
     assert sorted(r["partition_key"] for r in created) == failed
     assert len(airflow.dag_runs("it_backfill_daily")) == 7 + len(failed)
+
+
+def test_backfill_missing_over_a_range_ending_next_week_creates_runs_only_for_ended_days(airflow):
+    # UTC days, no lag: a day is due at its end. From three days ago to a week ahead, only the three
+    # days before today have ended; today and the next seven are left out (worked out from the date).
+    today = datetime.now(UTC).date()
+    start, end = today - timedelta(days=3), today + timedelta(days=7)
+    ended = [(start + timedelta(days=n)).isoformat() for n in range(3)]
+    args = [
+        "backfill",
+        "--missing",
+        "it_backfill_open",
+        "--start",
+        start.isoformat(),
+        "--end",
+        end.isoformat(),
+    ]
+    text = _cli(airflow, *args)
+    assert text.returncode == 0, text.stderr[-3000:]
+    assert [line.split()[0] for line in text.stdout.splitlines()[:3]] == ended
+    assert "it_backfill_open: 3 partitions without a successful run; dry run" in text.stdout
+    assert (
+        f"left out 8 partitions not due yet (their period has not ended; the first, '{today.isoformat()}'"
+        in text.stdout
+    )
+    done = _cli(airflow, *args, "--yes", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = json.loads(done.stdout)
+    assert [m["partition_key"] for m in answer["missing"]] == ended
+    assert len(answer["left_out_open"]) == 8 and len(answer["created_runs"]) == 3
+    created = sorted(r["partition_key"] for r in airflow.dag_runs("it_backfill_open"))
+    assert created == ended

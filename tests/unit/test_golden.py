@@ -8,7 +8,7 @@ per module family, ``{case: {"build": <expression>, "serialize": <obj.serialize(
 <what Airflow's encoder stores>}}`` for format version N. The current version's files must be
 written byte for byte (``json.dumps``, key order kept); every version's files must still load.
 
-Rule: a deliberate change of stored form bumps ``FORMAT_VERSION`` (``airflow_partitions/_common.py``),
+Rule: a deliberate change of stored form bumps ``FORMAT_VERSION`` (``airflow_partitions/grains/stored.py``),
 keeps reading the old form (``tests/golden/v<old>/`` stays and keeps loading) and is listed in
 ``CHANGELOG.md``. (Re)generate with ``python -m tests.unit.test_golden --write [--force]``.
 """
@@ -135,6 +135,11 @@ CASES: dict[str, dict[str, str]] = {
             "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['region', 'day'], "
             "{'day': TemporalMapper(Day())}), window=DimensionWindow(day=TemporalWindow(Hour())))"
         ),
+        "DimensionRollupMapper(max_upstream_keys)": (
+            "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['region', 'day'], "
+            "{'day': TemporalMapper(Day())}), window=DimensionWindow(day=TemporalWindow(Hour())), "
+            "max_upstream_keys=100)"
+        ),
         "DimensionRollupMapper(MinimumCount)": (
             "DimensionRollupMapper("
             "upstream_mapper=CompositeKeyMapper(['region', 'zone'], output=['region']), "
@@ -186,6 +191,10 @@ CASES: dict[str, dict[str, str]] = {
             "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day(timezone='America/New_York'), "
             "input_timezone='UTC', offset=-1), window=TemporalWindow(Hour()), wait_policy=MinimumCount(20), "
             "max_downstream_keys=7)"
+        ),
+        "TemporalRollupMapper(max_upstream_keys)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), "
+            "window=TemporalWindow(Minutes(15)), max_upstream_keys=3000)"
         ),
         "TemporalRollupMapper(sliding, CompletionDeadline)": (
             "TemporalRollupMapper("
@@ -444,7 +453,7 @@ def write(force: bool) -> int:
     print(
         "Rule: a stored form never changes for an unchanged configuration (Airflow deletes pending "
         "rollups when a mapper's fingerprint changes). A deliberate change bumps FORMAT_VERSION in "
-        "airflow_partitions/_common.py, keeps reading the old form (tests/golden/v<old>/ stays) and "
+        "airflow_partitions/grains/stored.py, keeps reading the old form (tests/golden/v<old>/ stays) and "
         "is listed in CHANGELOG.md."
     )
     if changed and not force:

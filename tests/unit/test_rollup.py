@@ -338,3 +338,55 @@ def test_every_key_a_rollup_accepts_can_be_evaluated_counts_and_its_windows_can_
         for member in (min(expected), max(expected)):
             routed_member = rollup.to_downstream(member)
             assert downstream in ([routed_member] if isinstance(routed_member, str) else routed_member)
+
+
+# -- the cap on the keys one period awaits -----------------------------------------------------------------
+
+
+def test_a_year_of_minutes_is_refused_at_parse_with_the_count_the_cap_and_the_way_out():
+    # 2028 is a leap year: 366 days x 1,440 minutes = 527,040 (the sampled year of most_members).
+    with pytest.raises(ValueError) as refused:
+        TemporalRollupMapper(upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Minutes(1)))
+    message = str(refused.value)
+    assert f"{366 * 1440:,} upstream keys" in message and "the default of 50,000" in message
+    assert "minutes into hours" in message and f"max_upstream_keys={366 * 1440}" in message
+
+
+def test_the_default_cap_admits_a_leap_year_of_hours_and_a_month_of_minutes():
+    hours = TemporalRollupMapper(upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Hour()))
+    assert len(hours.to_upstream("2028")) == 366 * 24 == 8784
+    minutes = TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Minutes(1)))
+    assert len(minutes.to_upstream("2026-03")) == 31 * 1440 == 44640
+
+
+def test_the_cap_is_set_per_rollup_and_kept_in_its_stored_form():
+    with pytest.raises(ValueError, match=r"24 upstream keys, more than max_upstream_keys of 23"):
+        TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()), max_upstream_keys=23
+        )
+    days = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()), max_upstream_keys=24
+    )
+    assert days.serialize()["max_upstream_keys"] == 24
+    assert type(days).deserialize(days.serialize()).max_upstream_keys == 24
+    assert (
+        "max_upstream_keys"
+        not in TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())
+        ).serialize()
+    )
+    with pytest.raises(ValueError, match="max_upstream_keys must be a positive integer"):
+        TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()), max_upstream_keys=0
+        )
+
+
+def test_a_dimension_rollup_counts_every_combination_against_the_cap():
+    # 31 days x 24 hours of a month, per region kept: 744 keys a period.
+    composite = CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Month())})
+    window = DimensionWindow(time=TemporalWindow(Hour()))
+    with pytest.raises(ValueError, match=r"744 upstream keys, more than max_upstream_keys of 743"):
+        DimensionRollupMapper(upstream_mapper=composite, window=window, max_upstream_keys=743)
+    assert (
+        len(DimensionRollupMapper(upstream_mapper=composite, window=window).to_upstream("eu|2026-03")) == 744
+    )

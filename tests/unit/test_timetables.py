@@ -816,3 +816,33 @@ def test_cron_timetable_runs_the_skipped_tick_at_the_end_of_the_gap_and_steps_ba
         (utc(2026, 3, 9, 6, 30), "2026-03-08T03:00-04:00"),
         (utc(2026, 3, 10, 6, 30), "2026-03-09T02:30-04:00"),
     ]
+
+
+def test_a_partition_is_due_when_the_scheduler_would_run_it():
+    # Default offset -1: a UTC day is due at its end; offset 0 and a lag: at its start plus the lag.
+    assert GrainPartitionTimetable(Day()).due("2026-12-02") == dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
+    assert GrainPartitionTimetable(Day(), offset=0, lag=timedelta(hours=6)).due("2026-12-02") == dt.datetime(
+        2026, 12, 2, 6, tzinfo=dt.UTC
+    )
+    # The docstring's T-1 business day in New York: 2026-11-25 runs on Friday 27 November at 06:00
+    # EST (11:00 UTC), over Thanksgiving; 2026-11-27 on Monday 30 November.
+    weekdays = GrainPartitionTimetable(
+        BusinessDay(BusinessCalendar(country="US", subdiv="NY"), timezone="America/New_York"),
+        offset=-1,
+        lag=timedelta(hours=6),
+    )
+    assert weekdays.due("2026-11-25") == dt.datetime(2026, 11, 27, 11, tzinfo=dt.UTC)
+    assert weekdays.due("2026-11-27") == dt.datetime(2026, 11, 30, 11, tzinfo=dt.UTC)
+    with pytest.raises(InvalidPartitionKeyError):
+        weekdays.due("2026-11-26")
+
+
+def test_a_missing_partition_is_open_until_it_is_due():
+    from airflow_partitions.tools import MissingPartition
+
+    missing = MissingPartition(
+        "2026-12-02", dt.datetime(2026, 12, 2, tzinfo=dt.UTC), (), dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
+    )
+    assert missing.is_open(dt.datetime(2026, 12, 2, 23, 59, tzinfo=dt.UTC))
+    assert not missing.is_open(dt.datetime(2026, 12, 3, tzinfo=dt.UTC))
+    assert missing.to_dict()["due"] == "2026-12-03T00:00:00+00:00"

@@ -10,7 +10,7 @@ Read through Airflow's models; runs are created through Airflow's own ``trigger_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from airflow_partitions.tools.state import run_states
@@ -22,24 +22,48 @@ class MissingPartition:
     A partition of the range without a successful run: its key, its date, and its runs' states.
 
     ``MissingPartition("2026-03-10", datetime(2026, 3, 10, tzinfo=UTC), ("failed",))``: the
-    run for 2026-03-10 failed. ``states`` is empty when the partition never ran.
+    run for 2026-03-10 failed. ``states`` is empty when the partition never ran. ``due`` is when
+    the timetable runs it (its period's end, plus the timetable's lag): a partition whose ``due``
+    is still to come is *open*, and left out unless asked for, as Airflow's scheduler would not
+    run it yet.
     """
 
     partition_key: str
     partition_date: datetime | None
     states: tuple[str, ...]
+    due: datetime | None = None
+
+    def is_open(self, now: datetime) -> bool:
+        """Return whether the partition is not due by *now* (aware): its period has not ended."""
+        return self.due is not None and self.due > now
 
     def to_dict(self) -> dict[str, Any]:
-        """Return plain JSON types (the date as ISO 8601)."""
+        """Return plain JSON types (times as ISO 8601)."""
         date = self.partition_date.isoformat() if self.partition_date else None
-        return {"partition_key": self.partition_key, "partition_date": date, "states": list(self.states)}
+        due = self.due.isoformat() if self.due else None
+        return {
+            "partition_key": self.partition_key,
+            "partition_date": date,
+            "states": list(self.states),
+            "due": due,
+        }
 
 
 def missing_partitions(
-    dag_id: str, start: datetime, end: datetime, *, session: Any = None
+    dag_id: str,
+    start: datetime,
+    end: datetime,
+    *,
+    include_open: bool = False,
+    now: datetime | None = None,
+    session: Any = None,
 ) -> list[MissingPartition]:
     """
     Return, in order, the partitions of *dag_id* dated in ``[start, end]`` with no successful run.
+
+    Partitions that are not due by *now* (their period has not ended: today, or a range reaching
+    into the future) are left out, as Airflow's own backfill leaves out runs that are not due,
+    unless *include_open*; with it, ``MissingPartition.is_open`` tells them apart.
 
     The partitions are the ones its timetable makes (``iter_partition_dagrun_infos``, as Airflow's
     backfill walks them): our ``GrainPartitionTimetable`` and ``ExplicitPartitionTimetable``,
@@ -49,6 +73,8 @@ def missing_partitions(
 
     :param start: The first partition date (aware, or naive meaning UTC).
     :param end: The last partition date, inclusive.
+    :param include_open: Also return the partitions not due yet.
+    :param now: The time to compare with (aware); default the current time.
     :raises ValueError: naming the Dag, if it has no serialized Dag or its timetable does not make
         partitions ahead of runs (asset-triggered or runtime-keyed Dags: their keys come from
         events or tasks; use ``status``).
@@ -57,7 +83,7 @@ def missing_partitions(
         from airflow.utils.session import create_session
 
         with create_session() as new:
-            return missing_partitions(dag_id, start, end, session=new)
+            return missing_partitions(dag_id, start, end, include_open=include_open, now=now, session=new)
 
     from airflow.models.serialized_dag import SerializedDagModel
     from airflow.sdk import timezone
@@ -83,11 +109,21 @@ def missing_partitions(
     except NotImplementedError as err:
         raise ValueError(f"{dag_id!r}: its timetable cannot list partitions ({err}).") from None
     states = run_states(dag_id, (info.partition_key for info in infos), session)
-    return [
-        MissingPartition(info.partition_key, info.partition_date, tuple(states.get(info.partition_key, ())))
+    now = now or datetime.now(UTC)
+    # When the scheduler runs a partition: ours say (GrainPartitionTimetable: its period's end
+    # plus the lag); core's backfill infos carry it as run_after.
+    due = getattr(timetable, "due", None)
+    missing = [
+        MissingPartition(
+            info.partition_key,
+            info.partition_date,
+            tuple(states.get(info.partition_key, ())),
+            due(info.partition_key) if due else info.run_after,
+        )
         for info in infos
         if "success" not in states.get(info.partition_key, ())
     ]
+    return missing if include_open else [m for m in missing if not m.is_open(now)]
 
 
 def create_runs(dag_id: str, partitions: list[MissingPartition], *, session: Any = None) -> list[str]:

@@ -16,6 +16,7 @@ from airflow.sdk import (
     PartitionMapper,
     RollupMapper,
     StartOfDayMapper,
+    StartOfMonthMapper,
     get_current_context,
     task,
 )
@@ -406,6 +407,34 @@ with DAG(
         return dag_run.partition_key
 
     process()
+
+
+# -- the contract with what users have (test_scheduler.py) ---------------------------------------
+
+# Airflow's docs pair BusinessDayWindow with core's RollupMapper and StartOfMonthMapper.
+consumer(
+    "it_documented_business_month",
+    Asset("it_documented_daily_sales"),
+    RollupMapper(upstream_mapper=StartOfMonthMapper(input_format="%Y-%m-%d"), window=BusinessDayWindow()),
+)
+# A feed of naive local hours (no offset): a producer looping over a Berlin day's hours.
+consumer(
+    "it_berlin_naive_day",
+    Asset("it_berlin_naive_hours"),
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone="Europe/Berlin")),
+        window=TemporalWindow(Hour(timezone="Europe/Berlin")),
+    ),
+)
+
+with DAG(
+    "it_backfill_open",
+    # Daily UTC partitions; no scheduled run before 2100: backfill over a range ending next week.
+    schedule=GrainPartitionTimetable(Day()),
+    start_date=pendulum.datetime(2100, 1, 1, tz="UTC"),
+    catchup=False,
+):
+    EmptyOperator(task_id="done")
 
 
 # -- reliability: two schedulers, SIGKILL, bad keys (test_reliability.py) -----------------------

@@ -158,7 +158,8 @@ def test_a_mapper_class_no_plugin_registers_is_an_error_as_the_dag_processor_rep
 def test_a_runtime_producer_feeding_a_wait_for_all_rollup_is_a_starvation_warning(tmp_path):
     body = 'example_keys(days, ["2026-03-02", "2026-03-03"])\n'
     finding = only(check(dag_folder(tmp_path, "PartitionedAtRuntime()", MONTH_OF_DAYS, body)), "warning")
-    assert "short of 31 keys stays pending under WaitForAll(), and 500 such runs" in finding.message
+    assert "stays pending under WaitForAll() until all 31 keys of that period arrive" in finding.message
+    assert "only the 500 oldest pending partitioned runs per loop" in finding.message
 
 
 def test_a_runtime_producer_declaring_no_keys_is_reported_as_info(tmp_path):
@@ -202,3 +203,78 @@ def test_airflows_documented_business_day_rollup_is_clean_but_for_an_info_naming
     assert finding.fix.startswith(
         "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow"
     )
+
+
+def test_declared_naive_local_hours_into_a_berlin_day_rollup_are_an_info_saying_what_happens(tmp_path):
+    # Berlin 2026: clocks go forward at 02:00 on 29 March, back at 03:00 on 25 October (02:00 repeats).
+    body = 'example_keys(days, ["2026-10-25T02", "2026-10-25T03"])\n'
+    berlin_day = (
+        'TemporalRollupMapper(upstream_mapper=TemporalMapper(Day(timezone="Europe/Berlin")), '
+        'window=TemporalWindow(Hour(timezone="Europe/Berlin")))'
+    )
+    findings = check(dag_folder(tmp_path, "PartitionedAtRuntime()", berlin_day, body))
+    (info,) = [f for f in findings if f.severity == "info" and "naive local" in f.message]
+    assert "'2026-10-25T02', are naive local times read in 'Europe/Berlin'" in info.message
+    assert "repeated when DST ends (2026-10-25T02) counts for both occurrences" in info.message
+    assert "skipped when it starts (2026-03-29T02) counts as the hour after it" in info.message
+    assert errors(findings) == []
+
+
+def test_offset_keys_into_a_berlin_day_rollup_get_no_naive_info(tmp_path):
+    body = 'example_keys(days, ["2026-10-25T02+02:00", "2026-10-25T02:00:00Z"])\n'
+    berlin_day = (
+        'TemporalRollupMapper(upstream_mapper=TemporalMapper(Day(timezone="Europe/Berlin")), '
+        'window=TemporalWindow(Hour(timezone="Europe/Berlin")))'
+    )
+    findings = check(dag_folder(tmp_path, "PartitionedAtRuntime()", berlin_day, body))
+    assert not [f for f in findings if "naive local" in f.message]
+
+
+def test_an_asset_of_and_no_dag_in_the_folder_produces_is_a_warning_naming_it(tmp_path):
+    body = 'orders = Asset("orders")\n'
+    source = (
+        HEADER
+        + body
+        + textwrap.dedent("""
+        daily = CronPartitionTimetable("0 0 * * *", timezone="UTC", key_format="%Y-%m-%d")
+        with DAG("producer", schedule=daily):
+            @task(outlets=[days])
+            def write():
+                pass
+            write()
+
+        with DAG("consumer", schedule=PartitionedAssetTimetable(assets=days & orders)):
+            @task
+            def read():
+                pass
+            read()
+
+        with DAG("either", schedule=PartitionedAssetTimetable(assets=days | orders)):
+            @task
+            def read_either():
+                pass
+            read_either()
+        """)
+    )
+    (tmp_path / "dags.py").write_text(source)
+    findings = check(tmp_path)
+    (warning,) = [
+        f for f in findings if f.severity == "warning" and "no Dag in this folder produces" in f.message
+    ]
+    assert (warning.dag_id, warning.asset) == ("consumer", "orders")
+    assert "'days' & 'orders'" in warning.message and "500 oldest pending runs" in warning.message
+    assert not [f for f in findings if f.dag_id == "either" and "produces" in f.message]  # days | orders
+
+
+def test_a_consumer_none_of_whose_assets_is_produced_here_is_an_info(tmp_path):
+    source = HEADER + textwrap.dedent("""
+        orders = Asset("orders")
+        with DAG("consumer", schedule=PartitionedAssetTimetable(assets=days & orders)):
+            @task
+            def read():
+                pass
+            read()
+        """)
+    (tmp_path / "dags.py").write_text(source)
+    (info,) = [f for f in check(tmp_path) if "no Dag in this folder produces" in f.message]
+    assert info.severity == "info" and "may live in another folder" in info.message

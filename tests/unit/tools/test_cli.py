@@ -215,3 +215,31 @@ def test_requeue_end_date_means_the_end_of_that_day(monkeypatch, capsys):
     assert code == 0 and out.endswith("dry run: pass --yes to re-queue 0 events into 0 partitions\n")
     assert seen["start"] == datetime(2026, 4, 1, tzinfo=UTC)
     assert seen["end"] == datetime(2026, 4, 30, 23, 59, 59, 999999, tzinfo=UTC)
+
+
+def test_explain_downstream_of_a_week_that_does_not_exist_is_refused_exit_1(capsys):
+    # 2025 has 52 ISO weeks (28 December 2025, a Sunday, is in week 52): there is no 2025-W53.
+    weeks = "TemporalRollupMapper(upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day()))"
+    code, out = run(capsys, "explain", "--downstream", "--mapper", weeks, "2025-W53")
+    assert code == 1 and "REFUSED" in out and "Invalid week: 53" in " ".join(out.split())
+    code, out = run(capsys, "explain", "--downstream", "--mapper", weeks, "2026-W53")  # 2026 has 53
+    assert code == 0 and "7 keys" in out
+
+
+def test_a_misspelled_class_gets_a_did_you_mean(capsys):
+    misspelled = "TemporalRollUpMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))"
+    code = main(["explain", "--mapper", misspelled, "2026-03-10T05"])
+    assert code == 2
+    assert "Did you mean TemporalRollupMapper (from airflow_partitions)?" in capsys.readouterr().err
+
+
+def test_status_never_cuts_a_run_id():
+    from airflow_partitions.tools.cli import WIDTH, format_state
+    from airflow_partitions.tools.state import ConsumerState, Partition
+
+    run_id = "asset_triggered__2026-03-10T00:00:00+00:00__" + "x" * 90  # longer than a line
+    state = ConsumerState("d", (), (Partition("2026-03-10", "success", runs=((run_id, "success"),)),))
+    text = format_state(state)
+    (line,) = [line for line in text.splitlines() if run_id in line]  # whole, on one line
+    assert line.split() == ["runs", run_id, "success"]
+    assert all(len(other) <= WIDTH for other in text.splitlines() if other != line)

@@ -119,10 +119,11 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
     Airflow would audit-log. A fan-out's key count is compared with its cap
     (``max_downstream_keys`` or ``[scheduler] partition_mapper_max_downstream_keys``).
 
-    With *downstream*, *key* is a downstream key (``2026-03-08``) of a rollup: what it waits for.
+    With *downstream*, *key* is a downstream key (``2026-03-08``) of a rollup: what it waits for;
+    a key the rollup does not write (``2025-W53``, a week that does not exist) is
+    :attr:`Explanation.refused` with the mapper's reason.
 
-    :raises ValueError: naming the key, if *downstream* and *mapper* is not a rollup, or *key* is
-        not a downstream key it writes.
+    :raises ValueError: naming the key, if *downstream* and *mapper* is not a rollup.
     """
     name = type(mapper).__name__
     rollup = RollupView.of(mapper)
@@ -132,7 +133,10 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
                 f"{name} is not a rollup: only a rollup (RollupMapper, TemporalRollupMapper, "
                 f"DimensionRollupMapper) lists the upstream keys of a downstream key such as {shown(key)}."
             )
-        return Explanation(name, key, True, (explain_key(mapper, key),))
+        try:
+            return Explanation(name, key, True, (explain_key(mapper, key),))
+        except ValueError as err:  # not a key the rollup writes (2025-W53: no such week)
+            return Explanation(name, key, True, refused=str(err))
     try:
         keys = downstream_keys(mapper, key)
     except ValueError as err:

@@ -18,11 +18,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import CompletionDeadline
-from airflow_partitions.grains.keys import shown
-from airflow_partitions.grains.zones import FIXED_ZONE
+from airflow_partitions.grains.keys import read_dated, shown
+from airflow_partitions.grains.zones import FIXED_ZONE, offset_changes
 from airflow_partitions.mapping import downstream_keys, fan_out_cap
 from airflow_partitions.rollup import CountingRollupMapper
-from airflow_partitions.tools.loading import Consumer, DagFolder, Producer, consumer_mappers
+from airflow_partitions.temporal import TemporalMapper, TemporalRollupMapper
+from airflow_partitions.tools.loading import Consumer, DagFolder, Producer, consumer_mappers, did_you_mean
 from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.samples import timetable_samples
 
@@ -154,6 +155,51 @@ def _naive_key_findings(producer: Producer) -> list[Finding]:
             "add %z to key_format, or key in timezone='UTC'",
         )
     ]
+
+
+def _naive_local_findings(c: Consumer, sample: _Keys) -> list[Finding]:
+    """Say what our temporal rollup does with naive local times a producer writes in a zone with DST."""
+    mapper = getattr(c.mapper, "upstream_mapper", None)
+    if not isinstance(c.mapper, TemporalRollupMapper) or not isinstance(mapper, TemporalMapper):
+        return []
+    zone = mapper.input_timezone or mapper.grain.timezone
+    naive = [k for run in sample.runs for k in run if _is_naive_time(k, mapper.input_format)]
+    changes = offset_changes(zone, 2026)
+    if not naive or not changes:
+        return []
+    # The local wall time of each 2026 change: the repeated hour starts at the change read with
+    # the offset after it, the skipped one at the change read with the offset before it.
+    examples = []
+    for at, before, after in changes:
+        if after < before:
+            wall = (at + after).replace(tzinfo=None)
+            examples.append(
+                f"a key of the hour repeated when DST ends ({wall:%Y-%m-%dT%H}) counts for both occurrences"
+            )
+        else:
+            wall = (at + before).replace(tzinfo=None)
+            examples.append(
+                f"one in the hour skipped when it starts ({wall:%Y-%m-%dT%H}) counts as the hour after it"
+            )
+    return [
+        Finding(
+            "info",
+            c.dag_id,
+            c.asset,
+            f"{len(naive)} sample keys from {sample.producer}, such as {shown(naive[0])}, are naive local "
+            f"times read in {zone!r}, which has daylight saving time: " + ", and ".join(examples),
+            "none needed: a producer looping over local hours completes every day; write keys with their "
+            "offset (%z) or in UTC to name each hour alone",
+        )
+    ]
+
+
+def _is_naive_time(key: str, input_format: str | None) -> bool:
+    try:
+        when, dated = read_dated(key, input_format)
+    except ValueError:
+        return False
+    return when.tzinfo is None and not dated
 
 
 def _stored(obj: Any) -> dict[str, Any]:
@@ -343,12 +389,14 @@ def _starvation_findings(c: Consumer, rollup: RollupView, sample: _Keys) -> list
             "warning",
             c.dag_id,
             c.asset,
-            f"{sample.producer}'s keys are not known ahead (chosen at runtime, any number per run); each "
-            "period it leaves short of "
-            f"{size or 'its'} keys stays pending under {policy!r}, and {TICK_LIMIT} such runs at the "
-            "head of the "
-            "queue stop every partitioned consumer of the deployment",
-            "wait with CompletionDeadline(grace), or make sure each period is completed",
+            f"{sample.producer} chooses its keys at runtime, and one run may add hundreds "
+            "(add_partitions takes any number): each period a burst touches opens a pending run, which "
+            f"stays pending under {policy!r} until all {size or 'its'} keys of that period arrive. The "
+            f"scheduler evaluates only the {TICK_LIMIT} oldest pending partitioned runs per loop, so one "
+            f"run adding a key to each of {TICK_LIMIT} periods it leaves incomplete (a replay of "
+            f"{TICK_LIMIT} days, one hour each) stops every partitioned consumer of the deployment",
+            "wait with CompletionDeadline(grace) (it fires incomplete periods after their end), or make "
+            "sure each run completes the periods it touches",
         )
     ]
 
@@ -372,6 +420,39 @@ def _documented_pairing_findings(c: Consumer, rollup: RollupView | None) -> list
     ]
 
 
+def _unproduced_findings(folder: DagFolder) -> list[Finding]:
+    """Report an asset a consumer's runs need that no Dag of the folder produces (part 5a)."""
+    produced = {p.asset for p in folder.producers}
+    findings = []
+    for dag_id in dict.fromkeys(c.dag_id for c in folder.consumers):
+        mine = [c for c in folder.consumers if c.dag_id == dag_id]
+        needed = sorted(
+            {name for c in mine for name in c.needs_also} | {c.asset for c in mine if c.needs_also}
+        )
+        missing = [name for name in needed if name not in produced]
+        if not missing:
+            continue
+        elsewhere = not any(name in produced for name in needed)
+        findings.append(
+            Finding(
+                "info" if elsewhere else "warning",
+                dag_id,
+                missing[0],
+                f"its runs need {' & '.join(repr(n) for n in needed)}, and no Dag in this folder produces "
+                f"{', '.join(repr(n) for n in missing)}: every pending run holds until those keys arrive, "
+                f"and counts towards the {TICK_LIMIT} oldest pending runs the scheduler evaluates per loop"
+                + (
+                    " (none of its assets is produced here: their producers may live in another folder)"
+                    if elsewhere
+                    else ""
+                ),
+                "make sure a producer writes those keys (another Dag folder, a REST client), or schedule "
+                "the Dag on the assets that are produced",
+            )
+        )
+    return findings
+
+
 def check_dags(folder: DagFolder) -> list[Finding]:
     """Return the findings for the consumers and producers of *folder* (see :func:`check`), errors first."""
     findings = [
@@ -380,11 +461,13 @@ def check_dags(folder: DagFolder) -> list[Finding]:
             path,
             "",
             " ".join(error.strip().splitlines()[-1:]) or error,
-            "fix the file; for a class no plugin registers, install its package in every Airflow process",
+            did_you_mean(error)
+            or "fix the file; for a class no plugin registers, install its package in every Airflow process",
         )
         for path, error in sorted(folder.import_errors.items())
     ]
     samples = _sample_keys(folder)
+    findings += _unproduced_findings(folder)
     for p in folder.producers:
         findings += _naive_key_findings(p) + _zone_findings(p.dag_id, p.asset, _stored(p.timetable))
         if p.at_runtime and not p.example_keys:
@@ -412,7 +495,7 @@ def check_dags(folder: DagFolder) -> list[Finding]:
         rollup = RollupView.of(c.mapper)
         findings += _documented_pairing_findings(c, rollup)
         for sample in feeds:
-            findings += _key_findings(c, sample)
+            findings += _key_findings(c, sample) + _naive_local_findings(c, sample)
             if rollup is not None:
                 findings += _starvation_findings(c, rollup, sample)
                 if sample.complete and len(feeds) == 1:
