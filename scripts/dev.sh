@@ -4,22 +4,25 @@
 # (installed here when run as root).
 #
 #   bash scripts/dev.sh demo [--keep]   the main job: the example pipeline on a real Airflow
-#   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, the wheel and sdist, the docs
-#                                       site, unit tests, and integration tests on SQLite and
-#                                       PostgreSQL (ARGS go to pytest)
+#   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, mypy, the wheel and sdist, the
+#                                       docs site, unit tests, and integration tests on SQLite and
+#                                       PostgreSQL; then, on the oldest Airflow supported (3.3.1),
+#                                       the unit and SQLite integration tests (ARGS go to pytest,
+#                                       and run on the newest Airflow only)
 #
 # Everything is installed into a virtual environment, .venv (or $VENV), made on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 
-setup() {  # $1: the optional dependencies to install with the package
+setup() {  # $1: the optional dependencies to install with the package; $2: pip constraints
   if [ ! -x "$VENV/bin/python" ]; then
     echo "Creating $VENV and installing airflow-partitions[$1] (about a minute the first time) …"
     "${PYTHON:-python3}" -m venv "$VENV"
   fi
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --editable ".[$1]"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --editable ".[$1]" \
+    ${2:+--constraint "$2"}
 }
 
 ensure_package() {  # $1: a command the package provides, $2: Debian's package, $3: what needs it
@@ -64,7 +67,16 @@ case "${1:-}" in
     "$VENV/bin/airflow-partitions" check example_dags
     # Two workers: the SQLite and the PostgreSQL integration sessions run side by side (each
     # backend's tests stay on one worker, tests/conftest.py), the unit tests between.
-    exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
+    if [ $# -gt 0 ]; then
+      exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
+    fi
+    "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}"
+    # The oldest Airflow supported, in a virtual environment of its own: the unit tests and the
+    # SQLite integration tests (the PostgreSQL ones run on the newest above).
+    VENV=${VENV_OLDEST:-.venv-oldest}
+    echo "On the oldest Airflow supported ($(grep -m1 '^apache-airflow==' scripts/oldest-airflow.txt)) …"
+    setup test scripts/oldest-airflow.txt
+    exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" tests/unit tests/integration -k "not postgresql"
     ;;
   *)
     sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
