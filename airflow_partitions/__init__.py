@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
             "IsoWeek",
             "Minutes",
             "Month",
+            "OutsideCalendar",
             "Period",
             "Quarter",
             "RetailMonth",

@@ -45,7 +45,7 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.grains import Day, Grain, IsoWeek, Month, Period, Quarter, Year, most_members
-from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, read_dated, shown
+from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, read_dated, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
 from airflow_partitions.mapping import as_core, check_fan_out
@@ -238,8 +238,11 @@ class TemporalMapper(ValueEquality, PartitionMapper):
             period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=tz))
             return self.grain.shift(period, self.offset) if self.offset else period
         except ValueError as err:
-            # A grain with gaps (business days) has no period for some instants: name the key.
-            raise ValueError(f"partition key {shown(key)}: {err}") from None
+            # A grain with gaps (business days) has no period for some instants: name the key,
+            # and keep telling a day the calendar leaves out (OutsideCalendar) from a mistake.
+            raise (OutsideCalendar if isinstance(err, OutsideCalendar) else ValueError)(
+                f"partition key {shown(key)}: {err}"
+            ) from None
         except OverflowError:
             raise ValueError(f"partition key {shown(key)}: its period lies past year 1 or 9999.") from None
 

@@ -30,6 +30,7 @@ from airflow_partitions.grains.clock import Day, Hour, IsoWeek, Minutes, Month, 
 from airflow_partitions.grains.cron import Cron
 from airflow_partitions.grains.fiscal import FiscalMonth, FiscalQuarter, FiscalYear
 from airflow_partitions.grains.grain import Grain, Period, most_members
+from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.grains.retail import RetailMonth, RetailQuarter, RetailWeek, RetailYear
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "IsoWeek",
     "Minutes",
     "Month",
+    "OutsideCalendar",
     "Period",
     "Quarter",
     "RetailMonth",

@@ -221,8 +221,15 @@ class Grain(ABC):
         :raises ValueError: for a tiling grain whose periods do not start at *period*'s start or
             end at its end (the grains do not nest, e.g. ISO weeks in a month).
         """
-        members = []
         start, end = period.utc
+        slot = self.fixed_length
+        if slot is not None and not (end - start) % slot and self.floor(period.start).utc[0] == start:
+            # Slots of one real length from an aligned start: counted out, not stepped one by one.
+            return [
+                Period._between(start + slot * i, start + slot * (i + 1), self)
+                for i in range((end - start) // slot)
+            ]
+        members = []
         current = self.floor(period.start)
         if current.utc[0] < start and not self.tiles:
             current = self.shift(current, 1)

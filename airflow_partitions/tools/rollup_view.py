@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from airflow.partition_mappers.wait_policy import WaitForAll
+
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.rollup import CountingRollupMapper, configured_policy, counted
 
@@ -74,6 +76,8 @@ class RollupView:
         self.ours = isinstance(mapper, CountingRollupMapper)
         #: The wait policy as configured (``WaitForAll()``, ``CompletionDeadline(…)``).
         self.policy = configured_policy(mapper)
+        #: Whether a run can fire before every awaited key counted (any policy but ``WaitForAll``).
+        self.may_fire_incomplete = not isinstance(self.policy, WaitForAll)
 
     @classmethod
     def of(cls, mapper: Any) -> RollupView | None:

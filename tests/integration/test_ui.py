@@ -115,7 +115,7 @@ def test_the_dag_endpoint_is_the_state_reader_with_its_grid(airflow, days):
     assert answer["assets"] == days["assets"] and answer["total_entries"] == len(days["partitions"])
     by_key = {p["partition_key"]: p for p in answer["partitions"]}
     assert by_key[FULL]["state"] in {"queued", "running", "success"}
-    assert by_key[PARTIAL]["state"] == "pending" and by_key[FEW]["state"] == "pending"
+    assert by_key[PARTIAL]["state"] == "overdue" and by_key[FEW]["state"] == "overdue"  # May 2026 is over
     [may] = [b for b in answer["grid"] if b["title"] == "2026-05"]
     cells = {c["key"]: c for week in may["weeks"] for c in week if c and c["key"]}
     assert (cells[PARTIAL]["count"], cells[FEW]["count"]) == ("23/24", "5/24")
