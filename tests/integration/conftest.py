@@ -45,6 +45,7 @@ DAG_IDS = [
     "it_documented_business_month",
     "it_berlin_naive_day",
     "it_backfill_open",
+    "it_new_york_day_by_deadline",
     "it_produce_bulk_hours",
     "it_produce_fault_hours",
     "it_produce_local_hours",
