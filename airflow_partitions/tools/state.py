@@ -171,9 +171,11 @@ class Partition:
     come: it fires once settled), ``"overdue"`` (its period ended and no deadline will fire it:
     under ``WaitForAll`` it waits for keys that may never come), ``"never counting"`` (it holds
     keys that will never count); else the state of its latest Dag run (``"success"``,
-    ``"failed"``, ``"running"``, ``"queued"``), with ``"ran incomplete"`` for a run that succeeded
-    without all its keys. ``ran_with`` is what the latest run ran with; ``history`` every run,
-    oldest first (a rerun for late keys shows there). ``queue_position`` is the pending run's place
+    ``"failed"``, ``"running"``, ``"queued"``), with ``"ran incomplete"`` when it succeeded but
+    its runs have not had every awaited key between them. ``ran_with`` is what its runs triggered
+    by asset events ran with together (``None`` for none: a manual run): a rerun for keys that
+    came late (a refresh) completes its period. ``history`` lists every run, oldest first, each
+    with what it ran with itself. ``queue_position`` is the pending run's place
     among all pending partitioned runs of the deployment, oldest first (1-based): beyond 500 the
     scheduler does not evaluate it this loop. ``closes_at`` is the end of its period (UTC). Times
     are UTC.
@@ -548,10 +550,10 @@ def _state_name(state: Any) -> str:
     return str(getattr(state, "value", state))
 
 
-#: What the runs a rollup fired ran with, by (rollup identity, the run's pending-run id): the keys
+#: What the runs a rollup fired ran with, by (rollup identity, the runs' pending-run ids): the keys
 #: Airflow logged for a pending run never change once it fired, so each is worked out once per
 #: process. Bounded; the scheduler-side mappers are rebuilt per process too.
-_RAN_WITH: OrderedDict[tuple[int, int], RanWith] = OrderedDict()
+_RAN_WITH: OrderedDict[tuple[int, tuple[int, ...]], RanWith] = OrderedDict()
 _RAN_WITH_SIZE = 200_000
 
 
@@ -572,6 +574,10 @@ class _Reader:
         self.may_fire_incomplete = any(
             rollup is not None and rollup.may_fire_incomplete for rollup in self.rollups.values()
         )
+        #: How long after its period's start every run of this Dag fired complete (the least of its
+        #: rollups' :attr:`~RollupView.complete_before`), or ``None``: each run is then read.
+        bounds = [r.complete_before for r in self.rollups.values() if r is not None and r.may_fire_incomplete]
+        self.complete_before = min(bounds) if bounds and None not in bounds else None  # type: ignore[type-var]
         self.identity = hash(
             tuple(sorted((n, repr(r.mapper.serialize())) for n, r in self.rollups.items() if r))
         )
@@ -789,11 +795,17 @@ class _Reader:
         """
         from airflow.models.asset import AssetPartitionDagRun
         from airflow.models.dagrun import DagRun
-        from sqlalchemy import select
+        from sqlalchemy import func, select
 
         latest = self._latest()
         runs = (
-            select(DagRun.partition_key, DagRun.state, AssetPartitionDagRun.id)
+            select(
+                DagRun.partition_key,
+                DagRun.state,
+                AssetPartitionDagRun.id,
+                func.coalesce(DagRun.created_at, DagRun.run_after),
+                DagRun.partition_date,
+            )
             .join(latest, latest.c.id == DagRun.id)
             .outerjoin(AssetPartitionDagRun, AssetPartitionDagRun.created_dag_run_id == DagRun.id)
             .where(~self._is_pending(DagRun.partition_key))
@@ -811,18 +823,26 @@ class _Reader:
                 *_in_range_sql(time_part_sql(AssetPartitionDagRun.partition_key), start, end)
             )
         counts: Counter[str] = Counter()
-        fired: dict[int, str] = {}
-        for key, state, apdr_id in self.session.execute(runs):
+        succeeded: set[str] = set()  # keys whose latest run succeeded, fired by asset events
+        for key, state, apdr_id, created, anchor in self.session.execute(runs):
             name = _state_name(state)
             counts[name] += 1
-            if name == "success" and apdr_id is not None and self.may_fire_incomplete:
-                fired[apdr_id] = key
+            if name == "success" and apdr_id is not None and not self._fired_complete(created, anchor):
+                succeeded.add(key)
         overrides: dict[str, str] = {}
-        for apdr_id, ran in self._ran_with_of(list(fired)).items():
-            if not ran.complete:
-                overrides[fired[apdr_id]] = "ran incomplete"
-                counts["success"] -= 1
-                counts["ran incomplete"] += 1
+        if succeeded:
+            fired = self._fired_runs(start, end, only)
+            groups = {
+                key: tuple(i for i, _, _ in fired[key])
+                for key in succeeded
+                if not any(self._fired_complete(created, anchor) for _, created, anchor in fired[key])
+            }
+            ran = self._ran_with_of(groups.values())
+            for key, group in groups.items():
+                if not ran[group].complete:
+                    overrides[key] = "ran incomplete"
+                    counts["success"] -= 1
+                    counts["ran incomplete"] += 1
         pending_rows = list(self.session.execute(pending))
         received = self._received([apdr_id for apdr_id, _ in pending_rows])
         for apdr_id, key in pending_rows:
@@ -862,22 +882,86 @@ class _Reader:
         partition = pending_partition(key, self._progress(key, received), self.rollups, now=self.now)
         return partition.state, partition
 
-    def _ran_with_of(self, apdr_ids: list[int]) -> dict[int, RanWith]:
-        """Return what each fired pending run ran with (memoized: a fired run's keys never change)."""
-        found = {i: _RAN_WITH[(self.identity, i)] for i in apdr_ids if (self.identity, i) in _RAN_WITH}
-        todo = [i for i in apdr_ids if i not in found]
+    def _ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith]:
+        """
+        Return what each group of fired pending runs of one partition ran with, together.
+
+        A group of one is what that run ran with; of all the runs of a partition, what they ran
+        with together: a rerun for keys that came late (a refresh) completes its period once every
+        key came in one run or another. Memoized per process: a fired run's keys never change.
+        """
+        groups = list(dict.fromkeys(groups))
+        found = {g: _RAN_WITH[self.identity, g] for g in groups if (self.identity, g) in _RAN_WITH}
+        todo = [g for g in groups if g not in found]
         if not todo:
             return found
-        keys = dict(self.session.execute(_apdr_keys(todo)).all()) if todo else {}
-        received = self._received(todo)
-        for apdr_id in todo:
-            ran = ran_with(
-                self._progress(keys[apdr_id], received.get(apdr_id, {})), self.rollups, self.assets
-            )
-            found[apdr_id] = _RAN_WITH[(self.identity, apdr_id)] = ran
+        ids = sorted({i for g in todo for i in g})
+        keys: dict[int, str] = {}
+        for chunk in _chunks(ids):
+            keys.update(self.session.execute(_apdr_keys(chunk)).all())
+        received = self._received(ids)
+        for group in todo:
+            together: dict[str, set[str]] = defaultdict(set)
+            for apdr_id in group:
+                for name, logged in received.get(apdr_id, {}).items():
+                    together[name] |= logged
+            ran = ran_with(self._progress(keys[group[0]], together), self.rollups, self.assets)
+            found[group] = _RAN_WITH[self.identity, group] = ran
             if len(_RAN_WITH) > _RAN_WITH_SIZE:
                 _RAN_WITH.popitem(last=False)
         return found
+
+    def _fired_runs(
+        self, start: str | None, end: str | None, only: str | None
+    ) -> dict[str, list[tuple[int, datetime | None, datetime | None]]]:
+        """Return the selected keys' fired pending runs, oldest first: ``(id, created, partition_date)``."""
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        query = (
+            select(
+                DagRun.partition_key,
+                AssetPartitionDagRun.id,
+                func.coalesce(DagRun.created_at, DagRun.run_after),
+                DagRun.partition_date,
+            )
+            .join(DagRun, DagRun.id == AssetPartitionDagRun.created_dag_run_id)
+            .where(DagRun.dag_id == self.dag_id)
+            .order_by(AssetPartitionDagRun.id)
+        )
+        if only is not None:
+            query = query.where(DagRun.partition_key == only)
+        else:
+            query = query.where(*_in_range_sql(time_part_sql(DagRun.partition_key), start, end))
+        fired: dict[str, list[tuple[int, datetime | None, datetime | None]]] = defaultdict(list)
+        for key, apdr_id, created, anchor in self.session.execute(query):
+            fired[key].append((apdr_id, created, anchor))
+        return fired
+
+    def _fired_complete(self, created: datetime | None, anchor: datetime | None) -> bool:
+        """
+        Whether a run Airflow created at *created* for a period starting at *anchor* fired complete.
+
+        Every run of a Dag whose rollups wait for all their keys did; under a deadline, a run
+        created before :attr:`complete_before` past its period's start (``partition_date``) did.
+        """
+        if not self.may_fire_incomplete:
+            return True
+        if self.complete_before is None or created is None or anchor is None:
+            return False
+        return _utc(created) < _utc(anchor) + self.complete_before  # type: ignore[operator]
+
+    def _complete(self, key: str) -> RanWith | None:
+        """Return what a run of *key* that fired complete ran with: every awaited key (``None``: unknown)."""
+        awaited = 0
+        for name, _ in self.assets:
+            rollup = self.rollups.get(name)
+            try:
+                awaited += len(rollup.awaited(key)) if rollup is not None else 1
+            except ValueError:
+                return None
+        return RanWith(awaited, awaited)
 
     # -- the page ------------------------------------------------------------------------------
 
@@ -885,20 +969,30 @@ class _Reader:
         """Return the page's partitions in full: runs and what they ran with, progress, queue places."""
         from airflow.models.asset import AssetPartitionDagRun
         from airflow.models.dagrun import DagRun
-        from sqlalchemy import select
+        from sqlalchemy import func, select
 
         if not keys:
             return []
         runs: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
         pending: dict[str, Any] = {}
+        complete: set[int] = set()  # fired runs known complete without reading their keys
         for chunk in _chunks(keys):
-            for run_id, key, state, apdr_id in self.session.execute(
-                select(DagRun.run_id, DagRun.partition_key, DagRun.state, AssetPartitionDagRun.id)
+            for run_id, key, state, apdr_id, created, anchor in self.session.execute(
+                select(
+                    DagRun.run_id,
+                    DagRun.partition_key,
+                    DagRun.state,
+                    AssetPartitionDagRun.id,
+                    func.coalesce(DagRun.created_at, DagRun.run_after),
+                    DagRun.partition_date,
+                )
                 .outerjoin(AssetPartitionDagRun, AssetPartitionDagRun.created_dag_run_id == DagRun.id)
                 .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.in_(chunk))
                 .order_by(DagRun.id)
             ):
                 runs[key].append((run_id, _state_name(state), apdr_id))
+                if apdr_id is not None and self._fired_complete(created, anchor):
+                    complete.add(apdr_id)
             for apdr in self.session.scalars(
                 select(AssetPartitionDagRun).where(
                     AssetPartitionDagRun.target_dag_id == self.dag_id,
@@ -907,19 +1001,30 @@ class _Reader:
                 )
             ):
                 pending[apdr.partition_key] = apdr
-        ran = self._ran_with_of(
-            [apdr_id for key_runs in runs.values() for *_, apdr_id in key_runs if apdr_id]
+        # Each run's own keys (its history), and the partition's: all its runs' keys together.
+        fired = {key: tuple(i for *_, i in key_runs if i is not None) for key, key_runs in runs.items()}
+        read = self._ran_with_of(
+            [
+                *((i,) for group in fired.values() for i in group if i not in complete),
+                *(group for group in fired.values() if group and not complete.intersection(group)),
+            ]
         )
+        whole = {key: self._complete(key) for key, group in fired.items() if complete.intersection(group)}
+
+        def of_run(key: str, apdr_id: int | None) -> RanWith | None:
+            return None if apdr_id is None else whole.get(key) if apdr_id in complete else read[(apdr_id,)]
+
+        def of_partition(key: str) -> RanWith | None:
+            group = fired.get(key, ())
+            return None if not group else whole.get(key) if complete.intersection(group) else read[group]
+
         received = self._received([apdr.id for apdr in pending.values()])
         places = self._queue_places([apdr.id for apdr in pending.values()])
         partitions = []
         for key in keys:
-            history = tuple(
-                Run(run_id, state, ran.get(apdr_id) if apdr_id else None)
-                for run_id, state, apdr_id in runs[key]
-            )
+            history = tuple(Run(run_id, state, of_run(key, apdr_id)) for run_id, state, apdr_id in runs[key])
             pairs = tuple((run.run_id, run.state) for run in history)
-            latest = history[-1].ran_with if history else None
+            latest = of_partition(key)
             closes_at = self._closes_at(key)
             if key in pending:
                 apdr = pending[key]
