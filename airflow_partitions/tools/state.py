@@ -330,9 +330,9 @@ def consumer_dags(
 
     One query on ``DagModel.timetable_partitioned``, the flag Airflow sets when it serializes a Dag.
     With *summary*, each also carries its counts by state (``"ran incomplete"`` apart from
-    ``"success"``), range of keys and strip of states over time: a few grouped queries per Dag,
-    whatever its number of partitions (:meth:`_Reader.summary`). *only* keeps the Dags of those
-    ids (the ones a user may read).
+    ``"success"``), range of keys and strip of states over time: a few grouped queries for all
+    the Dags together, whatever their number of partitions (:func:`_summaries`). *only* keeps
+    the Dags of those ids (the ones a user may read).
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
     """
@@ -352,14 +352,14 @@ def consumer_dags(
     dags = [ConsumerDag(*row) for row in session.execute(query) if only is None or row[0] in only]
     if not summary:
         return dags
-    summed = []
+    readers = {}
     for dag in dags:
         try:
-            found = _Reader(dag.dag_id, session).summary()
+            readers[dag.dag_id] = _Reader(dag.dag_id, session)
         except ValueError:  # flagged partitioned, but no serialized Dag to read it with (yet)
-            found = {}
-        summed.append(replace(dag, **found))
-    return summed
+            continue
+    found = _summaries(readers, session) if readers else {}
+    return [replace(dag, **found.get(dag.dag_id, {})) for dag in dags]
 
 
 def consumer_state(
@@ -682,20 +682,14 @@ class _Reader:
         )
 
     def summary(self) -> dict[str, Any]:
-        """
-        Return the Dag's counts by state, range of keys and strip (the fields of :class:`ConsumerDag`).
+        """Return the Dag's counts by state, range of keys and strip (see :func:`_summaries`)."""
+        return _summaries({self.dag_id: self}, self.session)[self.dag_id]
 
-        The strip groups partitions by the first :data:`BUCKET` characters of their key's time part
-        (a month of day and hour keys, a year of ``FY2026-Q3``), each bucket with its most urgent
-        state (:func:`attention`) and its number of partitions, in time order.
-        """
-        from sqlalchemy import func, select
-
-        keys = self._keys_query(None, None)
-        first, last = self.session.execute(select(func.min(keys.c.part), func.max(keys.c.part))).one()
-        states, overrides = self._counts(None, None, None)
-        strips = self._strips(None, None, None, overrides, BUCKET, by_prefix=False)
-        return {"states": states, "first": first, "last": last, "strip": strips[0][1] if strips else ()}
+    def _counts(
+        self, start: str | None, end: str | None, only: str | None
+    ) -> tuple[dict[str, int], dict[str, str]]:
+        """Return the selected partitions' counts by state and overrides (see :func:`_counts_of`)."""
+        return _counts_of({self.dag_id: self}, self.session, start, end, only)[self.dag_id]
 
     def _strips(
         self,
@@ -707,169 +701,17 @@ class _Reader:
         *,
         by_prefix: bool,
     ) -> tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]:
-        """
-        Return the selected partitions as strips: ``(prefix, ((bucket, worst state, partitions), …))``.
-
-        A bucket is the first *length* characters of a key's time part; *by_prefix*, one strip per
-        key prefix (what precedes the time part: ``jfk``), else one strip (prefix ``""``). Grouped
-        in the database by each key's latest run state (``"pending"`` for a key with a pending
-        run), then corrected by *overrides* (:meth:`_counts`): the states only the mappers tell.
-        """
-        from airflow.models.asset import AssetPartitionDagRun
-        from airflow.models.dagrun import DagRun
-        from sqlalchemy import func, literal, select
-
-        counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-        for column, runs in ((DagRun.partition_key, True), (AssetPartitionDagRun.partition_key, False)):
-            part = time_part_sql(column)
-            prefix = (
-                func.substr(column, 1, func.length(column) - func.length(part)) if by_prefix else literal("")
-            )
-            bucket = func.substr(part, 1, length)
-            conditions = [column == only] if only is not None else _in_range_sql(part, start, end)
-            if runs:
-                query = (
-                    select(prefix, bucket, DagRun.state, func.count())
-                    .join(latest := self._latest(), latest.c.id == DagRun.id)
-                    .where(~self._is_pending(DagRun.partition_key), *conditions)
-                    .group_by(prefix, bucket, DagRun.state)
-                )
-            else:
-                query = (
-                    select(prefix, bucket, literal("pending"), func.count())
-                    .where(
-                        AssetPartitionDagRun.target_dag_id == self.dag_id,
-                        AssetPartitionDagRun.created_dag_run_id.is_(None),
-                        *conditions,
-                    )
-                    .group_by(prefix, bucket)
-                )
-            for prefix_, bucket_, state, n in self.session.execute(query):
-                counts[prefix_.rstrip(SEPARATOR), bucket_][_state_name(state)] += n
-        for key, state in overrides.items():
-            head, _, part = key.rpartition(SEPARATOR)
-            found = counts[head if by_prefix else "", part[:length]]
-            found["pending" if state in PENDING_STATES else "success"] -= 1
-            found[state] += 1
-        strips: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
-        for (prefix_, bucket_), by_state in sorted(counts.items()):
-            present = [state for state, n in by_state.items() if n > 0]
-            strips[prefix_].append((bucket_, min(present, key=attention), sum(by_state.values())))
-        return tuple((prefix_, tuple(strip)) for prefix_, strip in strips.items())
-
-    def _latest(self) -> Any:
-        """Select the id of each partition key's latest Dag run of this Dag (a subquery)."""
-        from airflow.models.dagrun import DagRun
-        from sqlalchemy import func, select
-
-        return (
-            select(func.max(DagRun.id).label("id"))
-            .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.is_not(None))
-            .group_by(DagRun.partition_key)
-            .subquery()
+        """Return the selected partitions as strips (see :func:`_strips_of`)."""
+        found = _strips_of(
+            [self.dag_id], self.session, start, end, only, {self.dag_id: overrides}, length, by_prefix
         )
+        return found.get(self.dag_id, ())
 
-    def _is_pending(self, key: Any) -> Any:
-        """Return SQL: whether the partition key *key* (a column) has a pending run of this Dag."""
-        from airflow.models.asset import AssetPartitionDagRun
-        from sqlalchemy import exists
-        from sqlalchemy.orm import aliased
-
-        pending = aliased(AssetPartitionDagRun)  # the outer query may join the table itself
-        return exists().where(
-            pending.target_dag_id == self.dag_id,
-            pending.partition_key == key,
-            pending.created_dag_run_id.is_(None),
-        )
-
-    def _counts(
-        self, start: str | None, end: str | None, only: str | None
-    ) -> tuple[dict[str, int], dict[str, str]]:
-        """
-        Return the selected partitions' counts by state, and the keys whose state is not their latest run's.
-
-        The database gives each key's latest run state (streamed, not kept) and the pending runs;
-        the mapper is needed only for a pending run's state (deadline, never-counting keys) and,
-        where a run can fire incomplete, whether it did (memoized per pending run). Only those keys
-        are kept (``overrides``): the pending ones and the ones that ran incomplete.
-        """
-        from airflow.models.asset import AssetPartitionDagRun
-        from airflow.models.dagrun import DagRun
-        from sqlalchemy import func, select
-
-        latest = self._latest()
-        runs = (
-            select(
-                DagRun.partition_key,
-                DagRun.state,
-                AssetPartitionDagRun.id,
-                func.coalesce(DagRun.created_at, DagRun.run_after),
-                DagRun.partition_date,
-            )
-            .join(latest, latest.c.id == DagRun.id)
-            .outerjoin(AssetPartitionDagRun, AssetPartitionDagRun.created_dag_run_id == DagRun.id)
-            .where(~self._is_pending(DagRun.partition_key))
-        )
-        pending = select(AssetPartitionDagRun.id, AssetPartitionDagRun.partition_key).where(
-            AssetPartitionDagRun.target_dag_id == self.dag_id,
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
-        )
-        if only is not None:
-            runs = runs.where(DagRun.partition_key == only)
-            pending = pending.where(AssetPartitionDagRun.partition_key == only)
-        else:
-            runs = runs.where(*_in_range_sql(time_part_sql(DagRun.partition_key), start, end))
-            pending = pending.where(
-                *_in_range_sql(time_part_sql(AssetPartitionDagRun.partition_key), start, end)
-            )
-        counts: Counter[str] = Counter()
-        succeeded: set[str] = set()  # keys whose latest run succeeded, fired by asset events
-        for key, state, apdr_id, created, anchor in self.session.execute(runs):
-            name = _state_name(state)
-            counts[name] += 1
-            if name == "success" and apdr_id is not None and not self._fired_complete(created, anchor):
-                succeeded.add(key)
-        overrides: dict[str, str] = {}
-        if succeeded:
-            fired = self._fired_runs(start, end, only)
-            groups = {
-                key: tuple(i for i, _, _ in fired[key])
-                for key in succeeded
-                if not any(self._fired_complete(created, anchor) for _, created, anchor in fired[key])
-            }
-            ran = self._ran_with_of(groups.values())
-            for key, group in groups.items():
-                if not ran[group].complete:
-                    overrides[key] = "ran incomplete"
-                    counts["success"] -= 1
-                    counts["ran incomplete"] += 1
-        pending_rows = list(self.session.execute(pending))
-        received = self._received([apdr_id for apdr_id, _ in pending_rows])
-        for apdr_id, key in pending_rows:
-            overrides[key] = self._pending(key, received.get(apdr_id, {}))[0]
-            counts[overrides[key]] += 1
-        return {state: n for state, n in counts.items() if n}, overrides
+    def _fired(self) -> Any:
+        """Select this Dag's fired pending runs (see :func:`_fired_of`)."""
+        return _fired_of([self.dag_id])
 
     # -- what a pending run has, what a run ran with ------------------------------------------
-
-    def _received(self, apdr_ids: list[int]) -> dict[int, dict[str, set[str]]]:
-        """Return the keys logged for each pending run, by asset name (one query per 500 runs)."""
-        from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
-        from sqlalchemy import select
-
-        received: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-        for chunk in _chunks(apdr_ids):
-            for apdr_id, name, key in self.session.execute(
-                select(
-                    PartitionedAssetKeyLog.asset_partition_dag_run_id,
-                    AssetModel.name,
-                    PartitionedAssetKeyLog.source_partition_key,
-                )
-                .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
-                .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
-            ):
-                received[apdr_id][name].add(key)
-        return received
 
     def _progress(self, key: str, received: dict[str, set[str]]) -> tuple[AssetProgress, ...]:
         return tuple(
@@ -899,7 +741,7 @@ class _Reader:
         keys: dict[int, str] = {}
         for chunk in _chunks(ids):
             keys.update(self.session.execute(_apdr_keys(chunk)).all())
-        received = self._received(ids)
+        received = _received(self.session, ids)
         for group in todo:
             together: dict[str, set[str]] = defaultdict(set)
             for apdr_id in group:
@@ -915,29 +757,28 @@ class _Reader:
         self, start: str | None, end: str | None, only: str | None
     ) -> dict[str, list[tuple[int, datetime | None, datetime | None]]]:
         """Return the selected keys' fired pending runs, oldest first: ``(id, created, partition_date)``."""
-        from airflow.models.asset import AssetPartitionDagRun
         from airflow.models.dagrun import DagRun
         from sqlalchemy import func, select
 
+        fired = self._fired()
         query = (
             select(
                 DagRun.partition_key,
-                AssetPartitionDagRun.id,
+                fired.c.id,
                 func.coalesce(DagRun.created_at, DagRun.run_after),
                 DagRun.partition_date,
             )
-            .join(DagRun, DagRun.id == AssetPartitionDagRun.created_dag_run_id)
-            .where(DagRun.dag_id == self.dag_id)
-            .order_by(AssetPartitionDagRun.id)
+            .join(DagRun, DagRun.id == fired.c.dag_run_id)
+            .order_by(fired.c.id)
         )
         if only is not None:
             query = query.where(DagRun.partition_key == only)
         else:
             query = query.where(*_in_range_sql(time_part_sql(DagRun.partition_key), start, end))
-        fired: dict[str, list[tuple[int, datetime | None, datetime | None]]] = defaultdict(list)
+        by_key: dict[str, list[tuple[int, datetime | None, datetime | None]]] = defaultdict(list)
         for key, apdr_id, created, anchor in self.session.execute(query):
-            fired[key].append((apdr_id, created, anchor))
-        return fired
+            by_key[key].append((apdr_id, created, anchor))
+        return by_key
 
     def _fired_complete(self, created: datetime | None, anchor: datetime | None) -> bool:
         """
@@ -976,17 +817,18 @@ class _Reader:
         runs: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
         pending: dict[str, Any] = {}
         complete: set[int] = set()  # fired runs known complete without reading their keys
+        fired = self._fired()
         for chunk in _chunks(keys):
             for run_id, key, state, apdr_id, created, anchor in self.session.execute(
                 select(
                     DagRun.run_id,
                     DagRun.partition_key,
                     DagRun.state,
-                    AssetPartitionDagRun.id,
+                    fired.c.id,
                     func.coalesce(DagRun.created_at, DagRun.run_after),
                     DagRun.partition_date,
                 )
-                .outerjoin(AssetPartitionDagRun, AssetPartitionDagRun.created_dag_run_id == DagRun.id)
+                .outerjoin(fired, fired.c.dag_run_id == DagRun.id)
                 .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.in_(chunk))
                 .order_by(DagRun.id)
             ):
@@ -1018,7 +860,7 @@ class _Reader:
             group = fired.get(key, ())
             return None if not group else whole.get(key) if complete.intersection(group) else read[group]
 
-        received = self._received([apdr.id for apdr in pending.values()])
+        received = _received(self.session, [apdr.id for apdr in pending.values()])
         places = self._queue_places([apdr.id for apdr in pending.values()])
         partitions = []
         for key in keys:
@@ -1134,6 +976,280 @@ class _Reader:
             select(Log.dttm, Log.extra).where(*conditions).order_by(Log.id.desc()).limit(LISTED)
         )
         return tuple(reversed([Refusal.read(when, extra) for when, extra in latest])), total
+
+
+def _latest_of(dag_ids: Collection[str]) -> Any:
+    """Select the id of each partition key's latest Dag run of the Dags *dag_ids* (a subquery)."""
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    return (
+        select(func.max(DagRun.id).label("id"))
+        .where(DagRun.dag_id.in_(dag_ids), DagRun.partition_key.is_not(None))
+        .group_by(DagRun.dag_id, DagRun.partition_key)
+        .subquery()
+    )
+
+
+def _has_pending(dag: Any, key: Any, dag_ids: Collection[str]) -> Any:
+    """
+    Return SQL: whether the Dag *dag* (a column) has a pending run of the partition key *key*.
+
+    An uncorrelated ``IN``: the database reads the Dags' pending runs once. Airflow indexes no
+    column of ``asset_partition_dag_run`` but its id, so a correlated ``EXISTS`` would scan the
+    table once per row.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from sqlalchemy import select, tuple_
+
+    return tuple_(dag, key).in_(
+        select(AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key).where(
+            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        )
+    )
+
+
+def _fired_of(dag_ids: Collection[str]) -> Any:
+    """
+    Select the fired pending runs of the Dags *dag_ids* (``id``, ``dag_run_id``): a subquery to join to.
+
+    Joined on ``dag_run_id`` it is read once (with a transient index where the database builds
+    one), not scanned per Dag run, as a join on the table would (no index on the column).
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from sqlalchemy import select
+
+    return (
+        select(
+            AssetPartitionDagRun.id.label("id"), AssetPartitionDagRun.created_dag_run_id.label("dag_run_id")
+        )
+        .where(
+            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+            AssetPartitionDagRun.created_dag_run_id.is_not(None),
+        )
+        .subquery()
+    )
+
+
+def _selected(column: Any, start: str | None, end: str | None, only: str | None) -> list[Any]:
+    """Return SQL conditions selecting keys (a column): *only* that key, else the time range."""
+    return [column == only] if only is not None else _in_range_sql(time_part_sql(column), start, end)
+
+
+def _counts_of(
+    readers: dict[str, _Reader], session: Any, start: str | None, end: str | None, only: str | None
+) -> dict[str, tuple[dict[str, int], dict[str, str]]]:
+    """
+    Return, per Dag of *readers*, its selected partitions' counts by state and its overrides.
+
+    The database gives each key's latest run state (streamed, not kept) and the pending runs, for
+    all the Dags at once; the mappers are needed only for a pending run's state (deadline,
+    never-counting keys) and, where a run can fire incomplete and did not provably fire complete
+    (:meth:`_Reader._fired_complete`), whether it did (memoized). Only those keys are kept
+    (``overrides``: key to state): the pending ones and the ones that ran incomplete.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    dag_ids = list(readers)
+    latest, fired = _latest_of(dag_ids), _fired_of(dag_ids)
+    runs = (
+        select(
+            DagRun.dag_id,
+            DagRun.partition_key,
+            DagRun.state,
+            fired.c.id,
+            func.coalesce(DagRun.created_at, DagRun.run_after),
+            DagRun.partition_date,
+        )
+        .join(latest, latest.c.id == DagRun.id)
+        .outerjoin(fired, fired.c.dag_run_id == DagRun.id)
+        .where(
+            ~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids),
+            *_selected(DagRun.partition_key, start, end, only),
+        )
+    )
+    counts: dict[str, Counter[str]] = {dag_id: Counter() for dag_id in dag_ids}
+    succeeded: dict[str, set[str]] = defaultdict(set)  # keys whose latest run succeeded, from asset events
+    for dag_id, key, state, apdr_id, created, anchor in session.execute(runs):
+        name = _state_name(state)
+        counts[dag_id][name] += 1
+        if name == "success" and apdr_id is not None and not readers[dag_id]._fired_complete(created, anchor):
+            succeeded[dag_id].add(key)
+    overrides: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
+    for dag_id, keys in succeeded.items():
+        reader = readers[dag_id]
+        by_key = reader._fired_runs(start, end, only)
+        groups = {
+            key: tuple(i for i, _, _ in by_key[key])
+            for key in keys
+            if not any(reader._fired_complete(created, anchor) for _, created, anchor in by_key[key])
+        }
+        ran = reader._ran_with_of(groups.values())
+        for key, group in groups.items():
+            if not ran[group].complete:
+                overrides[dag_id][key] = "ran incomplete"
+                counts[dag_id]["success"] -= 1
+                counts[dag_id]["ran incomplete"] += 1
+    pending = list(
+        session.execute(
+            select(
+                AssetPartitionDagRun.target_dag_id,
+                AssetPartitionDagRun.id,
+                AssetPartitionDagRun.partition_key,
+            ).where(
+                AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+                AssetPartitionDagRun.created_dag_run_id.is_(None),
+                *_selected(AssetPartitionDagRun.partition_key, start, end, only),
+            )
+        )
+    )
+    received = _received(session, [apdr_id for _, apdr_id, _ in pending])
+    for dag_id, apdr_id, key in pending:
+        state = overrides[dag_id][key] = readers[dag_id]._pending(key, received.get(apdr_id, {}))[0]
+        counts[dag_id][state] += 1
+    return {
+        dag_id: ({state: n for state, n in counts[dag_id].items() if n}, overrides[dag_id])
+        for dag_id in dag_ids
+    }
+
+
+def _strips_of(
+    dag_ids: Collection[str],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    overrides: dict[str, dict[str, str]],
+    length: int,
+    by_prefix: bool,
+) -> dict[str, tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]]:
+    """
+    Return, per Dag, its selected partitions as strips: ``(prefix, ((bucket, worst state, partitions), …))``.
+
+    A bucket is the first *length* characters of a key's time part; *by_prefix*, one strip per
+    key prefix (what precedes the time part: ``jfk``), else one strip (prefix ``""``). Grouped in
+    the database by each key's latest run state (``"pending"`` for a key with a pending run), for
+    all the Dags at once, then corrected by *overrides* (:func:`_counts_of`): the states only the
+    mappers tell.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, literal, select
+
+    counts: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for dag, column, runs in (
+        (DagRun.dag_id, DagRun.partition_key, True),
+        (AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key, False),
+    ):
+        part = time_part_sql(column)
+        prefix = func.substr(column, 1, func.length(column) - func.length(part)) if by_prefix else literal("")
+        bucket = func.substr(part, 1, length)
+        conditions = _selected(column, start, end, only)
+        if runs:
+            query = (
+                select(dag, prefix, bucket, DagRun.state, func.count())
+                .join(latest := _latest_of(dag_ids), latest.c.id == DagRun.id)
+                .where(~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids), *conditions)
+                .group_by(dag, prefix, bucket, DagRun.state)
+            )
+        else:
+            query = (
+                select(dag, prefix, bucket, literal("pending"), func.count())
+                .where(
+                    AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+                    AssetPartitionDagRun.created_dag_run_id.is_(None),
+                    *conditions,
+                )
+                .group_by(dag, prefix, bucket)
+            )
+        for dag_id, prefix_, bucket_, state, n in session.execute(query):
+            counts[dag_id, prefix_.rstrip(SEPARATOR), bucket_][_state_name(state)] += n
+    for dag_id, changed in overrides.items():
+        for key, state in changed.items():
+            head, _, part = key.rpartition(SEPARATOR)
+            found = counts[dag_id, head if by_prefix else "", part[:length]]
+            found["pending" if state in PENDING_STATES else "success"] -= 1
+            found[state] += 1
+    strips: dict[str, dict[str, list[tuple[str, str, int]]]] = defaultdict(lambda: defaultdict(list))
+    for (dag_id, prefix_, bucket_), by_state in sorted(counts.items()):
+        present = [state for state, n in by_state.items() if n > 0]
+        strips[dag_id][prefix_].append((bucket_, min(present, key=attention), sum(by_state.values())))
+    return {
+        dag_id: tuple((p, tuple(strip)) for p, strip in by_prefix_.items())
+        for dag_id, by_prefix_ in strips.items()
+    }
+
+
+def _ranges_of(dag_ids: Collection[str], session: Any) -> dict[str, tuple[str, str]]:
+    """Return, per Dag, the time parts of its first and last partition keys (runs and pending runs)."""
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    ranges: dict[str, tuple[str, str]] = {}
+    for dag, column, condition in (
+        (DagRun.dag_id, DagRun.partition_key, DagRun.partition_key.is_not(None)),
+        (
+            AssetPartitionDagRun.target_dag_id,
+            AssetPartitionDagRun.partition_key,
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        ),
+    ):
+        part = time_part_sql(column)
+        for dag_id, low, high in session.execute(
+            select(dag, func.min(part), func.max(part)).where(dag.in_(dag_ids), condition).group_by(dag)
+        ):
+            first, last = ranges.get(dag_id, (low, high))
+            ranges[dag_id] = (min(first, low), max(last, high))
+    return ranges
+
+
+def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str, Any]]:
+    """
+    Return, per Dag, its counts by state, range of keys and strip (the fields of :class:`ConsumerDag`).
+
+    The strip groups partitions by the first :data:`BUCKET` characters of their key's time part
+    (a month of day and hour keys, a year of ``FY2026-Q3``), each bucket with its most urgent
+    state (:func:`attention`) and its number of partitions, in time order. A few grouped queries
+    for all the Dags together, whatever their number.
+    """
+    counted = _counts_of(readers, session, None, None, None)
+    strips = _strips_of(
+        list(readers), session, None, None, None, {d: o for d, (_, o) in counted.items()}, BUCKET, False
+    )
+    ranges = _ranges_of(list(readers), session)
+    return {
+        dag_id: {
+            "states": counted[dag_id][0],
+            "first": ranges.get(dag_id, (None, None))[0],
+            "last": ranges.get(dag_id, (None, None))[1],
+            "strip": strips[dag_id][0][1] if strips.get(dag_id) else (),
+        }
+        for dag_id in readers
+    }
+
+
+def _received(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, set[str]]]:
+    """Return the keys Airflow logged for each pending run, by asset name (one query per 500 runs)."""
+    from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
+    from sqlalchemy import select
+
+    received: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for chunk in _chunks(apdr_ids):
+        for apdr_id, name, key in session.execute(
+            select(
+                PartitionedAssetKeyLog.asset_partition_dag_run_id,
+                AssetModel.name,
+                PartitionedAssetKeyLog.source_partition_key,
+            )
+            .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
+            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
+        ):
+            received[apdr_id][name].add(key)
+    return received
 
 
 def _apdr_keys(apdr_ids: list[int]) -> Any:
@@ -1323,9 +1439,9 @@ def partition_keys(
             AssetPartitionDagRun.created_dag_run_id.is_(None),
         )
     ) or session.scalar(
-        select(AssetPartitionDagRun.id)
-        .join(DagRun, DagRun.id == AssetPartitionDagRun.created_dag_run_id)
-        .where(DagRun.dag_id == dag_id, DagRun.partition_key == partition_key)
+        select((fired := reader._fired()).c.id)
+        .join(DagRun, DagRun.id == fired.c.dag_run_id)
+        .where(DagRun.partition_key == partition_key)
         .order_by(DagRun.id.desc())
         .limit(1)
     )
@@ -1333,7 +1449,7 @@ def partition_keys(
         raise ValueError(
             f"{dag_id!r} has no run or pending run of partition {partition_key!r} from asset events."
         )
-    received = reader._received([apdr_id]).get(apdr_id, {})
+    received = _received(session, [apdr_id]).get(apdr_id, {})
     found: list[Any] = []
     for name, _ in reader.assets:
         rollup, keys = reader.rollups.get(name), received.get(name, set())

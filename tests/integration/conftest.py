@@ -58,6 +58,14 @@ DAG_IDS = [
     "it_local_day",
     "it_local_iso_week",
     "it_region_local_day",
+    "it_shape_month_of_days",
+    "it_shape_fiscal_quarter",
+    "it_shape_airport_day",
+    "it_shape_hour",
+    "it_shape_quarter_hour",
+    "it_shape_deadline_day",
+    "it_shape_month_of_hours",
+    "it_shape_business_month",
 ]
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]

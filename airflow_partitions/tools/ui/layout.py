@@ -120,6 +120,10 @@ def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     hours: dict[str, list[tuple[re.Match[str], dict[str, Any]]]] = defaultdict(list)
     minutes: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     others: list[dict[str, Any]] = []
+    # A page of minute keys (a 15-minute grain) holds "T05:00" too: a minute key, not an hour.
+    minute_keys = any(
+        (time := _TIME.match(p["partition_key"])) and time["minute"] not in (None, "00") for p in partitions
+    )
     for partition in partitions:
         key = partition["partition_key"]
         if SEPARATOR in key:
@@ -127,7 +131,7 @@ def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
             rows[first][rest] = partition
         elif day := _DAY.match(key):
             months[int(day[1]), int(day[2])][int(day[3])] = partition
-        elif (time := _TIME.match(key)) and time["minute"] not in (None, "00"):
+        elif (time := _TIME.match(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
             minutes[time["date"]][time["hour"]].append(partition)
         elif time:
             hours[time["date"]].append((time, partition))

@@ -116,6 +116,11 @@ def test_minutes_are_grouped_by_hour_with_their_worst_state_and_one_hour_zooms_i
     [hour] = layout(minutes[:3])
     assert (hour["kind"], hour["title"]) == ("hour", "2026-04-01T05")
     assert [c["label"] for c in hour["cells"]] == ["15", "30", "45"]
+    # A quarter hour on the hour is a minute key among minute keys, an hour among hours.
+    [hour] = layout([_p("2026-04-01T05:00"), *minutes[:3]])
+    assert [c["label"] for c in hour["cells"]] == ["00", "15", "30", "45"]
+    [day] = layout([_p("2026-04-01T05:00:00Z")])
+    assert day["kind"] == "day" and day["cells"][5]["key"] == "2026-04-01T05:00:00Z"
 
 
 def test_other_keys_are_listed_after_the_time_blocks():
