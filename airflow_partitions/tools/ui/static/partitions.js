@@ -25,6 +25,8 @@ const esc = (text) => String(text ?? "").replace(/[&<>"']/g, (c) => `&#${c.charC
 const cls = (state) => "s-" + String(state).replace(/[ _]/g, "-");
 const enc = encodeURIComponent;
 const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
+/** An ISO 8601 time as UTC to the second, "2026-05-03 00:00:00 UTC" (the API's times are UTC). */
+const when = (iso) => { const t = new Date(iso); return isNaN(t) ? String(iso ?? "") : t.toISOString().slice(0, 19).replace("T", " ") + " UTC"; };
 let view = null;          // the Dag page on screen: its answer, partitions by key, its query
 let loads = 0;            // the latest load: an answer to an older one is dropped
 
@@ -118,10 +120,13 @@ function stripHtml(d) {
   if (!d.strip.length) return "";
   const segments = [];
   const months = /^\d{4}-\d{2}$/;
+  const [first, last] = [d.strip[0][0], d.strip[d.strip.length - 1][0]];
+  // Months without a partition stand blank between those with one, over twenty years at most.
+  const fill = months.test(first) && months.test(last) && monthsBetween(first, last) <= 240;
   let previous = null;
   for (const [bucket, state, n] of d.strip) {
-    if (previous && months.test(previous) && months.test(bucket)) {
-      for (let m = nextMonth(previous), guard = 0; m < bucket && guard < 240; m = nextMonth(m), guard++) segments.push('<span class="gap"></span>');
+    if (fill && previous && months.test(previous) && months.test(bucket)) {
+      for (let m = nextMonth(previous); m < bucket; m = nextMonth(m)) segments.push('<span class="gap"></span>');
     }
     const query = new URLSearchParams({ start: bucket, end: bucket });
     segments.push(`<a class="segment ${cls(state)}" data-dag="${esc(d.dag_id)}" data-query="${esc(query)}" data-bucket="${esc(bucket)}" data-state="${esc(state)}" data-count="${n}"
@@ -129,6 +134,11 @@ function stripHtml(d) {
     previous = bucket;
   }
   return `<div class="strip-bar" aria-label="${esc(d.dag_id)}'s partitions over time">${segments.join("")}</div>`;
+}
+
+function monthsBetween(first, last) {
+  const [y0, m0] = first.split("-").map(Number), [y1, m1] = last.split("-").map(Number);
+  return (y1 - y0) * 12 + m1 - m0;
 }
 
 function nextMonth(month) {
@@ -354,7 +364,7 @@ function refusalsHtml(refusals, total, withDag) {
   if (!refusals.length) return "";
   const item = (r) => `<li data-key="${esc(r.partition_key ?? "")}">
     <code>${esc(r.partition_key ?? "(a key)")}</code>${r.asset && !withDag ? ` from <a href="${esc(ROOT)}/assets/${esc(enc(r.asset))}" data-asset="${esc(r.asset)}">${esc(r.asset)}</a>` : ""}${withDag && r.dag_id ? ` into <a href="${esc(ROOT)}/dags/${esc(enc(r.dag_id))}" data-dag="${esc(r.dag_id)}">${esc(r.dag_id)}</a>` : ""}:
-    <span class="reason">${esc(r.reason || r.message)}</span> <span class="muted">${esc(r.when)}</span>
+    <span class="reason">${esc(r.reason || r.message)}</span> <span class="muted">${esc(when(r.when))}</span>
     <details><summary>Airflow's message</summary><pre>${esc(r.message)}</pre></details></li>`;
   const mistakes = refusals.filter((r) => !r.expected);
   const expected = refusals.filter((r) => r.expected);
@@ -404,11 +414,11 @@ function showDetail(key) {
       ${pagerHtml("missing", ran.missing, ran.missing_total, true)}</div>`);
   }
   if (p.opened_at) {
-    html.push(`<p>Pending since ${esc(p.opened_at)}${p.queue_position ? `, place ${p.queue_position} of ${view.answer.pending_total} pending in the scheduler's queue${p.queue_position > 500 ? " (beyond the 500 it evaluates per loop: not reached this loop)" : ""}` : ""}.</p>`);
+    html.push(`<p>Pending since ${esc(when(p.opened_at))}${p.queue_position ? `, place ${p.queue_position} of ${view.answer.pending_total} pending in the scheduler's queue${p.queue_position > 500 ? " (beyond the 500 it evaluates per loop: not reached this loop)" : ""}` : ""}.</p>`);
   }
-  if (p.fires_at) html.push(`<p>Its completion deadline lets it fire from ${esc(p.fires_at)}${p.state === "past deadline" ? ": it fires once its keys settle" : ""}.</p>`);
-  if (p.state === "overdue") html.push(`<p class="overdue-note">Its period ended${p.closes_at ? ` at ${esc(p.closes_at)}` : ""} with keys missing, and no completion deadline will fire it: it waits for keys that may never come (send them, or backfill).</p>`);
-  else if (p.closes_at && pending) html.push(`<p>Its period ends at ${esc(p.closes_at)}.</p>`);
+  if (p.fires_at) html.push(`<p>Its completion deadline lets it fire from ${esc(when(p.fires_at))}${p.state === "past deadline" ? ": it fires once its keys settle" : ""}.</p>`);
+  if (p.state === "overdue") html.push(`<p class="overdue-note">Its period ended${p.closes_at ? ` at ${esc(when(p.closes_at))}` : ""} with keys missing, and no completion deadline will fire it: it waits for keys that may never come (send them, or backfill).</p>`);
+  else if (p.closes_at && pending) html.push(`<p>Its period ends at ${esc(when(p.closes_at))}.</p>`);
   const runs = past.map((run, i) => {
     const short = run.ran_with && run.ran_with.counted < run.ran_with.awaited;
     const ran = run.ran_with ? ` <span class="${short ? "short" : "muted"}">${i ? "this rerun " : ""}${ranWithText(run.ran_with)}</span>` : "";
