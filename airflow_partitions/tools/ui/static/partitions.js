@@ -110,7 +110,7 @@ function dagRow(d) {
   return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
     <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
     <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
-    <td class="range">${d.first ? `${esc(d.first)}${d.last !== d.first ? ` – ${esc(d.last)}` : ""}` : ""}</td>
+    <td class="range">${d.first ? `<span>${esc(d.first)}</span>${d.last !== d.first ? ` – <span>${esc(d.last)}</span>` : ""}` : ""}</td>
     <td>${stripHtml(d)}</td>
     <td><a href="${esc(AIRFLOW)}/dags/${esc(enc(d.dag_id))}" target="_top">in Airflow</a></td></tr>`;
 }
@@ -325,7 +325,7 @@ function overviewHtml(overview, answer) {
   // Worth drawing when it shows more than the grid does: partitions beyond the page, key prefixes, a long range.
   if (answer.total_entries <= answer.partitions.length && overview.rows.length < 2 && columns.length <= 12) return "";
   const place = new Map(columns.map((c, i) => [c, i]));
-  const size = columns.length <= 40 ? 22 : columns.length <= 90 ? 14 : 10;
+  const size = columns.length <= 24 ? 28 : columns.length <= 40 ? 22 : columns.length <= 90 ? 14 : 10;
   const [unit, coarse] = bucketUnit(overview.bucket, columns[0]);
   // The full label where the coarser unit changes (the year of months), else its last part ("04").
   const axis = axisHtml(columns.map((c, i) => {
@@ -530,6 +530,27 @@ $("zoom-out").addEventListener("click", () => {
   requery({ start: parent, end: parent });
 });
 $("whole").addEventListener("click", () => requery({ start: null, end: null }));
-document.addEventListener("keydown", (event) => { if (event.key === "Escape" && !$("detail").hidden) $("detail").hidden = true; });
+const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !$("detail").hidden) { $("detail").hidden = true; return; }
+  // Arrows move between the cells of a block (Tab and Enter do the rest: cells are buttons).
+  const cell = event.target.closest && event.target.closest("button.cell");
+  const [dx, dy] = ARROWS[event.key] || [0, 0];
+  if (!cell || !(dx || dy)) return;
+  const cells = [...cell.closest(".block").querySelectorAll("button.cell")];
+  let next = dx ? cells[cells.indexOf(cell) + dx] : null;
+  if (dy) {
+    const here = cell.getBoundingClientRect();
+    let best = Infinity;
+    for (const other of cells) {
+      const box = other.getBoundingClientRect();
+      const rows = (box.top - here.top) * dy;        // rows away in the arrow's direction
+      if (rows < here.height / 2) continue;
+      const distance = rows * 1000 + Math.abs(box.left - here.left);
+      if (distance < best) [best, next] = [distance, other];
+    }
+  }
+  if (next) { event.preventDefault(); next.focus(); }
+});
 window.addEventListener("popstate", route);
 route();
