@@ -996,8 +996,9 @@ class _Reader:
                 .order_by(queue.c.place)
             )
         )
-        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), None)
-        return total, _blocked(head[:mine], self.session) if mine else 0, starved or 0
+        # This Dag's oldest pending run within the evaluated ones, else all of them are ahead of it.
+        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), len(head))
+        return total, _blocked(head[:mine], self.session), starved or 0
 
     def _refusals(self, only: str | None) -> tuple[tuple[Refusal, ...], int]:
         """Return the latest keys refused on arrival (at most :data:`LISTED`, oldest first), and all."""
@@ -1247,7 +1248,8 @@ def _run_cells(
         select(DagRun.dag_id, prefix, bucket, DagRun.state, func.count())
         .join(latest, latest.c.id == DagRun.id)
         .where(*selected)
-        .group_by(DagRun.dag_id, prefix, bucket, DagRun.state)
+        # PostgreSQL refuses a constant in GROUP BY: group by the prefix only when there is one.
+        .group_by(DagRun.dag_id, *([prefix] if by_prefix else []), bucket, DagRun.state)
     ):
         mine[dag_id][prefix_.rstrip(SEPARATOR), bucket_][_state_name(state)] += n
     incomplete: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}

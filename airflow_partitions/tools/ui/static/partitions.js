@@ -28,7 +28,7 @@ const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
 /** An ISO 8601 time as UTC to the second, "2026-05-03 00:00:00 UTC" (the API's times are UTC). */
 const when = (iso) => { const t = new Date(iso); return isNaN(t) ? String(iso ?? "") : t.toISOString().slice(0, 19).replace("T", " ") + " UTC"; };
 let view = null;          // the Dag page on screen: its answer, partitions by key, its query
-let loads = 0;            // the latest load: an answer to an older one is dropped
+let loads = 0;            // the latest route: an answer to an older one is dropped (clicks outrun answers)
 
 async function api(path) {
   const response = await fetch(ROOT + "/api" + path, { credentials: "same-origin", headers: { Accept: "application/json" } });
@@ -50,6 +50,7 @@ function showError(error) {
 // -- routing: the path says which page, the query what it selects (start, end, state, offset) --
 
 async function route() {
+  const load = ++loads;
   delete document.body.dataset.ready;
   $("message").textContent = "";
   const path = location.pathname.slice(ROOT.length);
@@ -63,8 +64,8 @@ async function route() {
     if (dag) await showDag(decodeURIComponent(dag[1]), query);
     else if (asset) await showAsset(decodeURIComponent(asset[1]));
     else await showDags(query);
-  } catch (error) { showError(error); }
-  document.body.dataset.ready = "1";                  // for the tests: the page has its answer
+  } catch (error) { if (load === loads) showError(error); }
+  if (load === loads) document.body.dataset.ready = "1";  // for the tests: the page has its answer
 }
 
 function go(path, query) {
@@ -91,7 +92,9 @@ async function showDags(query) {
   $("crumb").textContent = "";
   const wanted = query.getAll("state");
   const params = new URLSearchParams(wanted.map((s) => ["state", s]));
+  const load = loads;
   const answer = await api("/dags" + (wanted.length ? "?" + params : ""));
+  if (load !== loads) return;
   $("dag-filter-chips").innerHTML = answer.states.filter((s) => s !== "not opened").map((s) =>
     `<label class="chip" title="${esc(MEANING.get(s) || s)}"><input type="checkbox" name="state" value="${esc(s)}"${wanted.includes(s) ? " checked" : ""}>
      <span class="swatch ${cls(s)}"></span>${esc(s)}</label>`).join("");
@@ -149,7 +152,7 @@ function nextMonth(month) {
 // -- one Dag: the overview of all its selected partitions, the grid of one page -----------------
 
 async function showDag(dagId, query) {
-  const load = ++loads;
+  const load = loads;
   delete document.body.dataset.rendered;
   $("crumb").textContent = "/ " + dagId;
   $("dag-title").textContent = dagId;
@@ -465,7 +468,9 @@ async function turnPage(button) {
 async function showAsset(name) {
   $("crumb").textContent = "/ asset " + name;
   $("asset-title").textContent = name;
+  const load = loads;
   const answer = await api(`/assets/${enc(name)}`);
+  if (load !== loads) return;
   $("asset-link").href = `${AIRFLOW}/assets/${enc(answer.asset_id)}`;
   const { zone, dag_id: reader } = answer.coverage;
   const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).length, 0);
