@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import tempfile
 import urllib.error
 import urllib.request
 from collections import Counter, defaultdict
@@ -31,7 +31,13 @@ from tests.integration.conftest import DAG_IDS
 from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import _state
 
-SCREENSHOTS = Path(__file__).parents[2] / "docs" / "images"
+#: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
+#: draws slightly different bytes, and a test run must leave the checkout as it found it.
+SCREENSHOTS = (
+    Path(__file__).parents[2] / "docs" / "images"
+    if os.environ.get("AIRFLOW_PARTITIONS_PICTURES")
+    else Path(tempfile.gettempdir()) / "airflow-partitions-pictures"
+)
 DASH = "\u2013"  # the en dash of the page's ranges (2026-01 to 2026-03)
 FULL, PARTIAL, FEW = "2026-05-01", "2026-05-02", "2026-05-03"
 GAP, REFUSED_DAY = "2026-05-04", "2026-05-05"  # no key; a day key on the hours asset, refused
@@ -89,6 +95,7 @@ def refused(airflow, days):
 #: Deletes the pending runs of it_shapes.py's Dags (most never complete), after the module.
 CLEAN_UP = """
 import sys
+import tempfile
 from sqlalchemy import delete, select
 from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
 from airflow.utils.session import create_session
@@ -880,27 +887,16 @@ def test_the_dag_page_links_to_its_asset_page_which_shows_its_keys_and_gaps(airf
 
 
 @needs_chromium
-def test_a_dags_page_paints_within_1_5_s_in_a_cold_browser(airflow, shapes):
-    with _browser(airflow) as browser:
-        started = time.perf_counter()
-        _show(browser, f"{airflow.url}/partitions/dags/it_shape_airport_day")
-        browser.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-        painted = time.perf_counter() - started
-    assert painted < 1.5, f"first paint {painted:.2f} s"
+def test_a_page_of_1000_partitions_draws_one_element_per_cell():
+    """1,000 partitions as the API lays them out (a canned answer, no Airflow): the page's own cost.
 
-
-@needs_chromium
-def test_a_page_of_1000_partitions_paints_within_1_5_s_in_a_cold_browser():
-    """1,000 partitions as the API lays them out (a canned answer, no Airflow): the page's own cost."""
+    Its speed is measured by benchmarks/bench_ui.py (first paint in a cold browser), not asserted here.
+    """
     with PageServer({"/dags/bench": canned_answer(1000)}) as server, Browser() as browser:
-        started = time.perf_counter()
         _show(browser, server.url("/dags/bench"))
-        browser.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-        painted = time.perf_counter() - started
         cells = browser.eval("document.querySelectorAll('#grid .cell[data-key]').length")
         elements = browser.eval("document.getElementsByTagName('*').length")
-    assert cells == 1000 and elements < 2500, (cells, elements)  # one element per cell
-    assert painted < 1.5, f"first paint {painted:.2f} s"
+    assert cells == 1000 and elements < 2500, (cells, elements)
 
 
 @needs_chromium
