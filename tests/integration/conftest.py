@@ -57,6 +57,10 @@ DAG_IDS = [
     "it_local_day",
     "it_local_iso_week",
     "it_region_local_day",
+    # it_sessions.py: trading sessions (test_sessions.py)
+    "it_session_of_bars",
+    "it_session_producer",
+    "it_week_of_sessions",
 ]
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]
