@@ -105,7 +105,9 @@ class TemporalMapper(ValueEquality, PartitionMapper):
     occurrence on fall-back's repeated hour). A key without a time of day (``2026-03-10``,
     ``20260310``, ``2026-W11-2``, ``2026-03``, or read with a date-only *input_format*) names a
     span of the grain's own local calendar whatever *input_timezone* is, and a date names its
-    own day also when days start at ``start_hour``. A fiscal or retail grain also reads the
+    own day also when days start at ``start_hour``; under a
+    :class:`~airflow_partitions.grains.sessions.TradingSession` a date names the session of that
+    date (``2026-11-27``: 09:30 to 13:00 New York time). A fiscal or retail grain also reads the
     labelled keys of its own calendar (``FY2026-Q3``, ``R2026-W05``), in its own time zone.
     With *input_format*, keys are read with ``strptime`` instead (``"%Y%m%d"``: ``20260730``).
     Writes the grain's canonical key: ``TemporalMapper(Day())`` maps all of the above to

@@ -83,6 +83,8 @@ def _library_version() -> str:
 class _Exchange(NamedTuple):
     """What ``exchange_calendars`` says of one exchange before any session is computed."""
 
+    #: The canonical name (an alias resolved): ``"XNYS"`` for ``"NYSE"``.
+    name: str
     factory: Any
     timezone: str
     first_year: int
@@ -114,7 +116,7 @@ def _exchange(code: str) -> _Exchange:
         first = max(first, low.year + (0 if (low.month, low.day) == (1, 1) else 1))
     if high is not None:
         last = min(last, high.year - (0 if (high.month, high.day) == (12, 31) else 1))
-    return _Exchange(factory, factory.tz.key, first, last)
+    return _Exchange(name, factory, factory.tz.key, first, last)
 
 
 class _Year(NamedTuple):
@@ -216,7 +218,7 @@ class ExchangeCalendar:
                 f"ExchangeCalendar: exchange must be an ISO 10383 MIC such as 'XNYS'; got {self.exchange!r}."
             )
         exchange = _exchange(self.exchange)
-        object.__setattr__(self, "exchange", _library().resolve_alias(self.exchange))
+        object.__setattr__(self, "exchange", exchange.name)
         object.__setattr__(self, "timezone", exchange.timezone)
         object.__setattr__(self, "first_year", exchange.first_year)
         object.__setattr__(self, "last_year", exchange.last_year)
