@@ -56,6 +56,8 @@ OUTSIDE = ("raise", "next", "previous")
 #: The years pandas' nanosecond timestamps hold whole (1677-09-21 to 2262-04-11): the widest
 #: span of session dates ``exchange_calendars`` can compute, when a calendar sets no bounds.
 _PANDAS_YEARS = (1678, 2261)
+#: The year whose decade an :class:`ExchangeCalendar` computes when it is built (fixed: no clock).
+_PROBE_YEAR = 2026
 #: Session dates are computed this many years at a time (``2020`` to ``2029``): one computation
 #: costs about as much for one year as for ten (0.15 to 0.4 s, measured), once per process.
 _CHUNK_YEARS = 10
@@ -143,7 +145,14 @@ def _chunk(code: str, chunk: int) -> dict[int, _Year]:
     exchange = _exchange(code)
     first = max(exchange.first_year, chunk * _CHUNK_YEARS)
     last = min(exchange.last_year, chunk * _CHUNK_YEARS + _CHUNK_YEARS - 1)
-    schedule = exchange.factory(start=f"{first:04d}-01-01", end=f"{last:04d}-12-31").schedule
+    try:
+        schedule = exchange.factory(start=f"{first:04d}-01-01", end=f"{last:04d}-12-31").schedule
+    except Exception as err:  # the library's own failure (a rule pandas cannot apply): name it
+        raise ValueError(
+            f"ExchangeCalendar: exchange_calendars {_library_version()} (with pandas {version('pandas')}) "
+            f"could not compute the sessions of {code} for {first} to {last}: {type(err).__name__}: "
+            f"{str(err)[:200]}"
+        ) from None
     rows: dict[int, list[tuple[date, datetime, datetime, tuple[datetime, datetime] | None]]] = {
         year: [] for year in range(first, last + 1)
     }
@@ -202,7 +211,9 @@ class ExchangeCalendar:
     :param exchange: The exchange's MIC or an alias of ``exchange_calendars``.
     :raises ImportError: at construction, naming the extra to install, without ``exchange_calendars``.
     :raises ValueError: at construction, for an exchange ``exchange_calendars`` does not list
-        (the message lists those it does).
+        (the message lists those it does), or whose sessions the installed release cannot compute
+        (it computes the 2020s when the first calendar of an exchange is built: some calendars
+        fail under pandas 3, such as Athens' Orthodox Easter rule).
     """
 
     exchange: str
@@ -222,6 +233,9 @@ class ExchangeCalendar:
         object.__setattr__(self, "timezone", exchange.timezone)
         object.__setattr__(self, "first_year", exchange.first_year)
         object.__setattr__(self, "last_year", exchange.last_year)
+        # Computing one decade now (once per process and exchange: mapping needs it anyway) refuses
+        # at Dag parse an exchange the installed exchange_calendars cannot compute.
+        self._year(min(max(_PROBE_YEAR, self.first_year), self.last_year))
 
     def __repr__(self) -> str:
         return f"ExchangeCalendar({self.exchange!r})"

@@ -334,6 +334,24 @@ def test_exchange_calendars_are_frozen_values_named_by_their_canonical_mic():
         TradingSession(ExchangeCalendar("XNYS"), timezone="UTC")  # the exchange's zone, not a parameter
 
 
+def test_an_exchange_whose_sessions_the_library_cannot_compute_is_refused_when_built(monkeypatch):
+    import airflow_partitions.grains.sessions as sessions
+
+    class Failing:  # as exchange_calendars 4.13 under pandas 3 for Athens: a rule pandas cannot apply
+        def __init__(self, start, end):
+            raise NotImplementedError(
+                "DateOffset subclass OrthodoxEaster does not have a vectorized implementation"
+            )
+
+    monkeypatch.setattr(
+        sessions, "_exchange", lambda code: sessions._Exchange(code, Failing, "UTC", 1990, 2040)
+    )
+    with pytest.raises(
+        ValueError, match=r"could not compute the sessions of XFAIL for 2020 to 2029: NotImplementedError"
+    ):
+        ExchangeCalendar("XFAIL")
+
+
 def test_the_stored_form_is_sorted_versioned_and_rebuilds_an_equal_grain():
     grain = TradingSession(ExchangeCalendar("NYSE"), outside="next")
     assert json.dumps(grain.serialize()) == (
