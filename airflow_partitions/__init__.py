@@ -68,6 +68,7 @@ _EXPORTS: dict[str, str] = {
             "IsoWeek",
             "Minutes",
             "Month",
+            "OutsideCalendar",
             "Period",
             "Quarter",
             "RetailMonth",

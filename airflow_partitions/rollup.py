@@ -23,7 +23,7 @@ from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitFor
 
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.grain import Period
-from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, shown
+from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.grains.zones import naive
 from airflow_partitions.mapping import downstream_keys
@@ -162,11 +162,11 @@ _MEMBER_CACHE_SIZE = 65536
 
 
 @lru_cache(maxsize=_MEMBER_CACHE_SIZE)
-def _counts_as(rollup: CountingRollupMapper, key: str) -> tuple[tuple[str, ...], str]:
+def _counts_as(rollup: CountingRollupMapper, key: str) -> tuple[tuple[str, ...], ValueError | None]:
     try:
-        return rollup.counts_as(key), ""
+        return rollup.counts_as(key), None
     except ValueError as err:
-        return (), str(err)
+        return (), err
 
 
 def _wall_clock(member: Any) -> Any:
@@ -410,10 +410,13 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                 )
             if key in expected:
                 continue  # spelled as awaited: the common case, no second reading
-            members, why = _counts_as(self, key)
+            members, error = _counts_as(self, key)
             if not any(member in expected for member in members):
                 awaited = sorted(expected)
-                raise ValueError(
+                why = str(error or "")
+                # A key read as members outside every window, or naming a day its calendar leaves
+                # out (a Saturday into a business-day month), is the rule at work, not a mistake.
+                raise (OutsideCalendar if members or isinstance(error, OutsideCalendar) else ValueError)(
                     f"partition key {shown(key)} would never count towards {downstream!r}: "
                     + (
                         why.removeprefix(f"partition key {shown(key)}: ").rstrip(".")

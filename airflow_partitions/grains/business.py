@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_partitions.grains.clock import WEEKDAYS, Day
 from airflow_partitions.grains.grain import Period, WallClockGrain
+from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.grains.stored import dump, load
 from airflow_partitions.grains.zones import naive
 
@@ -267,9 +268,9 @@ class BusinessCalendar:
         conventions as ``numpy.busday_offset``'s ``roll``. With ``BusinessCalendar(country="US")``:
         ``roll(date(2026, 11, 28), "preceding")`` is 2026-11-27, ``"following"`` 2026-11-30.
 
-        :raises ValueError: naming the day, its neighbouring business days and the conventions,
-            for a day that is not a business day under ``"raise"``; for an unknown convention or
-            a *day* that is not a date.
+        :raises OutsideCalendar: (a ``ValueError``) naming the day, its neighbouring business days
+            and the conventions, for a day that is not a business day under ``"raise"``.
+        :raises ValueError: for an unknown convention or a *day* that is not a date.
         """
         day = _as_date(day, "BusinessCalendar.roll")
         _require_roll(convention, "BusinessCalendar.roll")
@@ -278,7 +279,7 @@ class BusinessCalendar:
         if rolled == day:
             return day
         if convention == "raise":
-            raise ValueError(
+            raise OutsideCalendar(
                 f"{day.isoformat()} is not a business day of {self!r} (the previous is "
                 f"{self._nearest(day, False).isoformat()}, the next {rolled.isoformat()}); expected a "
                 "business day, or a roll convention such as 'following' or 'preceding'."
@@ -434,7 +435,8 @@ class BusinessDay(Day):
     :param start_hour: Local hour (0 to 23) each day starts at; default 0.
     :raises ValueError: at construction, for a calendar that is neither a :class:`BusinessCalendar`
         nor an ``ExchangeCalendar``, an unknown *roll*, or the errors of
-        :class:`~airflow_partitions.grains.Day`; from :meth:`floor` (under ``roll="raise"``) and
+        :class:`~airflow_partitions.grains.Day`.
+    :raises OutsideCalendar: (a ``ValueError``) from :meth:`floor` (under ``roll="raise"``) and
         :meth:`parse`, naming the local date, for a day that is not a business day.
     """
 
@@ -460,7 +462,7 @@ class BusinessDay(Day):
         if self.calendar.is_business_day(day):
             return start
         if convention == "raise":
-            raise ValueError(
+            raise OutsideCalendar(
                 f"{day.isoformat()} (the local date in {self.timezone}) is not a business day of "
                 f"{self.calendar!r}; expected a key on a business day, or BusinessDay(roll='following') "
                 "or roll='preceding' to move such keys to the next or previous business day."

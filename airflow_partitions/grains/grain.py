@@ -232,6 +232,13 @@ class Grain(ABC):
 
     def _members_between(self, period: Period, start: datetime, end: datetime) -> list[Period]:
         """Return the periods of this grain that start in ``[start, end)`` (UTC), a span of *period*."""
+        slot = self.fixed_length
+        if slot is not None and not (end - start) % slot and self.floor(start).utc[0] == start:
+            # Slots of one real length from an aligned start: counted out, not stepped one by one.
+            return [
+                Period._between(start + slot * i, start + slot * (i + 1), self)
+                for i in range((end - start) // slot)
+            ]
         members = []
         current = self.floor(start)
         if current.utc[0] < start and not self.tiles:
@@ -378,13 +385,15 @@ def _span_text(period: Period, start: datetime, end: datetime) -> str:
 #: The stretch :func:`most_members` samples: December 2027 through 2028, a leap year, so it
 #: holds every month length, a 53-week ISO year's end and the 2028 DST changes of any zone.
 _SAMPLE_SPAN = (datetime(2027, 12, 1, tzinfo=UTC), datetime(2029, 1, 1, tzinfo=UTC))
+#: The stretch :func:`shortest_period` samples: also 2027, a common year.
+_SHORTEST_SPAN = (datetime(2026, 12, 1, tzinfo=UTC), _SAMPLE_SPAN[1])
 #: How much of it :func:`most_members` walks for cron ticks, which are slow to step through.
 _CRON_SAMPLE = timedelta(days=42)
 
 
-def _sample_periods(grain: Grain) -> list[Period]:
-    """Return the periods of *grain* :func:`most_members` inspects (at most a few thousand)."""
-    first, last = _SAMPLE_SPAN
+def _sample_periods(grain: Grain, span: tuple[datetime, datetime] = _SAMPLE_SPAN) -> list[Period]:
+    """Return the periods of *grain* in *span* :func:`most_members` inspects (at most a few thousand)."""
+    first, last = span
     period = grain.period_at_or_after(first)
     if period.duration >= timedelta(hours=23):
         starts = [first]
@@ -405,6 +414,21 @@ def _sample_periods(grain: Grain) -> list[Period]:
             periods.append(period)
             period = grain.shift(period, 1)
     return periods
+
+
+@lru_cache(maxsize=256)
+def shortest_period(grain: Grain) -> timedelta:
+    """
+    Return the real length of the shortest period of *grain*: 23 hours for a New York day.
+
+    Worked out over the periods of December 2026 through 2028 as :func:`most_members` samples
+    them: a common year and a leap year (February's 28 and 29 days, 90- and 91-day first
+    quarters), and each DST change of the grain's zone under today's rules; a period of a year
+    whose rules differ (a zone that moved its offset by more than its DST shift) may be shorter.
+    ``shortest_period(Day(timezone="America/New_York"))`` is 23 hours, ``shortest_period(
+    Month())`` 28 days. Memoized per process.
+    """
+    return min(period.duration for period in _sample_periods(grain, _SHORTEST_SPAN))
 
 
 @lru_cache(maxsize=256)

@@ -31,6 +31,20 @@ MAX_KEY_LENGTH = 250
 #: How many characters of a key an error message quotes (Airflow's keys hold at most 250).
 SHOWN_KEY_LENGTH = 300
 
+
+class OutsideCalendar(ValueError):
+    """
+    A day or time its calendar leaves out, refused by design: not a mistake in the key.
+
+    ``BusinessCalendar().roll(date(2026, 3, 7))`` raises it for a Saturday, so a business-day
+    mapper refuses the key ``2026-03-07`` with it, and a rollup refuses a key whose period no
+    window awaits. Airflow audit-logs a refused key (``failed to map partition_key``) with the
+    exception's class name, which tells these refusals from the keys that cannot be read at all
+    (a plain ``ValueError``): the Partitions view and ``status`` list them apart. A ``ValueError``,
+    as Airflow's contract for a key a mapper refuses asks.
+    """
+
+
 PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
 #: A period key of a fiscal or retail calendar: the calendar's label, a year and optionally a unit
 #: letter and number (``FY2026``, ``FY2026-Q3``, ``R2026-M01``, ``R2026-W53``). The instants it

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from airflow_partitions.grains.business import _as_date, _require_roll
 from airflow_partitions.grains.grain import Grain, Period
-from airflow_partitions.grains.keys import parse_instant, read_dated
+from airflow_partitions.grains.keys import OutsideCalendar, parse_instant, read_dated
 from airflow_partitions.grains.stored import dump, load
 
 if TYPE_CHECKING:
@@ -328,8 +328,9 @@ class ExchangeCalendar:
         ``"preceding"``, ``"modifiedfollowing"``, ``"modifiedpreceding"``. With XNYS,
         ``roll(date(2026, 11, 26), "following")`` is 2026-11-27, ``"preceding"`` 2026-11-25.
 
-        :raises ValueError: naming the day and its neighbouring sessions, for a day without a
-            session under ``"raise"``; for an unknown convention or a *day* that is not a date.
+        :raises OutsideCalendar: (a ``ValueError``) naming the day and its neighbouring sessions,
+            for a day without a session under ``"raise"``.
+        :raises ValueError: for an unknown convention or a *day* that is not a date.
         """
         day = _as_date(day, "ExchangeCalendar.roll")
         _require_roll(convention, "ExchangeCalendar.roll")
@@ -338,7 +339,7 @@ class ExchangeCalendar:
             return day
         following, preceding = self._date(year, index), self._date(*self._at(year, index - 1)[:2])
         if convention == "raise":
-            raise ValueError(
+            raise OutsideCalendar(
                 f"{day.isoformat()} is not a session date of {self!r} (the previous session is "
                 f"{preceding.isoformat()}, the next {following.isoformat()}); expected a session date, "
                 "or a roll convention such as 'following' or 'preceding'."
@@ -452,10 +453,11 @@ class TradingSession(Grain):
     :param outside: What an instant outside every session maps to: ``"raise"`` (default),
         ``"next"`` or ``"previous"``.
     :raises ValueError: at construction, for a calendar that is not an :class:`ExchangeCalendar` or
-        an unknown *outside*; from :meth:`floor` (under ``outside="raise"``), naming the instant and
-        the sessions around it, for an instant outside every session; from :meth:`parse`, naming
-        the key, for a date without a session; for a date outside the years the calendar has
-        sessions for.
+        an unknown *outside*; for a date outside the years the calendar has sessions for.
+    :raises OutsideCalendar: (a ``ValueError``, which the Partitions view and ``status`` tell from
+        a key that cannot be read) from :meth:`floor` (under ``outside="raise"``), naming the
+        instant and the sessions around it, for an instant outside every session; from
+        :meth:`parse` and :meth:`dated_instant`, for a date without a session.
     """
 
     calendar: ExchangeCalendar
@@ -510,7 +512,7 @@ class TradingSession(Grain):
             if after is not None
             else ", and none follows"
         )
-        raise ValueError(
+        raise OutsideCalendar(
             f"{local.isoformat()} is outside the trading sessions of {self.calendar.exchange} "
             f"({self.timezone}): the session before it, {before.key}, closed at "
             f"{_clock(before.end, self.tz)}{later}; expected an instant during a session, or "
@@ -532,8 +534,8 @@ class TradingSession(Grain):
         """
         Return the session open at the aware *instant*, or the one *outside* names.
 
-        :raises ValueError: under ``outside="raise"``, naming the instant, the exchange and the
-            sessions before and after it, for an instant outside every session.
+        :raises OutsideCalendar: (a ``ValueError``) under ``outside="raise"``, naming the instant, the
+            exchange and the sessions before and after it, for an instant outside every session.
         """
         return self._session(*self._position(instant))
 
@@ -557,7 +559,8 @@ class TradingSession(Grain):
 
         A date without a session follows *outside* (the next or previous session's open).
 
-        :raises ValueError: under ``outside="raise"``, naming the date and the sessions around it.
+        :raises OutsideCalendar: (a ``ValueError``) under ``outside="raise"``, naming the date and the
+            sessions around it.
         """
         day = wall.date()
         year, index, exact = self.calendar._on_or_after(day)
@@ -568,10 +571,10 @@ class TradingSession(Grain):
                 year, index, _ = self.calendar._at(year, index - 1)
         return self.calendar._year(year).opens[index]
 
-    def _no_session(self, day: date, year: int, index: int) -> ValueError:
+    def _no_session(self, day: date, year: int, index: int) -> OutsideCalendar:
         """Return the error for a *day* without a session, the next being session *index* of *year*."""
         before = self.calendar._label(*self.calendar._at(year, index - 1)[:2])
-        return ValueError(
+        return OutsideCalendar(
             f"{day.isoformat()} is not a session date of {self.calendar.exchange} (the session before it is "
             f"{before}, the next {self.calendar._label(year, index)}); expected the date of a session, or "
             "TradingSession(..., outside='next') or outside='previous' to take the next or previous session."

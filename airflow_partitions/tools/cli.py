@@ -44,9 +44,10 @@ STATUS_EXAMPLES = """\
 examples:
   airflow-partitions status weather_local_day_jfk
   airflow-partitions status weather_local_day_jfk --key 2013-03-10 --json
+  airflow-partitions status weather_airport_day --start 2013-03 --end 2013-03 --state "ran incomplete"
 
-exit codes: 0 nothing held, 1 a partition holds keys that never count or is starved (queue > 500),
-  2 usage error"""
+exit codes: 0 nothing held, 1 a partition (of those selected) holds keys that never count, or a pending
+  run of the Dag is starved (queue > 500), 2 usage error"""
 
 BACKFILL_EXAMPLES = """\
 examples:
@@ -83,7 +84,26 @@ CHECK_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 STATUS_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("dag_id",), {"help": "the partitioned consumer Dag"}),
     (("--key",), {"help": "only this downstream partition key"}),
-    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+    (("--start",), {"help": "first time part of a key (2013-03-01; the part after the last '|')"}),
+    (("--end",), {"help": "last time part, compared on its own length (2013-03 keeps all of March)"}),
+    (
+        ("--state",),
+        {
+            "action": "append",
+            "help": "only partitions in this state (repeatable): failed, ran incomplete, never counting, "
+            "past deadline, overdue, pending, running, queued, success",
+        },
+    ),
+    (
+        ("--all",),
+        {"action": "store_true", "help": "every state (without it, text lists what is not success)"},
+    ),
+    (("--limit",), {"type": int, "help": "partitions listed (default 50, 1000 with --json; 0: all)"}),
+    (("--offset",), {"type": int, "default": 0, "help": "partitions skipped, in key order (paging)"}),
+    (
+        ("--json",),
+        {"action": "store_true", "help": "print JSON (every state unless --state) instead of text"},
+    ),
 ]
 BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (
@@ -239,30 +259,53 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def format_state(state: Any) -> str:
-    """Return a :class:`~airflow_partitions.tools.state.ConsumerState` as text for 120 columns."""
-    lines = [
-        f"{state.dag_id}: {len(state.partitions)} partitions; pending partitioned runs in the deployment: "
-        f"{state.pending_total} (the scheduler evaluates the 500 oldest per loop)"
-    ]
+    """
+    Return a :class:`~airflow_partitions.tools.state.ConsumerState` as text for 120 columns.
+
+    A summary of every selected partition (how many in each state, the range of keys, the queue),
+    then the page: each partition with its keys counted of awaited (what a pending run has, or
+    what a run that ran incomplete ran with), its place in the queue and its missing keys or runs.
+    """
+    from airflow_partitions.tools.state import STATES
+
+    counts = ", ".join(f"{state.states[s]} {s}" for s in STATES if state.states.get(s))
+    span = f" from {state.first} to {state.last}" if state.first else ""
+    lines = [f"{state.dag_id}: {_count(state.total, 'partition')}{span}" + (f": {counts}" if counts else "")]
+    lines.append(
+        f"  pending partitioned runs in the deployment: {state.pending_total} (the scheduler evaluates the "
+        "500 oldest per loop)" + (f"; {state.starved} of this Dag's beyond them" if state.starved else "")
+    )
     if state.blocked_ahead:
         lines.append(
             f"  {state.blocked_ahead} pending runs ahead of this Dag's hold only keys that never count"
         )
-    lines.append(f"  {'partition':<28}{'state':<16}{'received':>10}  {'queue':>6}  missing / runs")
+    shown = len(state.partitions)
+    if shown < state.total:
+        lines.append(
+            f"  showing {state.offset + 1 if shown else 0}-{state.offset + shown} of {state.total} "
+            "(--all, --state, --start/--end, --limit and --offset choose)"
+        )
+    if shown:
+        lines.append(f"  {'partition':<28}{'state':<16}{'keys':>11}  {'queue':>6}  missing / runs")
     for p in state.partitions:
-        received = sum(len(a.received) for a in p.progress)
-        expected = sum(len(a.expected) for a in p.progress)
-        count = f"{received}/{expected}" if expected else (str(received) if p.progress else "")
-        missing = [k for a in p.progress for k in a.missing]
+        pending = [k for a in p.progress for k in a.missing]
+        missing = pending if p.progress else list(p.ran_with.missing) if p.ran_with else []
+        total = (
+            sum(a.missing_total for a in p.progress)
+            if p.progress
+            else p.ran_with.missing_total
+            if p.ran_with
+            else 0
+        )
         detail = (
-            ", ".join(missing[:3]) + (f" … ({len(missing)})" if len(missing) > 3 else "")
+            ", ".join(missing[:3]) + (f" … ({total})" if total > 3 else "")
             if missing
             else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
         )
         queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
-        line = f"  {p.partition_key:<28}{p.state:<16}{count:>10}  {queue:>6}  {detail}"
+        line = f"  {p.partition_key:<28}{p.state:<16}{_keys(p):>11}  {queue:>6}  {detail}"
         if len(line) > WIDTH:  # never cut a key or a run id: the detail goes on lines of its own
-            line = f"  {p.partition_key:<28}{p.state:<16}{count:>10}  {queue:>6}\n" + _wrap(
+            line = f"  {p.partition_key:<28}{p.state:<16}{_keys(p):>11}  {queue:>6}\n" + _wrap(
                 "missing" if missing else "runs", detail
             )
         lines.append(line)
@@ -272,19 +315,52 @@ def format_state(state: Any) -> str:
         if p.fires_at:
             lines.append(_wrap("fires at", p.fires_at.isoformat()))
     if state.refusals:
-        lines.append(f"  {len(state.refusals)} keys refused on arrival (audit log), the latest:")
-        lines.extend(_wrap("refused", r.message.splitlines()[-1]) for r in state.refusals[-3:])
+        ruled = sum(r.expected for r in state.refusals)
+        mistaken = len(state.refusals) - ruled
+        lines.append(
+            f"  {_count(state.refusals_total, 'key')} refused on arrival (Airflow's audit log); of the "
+            f"latest {len(state.refusals)}, {ruled} by the calendar's rule, {mistaken} mistaken"
+        )
+        lines.extend(
+            _wrap(
+                "refused" if not r.expected else "outside",
+                f"{r.partition_key or ''}: {r.reason}".lstrip(": "),
+            )
+            for r in state.refusals[-3:]
+        )
     return "\n".join(lines)
+
+
+def _keys(partition: Any) -> str:
+    """Return ``"20/24"``: upstream keys counted of awaited, pending or as the latest run ran with."""
+    if partition.progress:
+        counted = sum(a.counted for a in partition.progress)
+        awaited = sum(a.expected_total or 1 for a in partition.progress)
+        return f"{counted}/{awaited}"
+    ran = partition.ran_with
+    return f"{ran.counted}/{ran.awaited}" if ran else ""
 
 
 def run_status(args: argparse.Namespace) -> int:
     """Handle ``status``: print a consumer's partitions from the metadata database; return the exit code."""
-    from airflow_partitions.tools.state import consumer_state
+    from airflow_partitions.tools.state import STATES, consumer_state
 
+    wanted = args.state or (
+        None if args.all or args.key or args.json else [s for s in STATES if s != "success"]
+    )
+    limit = args.limit if args.limit is not None else 1000 if args.json else 50
     with _quiet():
-        state = consumer_state(args.dag_id, partition_key=args.key)
+        state = consumer_state(
+            args.dag_id,
+            partition_key=args.key,
+            start=args.start,
+            end=args.end,
+            states=wanted,
+            limit=limit or None,
+            offset=args.offset,
+        )
     print(json.dumps(state.to_dict(), indent=2) if args.json else format_state(state))
-    held = any(p.state == "never counting" or p.starved for p in state.partitions)
+    held = state.states.get("never counting") or state.starved or any(p.starved for p in state.partitions)
     return FOUND if held else OK
 
 

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from airflow.partition_mappers.wait_policy import WaitForAll
+
+from airflow_partitions.composite import CompositeKeyMapper
 from airflow_partitions.deadlines import CompletionDeadline
+from airflow_partitions.grains import Grain, shortest_period
 from airflow_partitions.rollup import CountingRollupMapper, configured_policy, counted
 
 
@@ -74,6 +78,28 @@ class RollupView:
         self.ours = isinstance(mapper, CountingRollupMapper)
         #: The wait policy as configured (``WaitForAll()``, ``CompletionDeadline(…)``).
         self.policy = configured_policy(mapper)
+        #: Whether a run can fire before every awaited key counted (any policy but ``WaitForAll``).
+        self.may_fire_incomplete = not isinstance(self.policy, WaitForAll)
+        #: How long after its period's start (Airflow's ``partition_date``) a run of the rollup can
+        #: only have fired complete, or ``None`` if no such time is known (see
+        #: :meth:`_complete_before`).
+        self.complete_before = self._complete_before()
+
+    def _complete_before(self) -> timedelta | None:
+        """
+        Return how long after a period's start a run of it can only have fired with every key.
+
+        A :class:`~airflow_partitions.CompletionDeadline` fires a run without all its keys from
+        the period's end plus its grace on, and a period lasts at least its grain's
+        :func:`~airflow_partitions.grains.shortest_period`: a run Airflow created before the
+        period's ``partition_date`` plus both counted every key, and needs no reading of what it
+        ran with. ``None`` for other policies (``MinimumCount`` fires early) and for mappers whose
+        periods are not one grain's.
+        """
+        if not isinstance(self.policy, CompletionDeadline):
+            return None
+        grain = _period_grain(getattr(self.mapper, "upstream_mapper", None))
+        return None if grain is None else shortest_period(grain) + self.policy.grace
 
     @classmethod
     def of(cls, mapper: Any) -> RollupView | None:
@@ -179,3 +205,19 @@ class RollupView:
             fires_at=self.fires_at(expected, needed) if needed is not None else None,
             fires_at_below_minimum=self.fires_at(expected, 0) if needed is not None else None,
         )
+
+
+def _period_grain(mapper: Any) -> Grain | None:
+    """
+    Return the grain of the periods whose start Airflow stamps on a run as its ``partition_date``.
+
+    A :class:`~airflow_partitions.TemporalMapper`'s; of a :class:`~airflow_partitions.
+    CompositeKeyMapper`, its one temporal output dimension's (as ``to_partition_date`` picks it).
+    """
+    grain = getattr(mapper, "grain", None)
+    if isinstance(grain, Grain):
+        return grain
+    if isinstance(mapper, CompositeKeyMapper):
+        grains = [g for name in mapper.output if (g := _period_grain(mapper.mappers.get(name))) is not None]
+        return grains[0] if len(grains) == 1 else None
+    return None

@@ -14,12 +14,15 @@ serialized timetable. One query per table, whatever the number of partitions.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from airflow_partitions.deadlines import CompletionDeadline
+from airflow_partitions.grains import Grain
+from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.tools.rollup_view import RollupView
 
 #: Pending partitioned Dag runs the scheduler evaluates per loop, oldest first (Airflow 3.3's
@@ -31,7 +34,34 @@ REFUSED_EVENT = "failed to map partition_key"
 
 def time_part(key: str) -> str:
     """Return the part of *key* a time range selects on: after the last ``|`` (``jfk|2026-04-15``)."""
-    return key.rsplit("|", 1)[-1]
+    return key.rsplit(SEPARATOR, 1)[-1]
+
+
+#: What separates the dimensions of a composite key (``jfk|2013-03-10``); the time part is the last.
+SEPARATOR = "|"
+
+
+def bucket_length(first: str | None, last: str | None) -> int:
+    """
+    Return how many characters of a time part name its bucket in a strip, for keys from *first* to *last*.
+
+    Months (7: ``2013-03``) over a range longer than a month, days (10) within one month, hours
+    (13) within one day; years (4) over more than ten years of ISO keys. Labelled keys group by
+    their year: ``FY2026-`` of ``FY2026-Q3`` (7).
+    """
+    if first is None or last is None:
+        return BUCKET
+    same = next(
+        (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), min(len(first), len(last))
+    )
+    if same >= 10:
+        return 13
+    if same >= 7:
+        return 10
+    years = first[:4], last[:4]
+    if all(y.isdigit() for y in years) and int(years[1]) - int(years[0]) > 10:
+        return 4
+    return BUCKET
 
 
 def in_time_range(key: str, start: str | None, end: str | None) -> bool:
@@ -45,15 +75,47 @@ def in_time_range(key: str, start: str | None, end: str | None) -> bool:
     return (start is None or part >= start) and (end is None or part[: len(end)] <= end)
 
 
+#: Characters of a key's time part that name its bucket in a Dag's strip of states: ``2026-03`` of
+#: day and hour keys, ``FY2026-`` of fiscal quarters.
+BUCKET = 7
+
+#: Keys listed in one list of a partition (received, awaited, missing, never counting); the rest are
+#: counted (``*_total``) and paged by :func:`partition_keys` (the view's detail endpoint).
+LISTED = 100
+
+#: Partition states, the ones that need attention first: a run failed, a run fired without all its
+#: keys, a pending run holds keys that will never count, its deadline passed, its period ended
+#: without a deadline to fire it, it waits; then what runs and what succeeded complete.
+STATES = (
+    "failed",
+    "ran incomplete",
+    "never counting",
+    "past deadline",
+    "overdue",
+    "pending",
+    "running",
+    "queued",
+    "success",
+)
+#: The states of a pending partitioned Dag run (one without a Dag run yet).
+PENDING_STATES = ("never counting", "past deadline", "overdue", "pending")
+
+
+def attention(state: str) -> int:
+    """Return the rank of *state* in :data:`STATES`, 0 the most urgent (unknown: just before success)."""
+    return STATES.index(state) if state in STATES else len(STATES) - 1
+
+
 @dataclass(frozen=True)
 class AssetProgress:
     """
-    What one upstream asset has given a pending partitioned Dag run.
+    What one upstream asset has given a partitioned Dag run (pending, or one that ran).
 
     Keys are upstream partition keys as producers sent them (``received``), as the rollup awaits
-    them (``expected``, ``missing``), and the received keys that will never count, each with why
-    (``never_counting``: ``[key, reason]``). ``expected`` is empty for a mapper that is not a
-    rollup (one key is enough).
+    them (``expected``, ``missing``, in time order), and the received keys that will never count,
+    each with why (``never_counting``: ``[key, reason]``). ``expected`` is empty for a mapper that
+    is not a rollup (one key is enough). Each list holds at most :data:`LISTED` keys; ``counted``
+    and the ``*_total`` fields count them all.
     """
 
     asset: str
@@ -61,6 +123,42 @@ class AssetProgress:
     expected: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     never_counting: tuple[tuple[str, str], ...] = ()
+    counted: int = 0
+    received_total: int = 0
+    expected_total: int = 0
+    missing_total: int = 0
+
+
+@dataclass(frozen=True)
+class RanWith:
+    """
+    What a Dag run of a rollup ran with: upstream keys counted of those awaited, and the missing ones.
+
+    ``RanWith(20, 24, ("2026-03-10T04", …), 4)``: it fired (a deadline passed) with 20 of its 24
+    hours. ``missing`` lists at most :data:`LISTED` keys, in time order; ``missing_total`` counts
+    them all. Summed over the Dag's rollup assets; an asset under a mapper that is no rollup counts
+    1 of 1 once it sent a key. Read from the keys Airflow logged for the run (the asset events it
+    linked to it), never guessed.
+    """
+
+    counted: int
+    awaited: int
+    missing: tuple[str, ...] = ()
+    missing_total: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Whether every awaited key was counted."""
+        return self.counted >= self.awaited
+
+
+@dataclass(frozen=True)
+class Run:
+    """One Dag run of a partition: its id, state and, for a run a rollup fired, what it ran with."""
+
+    run_id: str
+    state: str
+    ran_with: RanWith | None = None
 
 
 @dataclass(frozen=True)
@@ -68,13 +166,19 @@ class Partition:
     """
     One downstream partition key of a consumer Dag: its Dag runs and its pending run, if any.
 
-    ``state`` is ``"pending"`` (waiting for upstream keys), ``"past deadline"`` (pending, its
-    :class:`~airflow_partitions.CompletionDeadline` time to fire has come: it fires once
-    settled), ``"never counting"`` (pending and holding keys that will never count), else the
-    state of its latest Dag run (``"success"``, ``"failed"``, ``"running"``, ``"queued"``).
-    ``queue_position`` is the pending run's place among all pending partitioned runs of the
-    deployment, oldest first (1-based): beyond 500 the scheduler does not evaluate it this loop.
-    Times are UTC.
+    ``state`` is, for a pending run (no Dag run yet): ``"pending"`` (waiting for upstream keys),
+    ``"past deadline"`` (its :class:`~airflow_partitions.CompletionDeadline` time to fire has
+    come: it fires once settled), ``"overdue"`` (its period ended and no deadline will fire it:
+    under ``WaitForAll`` it waits for keys that may never come), ``"never counting"`` (it holds
+    keys that will never count); else the state of its latest Dag run (``"success"``,
+    ``"failed"``, ``"running"``, ``"queued"``), with ``"ran incomplete"`` when it succeeded but
+    its runs have not had every awaited key between them. ``ran_with`` is what its runs triggered
+    by asset events ran with together (``None`` for none: a manual run): a rerun for keys that
+    came late (a refresh) completes its period. ``history`` lists every run, oldest first, each
+    with what it ran with itself. ``queue_position`` is the pending run's place
+    among all pending partitioned runs of the deployment, oldest first (1-based): beyond 500 the
+    scheduler does not evaluate it this loop. ``closes_at`` is the end of its period (UTC). Times
+    are UTC.
     """
 
     partition_key: str
@@ -84,6 +188,9 @@ class Partition:
     opened_at: datetime | None = None
     fires_at: datetime | None = None
     queue_position: int | None = None
+    ran_with: RanWith | None = None
+    history: tuple[Run, ...] = ()
+    closes_at: datetime | None = None
 
     @property
     def starved(self) -> bool:
@@ -93,19 +200,69 @@ class Partition:
 
 @dataclass(frozen=True)
 class Refusal:
-    """A key refused on arrival (Airflow's audit-log row): when, the key, the asset, the message."""
+    """
+    A key refused on arrival, read from Airflow's audit-log row (``failed to map partition_key``).
+
+    ``reason`` is the mapper's own words: the error Airflow appends after its preamble ("This
+    likely indicates that the partition mapper in the target Dag is misconfigured…"), which is
+    kept whole in ``message``. ``expected`` tells the rollup's rule at work (a
+    :class:`~airflow_partitions.OutsideCalendar`: a Saturday into a business-day month) from a
+    mistake (a key the mapper cannot read, a misconfigured mapper). ``partition_key``, ``asset``
+    and ``dag_id`` are ``None`` for a row not in Airflow 3.3's wording.
+    """
 
     when: datetime | None
     message: str
+    partition_key: str | None = None
+    asset: str | None = None
+    dag_id: str | None = None
+    reason: str = ""
+    expected: bool = False
+
+    @classmethod
+    def read(cls, when: datetime | None, extra: str | None) -> Refusal:
+        """Return the refusal an audit-log row's ``extra`` (Airflow 3.3's wording) records."""
+        message = extra or ""
+        found = _REFUSED.match(message)
+        if found is None:
+            return cls(when, message, reason=message.splitlines()[-1] if message else "")
+        return cls(
+            when,
+            message,
+            partition_key=found["key"],
+            asset=found["asset"],
+            dag_id=found["dag"],
+            reason=found["reason"].strip(),
+            expected=found["error"] == OutsideCalendar.__name__,
+        )
+
+
+#: Airflow 3.3's wording of a refused key (``airflow/assets/manager.py``): the key, the asset, the
+#: Dag, its preamble, then ``<exception class>: <message>`` on the last line.
+_REFUSED = re.compile(
+    r"^Could not map partition_key '(?P<key>.*?)' for asset \(name='(?P<asset>.*?)', uri='.*?'\) "
+    r"in target Dag '(?P<dag>[^']*)'\..*?\n(?P<error>\w+): (?P<reason>.*)\Z",
+    re.DOTALL,
+)
 
 
 @dataclass(frozen=True)
 class ConsumerState:
     """
-    The partition state of one partitioned consumer Dag.
+    The partition state of one partitioned consumer Dag: one page of its partitions, counts of all.
 
+    ``partitions`` is the page (``offset``, ``limit``) of the ``total`` partitions selected (time
+    range, states), ordered by the time part of their key; ``states`` counts the selected ones by
+    state (``"success"`` and ``"ran incomplete"`` apart); ``first`` and ``last`` are the range
+    covered: the time parts of the first and last selected keys (``2013-03-01``, ``2013-12-31``).
     ``pending_total`` counts every pending partitioned run of the deployment; ``blocked_ahead``,
-    those ahead of this Dag's oldest pending run that hold only keys that will never count.
+    those among the 500 the scheduler evaluates ahead of this Dag's oldest pending run that hold
+    only keys that will never count; ``starved``, this Dag's pending runs beyond those 500.
+    ``refusals`` are the latest :data:`LISTED` keys refused on arrival, of ``refusals_total``.
+    ``overview`` lays every selected partition out (not only the
+    page) as strips of states, one per key prefix (``jfk`` of ``jfk|2013-03-10``; ``""`` for plain
+    keys): ``(bucket, worst state, partitions)`` per *bucket* characters of the time part
+    (:func:`bucket_length`: ``2013-03`` months over a long range, days within a month).
     """
 
     dag_id: str
@@ -115,9 +272,19 @@ class ConsumerState:
     pending_total: int = 0
     blocked_ahead: int = 0
     read_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    total: int = 0
+    offset: int = 0
+    limit: int | None = None
+    states: dict[str, int] = field(default_factory=dict)
+    first: str | None = None
+    last: str | None = None
+    refusals_total: int = 0
+    starved: int = 0
+    bucket: int = 0
+    overview: tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """Return plain JSON types (times as ISO 8601 strings)."""
+        """Return plain JSON types (times as ISO 8601 strings), each partition with its ``ran_with``."""
         return jsonable(asdict(self))
 
 
@@ -132,21 +299,48 @@ def jsonable(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class ConsumerDag:
-    """A Dag whose timetable is partitioned: its id, its schedule in words, whether it is paused."""
+    """
+    A Dag whose timetable is partitioned: its id, its schedule in words, whether it is paused.
+
+    With :func:`consumer_dags` ``(summary=True)``, also its partitions' counts by state, the range
+    covered (``first``, ``last``: time parts of keys) and ``strip``: per bucket of time (the first 7
+    characters of the time part: a month of day and hour keys, ``FY2026-`` of fiscal ones),
+    ``[bucket, worst state, partitions]``, in time order.
+    """
 
     dag_id: str
     schedule: str | None
     is_paused: bool
+    states: dict[str, int] = field(default_factory=dict)
+    first: str | None = None
+    last: str | None = None
+    strip: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def attention(self) -> int:
+        """The rank (:func:`attention`) of the most urgent state among its partitions."""
+        return min((attention(state) for state, n in self.states.items() if n), default=len(STATES))
 
 
-def consumer_dags(session: Any = None) -> list[ConsumerDag]:
+def consumer_dags(
+    session: Any = None, *, summary: bool = False, only: Collection[str] | None = None
+) -> list[ConsumerDag]:
     """
     List the partitioned Dags of the deployment (not stale), by Dag id: what :func:`consumer_state` reads.
 
     One query on ``DagModel.timetable_partitioned``, the flag Airflow sets when it serializes a Dag.
+    With *summary*, each also carries its counts by state (``"ran incomplete"`` apart from
+    ``"success"``), range of keys and strip of states over time: a few grouped queries for all
+    the Dags together, whatever their number of partitions (:func:`_summaries`). *only* keeps
+    the Dags of those ids (the ones a user may read).
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
     """
+    if session is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as new:
+            return consumer_dags(new, summary=summary, only=only)
     from airflow.models.dag import DagModel
     from sqlalchemy import select
 
@@ -155,21 +349,40 @@ def consumer_dags(session: Any = None) -> list[ConsumerDag]:
         .where(DagModel.timetable_partitioned.is_(True), DagModel.is_stale.is_(False))
         .order_by(DagModel.dag_id)
     )
-    if session is None:
-        from airflow.utils.session import create_session
+    dags = [ConsumerDag(*row) for row in session.execute(query) if only is None or row[0] in only]
+    if not summary:
+        return dags
+    readers = {}
+    for dag in dags:
+        try:
+            readers[dag.dag_id] = _Reader(dag.dag_id, session)
+        except ValueError:  # flagged partitioned, but no serialized Dag to read it with (yet)
+            continue
+    found = _summaries(readers, session) if readers else {}
+    return [replace(dag, **found.get(dag.dag_id, {})) for dag in dags]
 
-        with create_session() as new:
-            return [ConsumerDag(*row) for row in new.execute(query)]
-    return [ConsumerDag(*row) for row in session.execute(query)]
 
-
-def consumer_state(dag_id: str, *, partition_key: str | None = None, session: Any = None) -> ConsumerState:
+def consumer_state(
+    dag_id: str,
+    *,
+    partition_key: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    states: Iterable[str] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    session: Any = None,
+) -> ConsumerState:
     """
-    Read the partition state of the partitioned consumer Dag *dag_id*, or of one of its keys.
+    Read the partition state of the partitioned consumer Dag *dag_id*: one page of its partitions.
 
     ``consumer_state("weather_local_day_jfk", partition_key="2013-03-10")`` tells whether New
-    York's 2013-03-10 ran, or which of its 23 UTC hours (``2013-03-10T05`` …) have arrived and
-    which are missing.
+    York's 2013-03-10 ran and with which of its UTC hours, or which of its 23 hours
+    (``2013-03-10T05`` …) have arrived and which are missing. *start* and *end* select partitions
+    by the time part of their key (:func:`in_time_range`), *states* by state; *limit* and *offset*
+    page them, in the order of their keys' time part. Paging, the time range and the counts by
+    state are worked out in the database; only the page's partitions are read in full, so a page
+    of a Dag with 100,000 partitions takes what a page of one with 1,000 takes.
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
     :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned
@@ -179,8 +392,67 @@ def consumer_state(dag_id: str, *, partition_key: str | None = None, session: An
         from airflow.utils.session import create_session
 
         with create_session() as new:
-            return _read(dag_id, partition_key, new)
-    return _read(dag_id, partition_key, session)
+            return consumer_state(
+                dag_id,
+                partition_key=partition_key,
+                start=start,
+                end=end,
+                states=states,
+                limit=limit,
+                offset=offset,
+                session=new,
+            )
+    reader = _Reader(dag_id, session)
+    return reader.read(partition_key, start, end, None if states is None else set(states), limit, offset)
+
+
+def consumer_range(dag_id: str, *, session: Any) -> tuple[str | None, str | None]:
+    """
+    Return the time parts of the first and last partition keys of *dag_id* (runs and pending runs).
+
+    ``("2013-03-01", "2013-12-31")``; ``(None, None)`` for a Dag without partitions yet. One query.
+
+    :raises ValueError: as :func:`consumer_state`.
+    """
+    from sqlalchemy import func, select
+
+    keys = _Reader(dag_id, session)._keys_query(None, None)
+    first, last = session.execute(select(func.min(keys.c.part), func.max(keys.c.part))).one()
+    return first, last
+
+
+def consumer_zone(
+    asset_name: str, *, session: Any, only: Collection[str] | None = None
+) -> tuple[str, str, str | None]:
+    """
+    Return the zone a Dag reading *asset_name* cuts periods in, the zone it reads naive keys in, the Dag.
+
+    ``("America/New_York", "UTC", "weather_local_day_jfk")``: the first such Dag (by Dag id, of
+    *only* if given) whose mapper for the asset is one of ours with a grain (a rollup's upstream
+    mapper's, a composite's time dimension's); ``("UTC", "UTC", None)`` if none has one.
+    """
+    for dag in consumer_dags(session, only=only):
+        try:
+            timetable, assets = consumer_timetable(dag.dag_id, session)
+        except ValueError:
+            continue
+        for name, uri in assets:
+            if name == asset_name and (
+                zones := _zones_of(timetable.get_partition_mapper(name=name, uri=uri))
+            ):
+                return (*zones, dag.dag_id)
+    return "UTC", "UTC", None
+
+
+def _zones_of(mapper: Any) -> tuple[str, str] | None:
+    """Return ``(grain zone, input zone)`` of the first of our temporal mappers in *mapper*, else ``None``."""
+    grain = getattr(mapper, "grain", None)
+    if isinstance(grain, Grain):
+        return grain.timezone, getattr(mapper, "input_timezone", None) or grain.timezone
+    for inner in (getattr(mapper, "upstream_mapper", None), *getattr(mapper, "mappers", {}).values()):
+        if inner is not None and (found := _zones_of(inner)):
+            return found
+    return None
 
 
 def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, str]]]:
@@ -190,11 +462,21 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
     The timetable is the one the scheduler runs (the latest serialized Dag); the assets are
     ``(name, uri)`` pairs, ``[("weather_jfk_hourly", "weather_jfk_hourly")]``, in the order of its
     asset condition; ``timetable.get_partition_mapper(name=…, uri=…)`` gives each one's mapper.
+    Deserialized once per serialized version (its row id and hash), then kept: the overview reads
+    every partitioned Dag's.
 
     :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned.
     """
     from airflow.models.serialized_dag import SerializedDagModel
 
+    version = session.execute(
+        SerializedDagModel.latest_item_select_object(dag_id).with_only_columns(
+            SerializedDagModel.id, SerializedDagModel.dag_hash
+        )
+    ).first()
+    cached = _TIMETABLES.get(dag_id)
+    if version is not None and cached is not None and cached[0] == tuple(version):
+        return cached[1], list(cached[2])
     dag = SerializedDagModel.get_dag(dag_id, session=session)
     timetable = getattr(dag, "timetable", None)
     if timetable is None or not getattr(timetable, "partitioned", False):
@@ -202,7 +484,15 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
             f"{dag_id!r} is not a partitioned consumer Dag in this deployment's metadata database "
             "(no serialized Dag, or its schedule is not partitioned by assets)."
         )
-    return timetable, [(key.name, key.uri) for key, _ in timetable.asset_condition.iter_assets()]
+    condition = getattr(timetable, "asset_condition", None)
+    assets = [(key.name, key.uri) for key, _ in condition.iter_assets()] if condition is not None else []
+    if version is not None:
+        _TIMETABLES[dag_id] = (tuple(version), timetable, tuple(assets))
+    return timetable, assets
+
+
+#: Deserialized timetables by Dag id, with the serialized version (row id, hash) they were read from.
+_TIMETABLES: dict[str, tuple[tuple[Any, ...], Any, tuple[tuple[str, str], ...]]] = {}
 
 
 def run_states(dag_id: str, keys: Iterable[str], session: Any) -> dict[str, list[str]]:
@@ -210,43 +500,745 @@ def run_states(dag_id: str, keys: Iterable[str], session: Any) -> dict[str, list
     Return the states of *dag_id*'s runs of each of *keys* that has runs, oldest run first.
 
     ``{"2026-03-03": ["failed", "success"]}``: 2026-03-03 failed, then its rerun succeeded; keys
-    without a run are left out. One query on ``dag_run``.
+    without a run are left out. One query on ``dag_run`` per 500 keys.
     """
     from airflow.models.dagrun import DagRun
     from sqlalchemy import select
 
     states: dict[str, list[str]] = defaultdict(list)
-    for key, state in session.execute(
-        select(DagRun.partition_key, DagRun.state)
-        .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(sorted(set(keys))))
-        .order_by(DagRun.id)
-    ):
-        states[key].append(str(getattr(state, "value", state)))
+    for chunk in _chunks(sorted(set(keys))):
+        for key, state in session.execute(
+            select(DagRun.partition_key, DagRun.state)
+            .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(chunk))
+            .order_by(DagRun.id)
+        ):
+            states[key].append(_state_name(state))
     return dict(states)
 
 
-def _read(dag_id: str, only: str | None, session: Any) -> ConsumerState:
-    from airflow.models.asset import AssetModel, AssetPartitionDagRun, PartitionedAssetKeyLog
-    from airflow.models.dag import DagModel
+def time_part_sql(column: Any) -> Any:
+    """
+    Return SQL for :func:`time_part` of a key column: what follows the last ``|`` (SQLite and PostgreSQL).
+
+    ``rtrim(key, replace(key, '|', ''))`` strips every trailing character that is not ``|``, leaving
+    the key up to its last ``|``; the time part is what follows.
+    """
+    from sqlalchemy import func
+
+    return func.substr(column, func.length(func.rtrim(column, func.replace(column, "|", ""))) + 1)
+
+
+def _in_range_sql(part: Any, start: str | None, end: str | None) -> list[Any]:
+    """Return SQL conditions for :func:`in_time_range` on a time-part expression."""
+    from sqlalchemy import func
+
+    conditions = []
+    if start is not None:
+        conditions.append(part >= start)
+    if end is not None:
+        conditions.append(func.substr(part, 1, len(end)) <= end)
+    return conditions
+
+
+def _chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    """Yield *items* in lists of at most *size* (SQLite takes a bounded number of query parameters)."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _state_name(state: Any) -> str:
+    return str(getattr(state, "value", state))
+
+
+#: What the runs a rollup fired ran with, by (rollup identity, the runs' pending-run ids): the keys
+#: Airflow logged for a pending run never change once it fired, so each is worked out once per
+#: process. Bounded; the scheduler-side mappers are rebuilt per process too.
+_RAN_WITH: OrderedDict[tuple[int, tuple[int, ...]], RanWith] = OrderedDict()
+_RAN_WITH_SIZE = 200_000
+
+
+class _Reader:
+    """One read of one consumer Dag's partition state, in one session (see :func:`consumer_state`)."""
+
+    def __init__(self, dag_id: str, session: Any) -> None:
+        self.dag_id = dag_id
+        self.session = session
+        self.timetable, self.assets = consumer_timetable(dag_id, session)
+        self.rollups = {
+            name: RollupView.of(self.timetable.get_partition_mapper(name=name, uri=uri))
+            for name, uri in self.assets
+        }
+        self.now = datetime.now(UTC)
+        #: Whether a run of this Dag can fire without all its keys (a deadline, a minimum count);
+        #: under WaitForAll a run exists only once every key counted.
+        self.may_fire_incomplete = any(
+            rollup is not None and rollup.may_fire_incomplete for rollup in self.rollups.values()
+        )
+        #: How long after its period's start every run of this Dag fired complete (the least of its
+        #: rollups' :attr:`~RollupView.complete_before`), or ``None``: each run is then read.
+        bounds = [r.complete_before for r in self.rollups.values() if r is not None and r.may_fire_incomplete]
+        self.complete_before = min(bounds) if bounds and None not in bounds else None  # type: ignore[type-var]
+        self.identity = hash(
+            tuple(sorted((n, repr(r.mapper.serialize())) for n, r in self.rollups.items() if r))
+        )
+
+    # -- the keys: paging, range and counts in the database ------------------------------------
+
+    def _keys_query(self, start: str | None, end: str | None) -> Any:
+        """Select the Dag's partition keys (of its runs and pending runs) with their time part: a subquery."""
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import select, union
+
+        keys = union(
+            select(DagRun.partition_key.label("key")).where(
+                DagRun.dag_id == self.dag_id, DagRun.partition_key.is_not(None)
+            ),
+            select(AssetPartitionDagRun.partition_key.label("key")).where(
+                AssetPartitionDagRun.target_dag_id == self.dag_id,
+                AssetPartitionDagRun.created_dag_run_id.is_(None),
+            ),
+        ).subquery()
+        part = time_part_sql(keys.c.key)
+        return (
+            select(keys.c.key.label("key"), part.label("part"))
+            .where(*_in_range_sql(part, start, end))
+            .subquery()
+        )
+
+    def _ordered(self, start: str | None, end: str | None) -> Any:
+        """Select the keys in order of their time part, each with its latest run's state (``None``: none)."""
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        keys = self._keys_query(start, end)
+        latest = (
+            select(DagRun.partition_key.label("key"), func.max(DagRun.id).label("id"))
+            .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.is_not(None))
+            .group_by(DagRun.partition_key)
+            .subquery()
+        )
+        return (
+            select(keys.c.key, DagRun.state)
+            .outerjoin(latest, latest.c.key == keys.c.key)
+            .outerjoin(DagRun, DagRun.id == latest.c.id)
+            .order_by(keys.c.part, keys.c.key)
+        )
+
+    def read(
+        self,
+        only: str | None,
+        start: str | None,
+        end: str | None,
+        wanted: set[str] | None,
+        limit: int | None,
+        offset: int,
+    ) -> ConsumerState:
+        from sqlalchemy import func, select
+
+        keys = self._keys_query(start, end)
+        if only is not None:
+            keys = select(keys).where(keys.c.key == only).subquery()
+        first, last = self.session.execute(select(func.min(keys.c.part), func.max(keys.c.part))).one()
+        states, overrides = self._counts(start, end, only)
+        bucket = bucket_length(first, last)
+        if only is not None:
+            page_keys = [only] if states else []
+            total = len(page_keys)
+        elif wanted is None:
+            total = sum(states.values())
+            ordered = select(keys.c.key).order_by(keys.c.part, keys.c.key).offset(offset)
+            page_keys = list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered))
+        else:  # a state filter: walk the keys in order (only the page is kept)
+            total = sum(n for state, n in states.items() if state in wanted)
+            page_keys, seen = [], 0
+            for key, state in self.session.execute(self._ordered(start, end)):
+                if overrides.get(key, _state_name(state)) not in wanted:
+                    continue
+                if seen >= offset and (limit is None or len(page_keys) < limit):
+                    page_keys.append(key)
+                seen += 1
+        partitions = self._partitions(page_keys)
+        refusals, refusals_total = self._refusals(only)
+        pending_total, blocked, starved = self._queue_summary()
+        return ConsumerState(
+            dag_id=self.dag_id,
+            assets=tuple(self.assets),
+            partitions=tuple(partitions),
+            refusals=refusals,
+            refusals_total=refusals_total,
+            pending_total=pending_total,
+            blocked_ahead=blocked,
+            starved=starved,
+            read_at=self.now,
+            total=total,
+            offset=offset,
+            limit=limit,
+            states=states,
+            first=first,
+            last=last,
+            bucket=bucket,
+            overview=self._strips(start, end, only, overrides, bucket, by_prefix=True),
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """Return the Dag's counts by state, range of keys and strip (see :func:`_summaries`)."""
+        return _summaries({self.dag_id: self}, self.session)[self.dag_id]
+
+    def _counts(
+        self, start: str | None, end: str | None, only: str | None
+    ) -> tuple[dict[str, int], dict[str, str]]:
+        """Return the selected partitions' counts by state and overrides (see :func:`_counts_of`)."""
+        return _counts_of({self.dag_id: self}, self.session, start, end, only)[self.dag_id]
+
+    def _strips(
+        self,
+        start: str | None,
+        end: str | None,
+        only: str | None,
+        overrides: dict[str, str],
+        length: int,
+        *,
+        by_prefix: bool,
+    ) -> tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]:
+        """Return the selected partitions as strips (see :func:`_strips_of`)."""
+        found = _strips_of(
+            [self.dag_id], self.session, start, end, only, {self.dag_id: overrides}, length, by_prefix
+        )
+        return found.get(self.dag_id, ())
+
+    def _fired(self) -> Any:
+        """Select this Dag's fired pending runs (see :func:`_fired_of`)."""
+        return _fired_of([self.dag_id])
+
+    # -- what a pending run has, what a run ran with ------------------------------------------
+
+    def _progress(self, key: str, received: dict[str, set[str]]) -> tuple[AssetProgress, ...]:
+        return tuple(
+            progress_of(name, self.rollups.get(name), key, received.get(name, set()))
+            for name, _ in self.assets
+            if name in received
+        )
+
+    def _pending(self, key: str, received: dict[str, set[str]]) -> tuple[str, Partition]:
+        partition = pending_partition(key, self._progress(key, received), self.rollups, now=self.now)
+        return partition.state, partition
+
+    def _ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith]:
+        """
+        Return what each group of fired pending runs of one partition ran with, together.
+
+        A group of one is what that run ran with; of all the runs of a partition, what they ran
+        with together: a rerun for keys that came late (a refresh) completes its period once every
+        key came in one run or another. Memoized per process: a fired run's keys never change.
+        """
+        groups = list(dict.fromkeys(groups))
+        found = {g: _RAN_WITH[self.identity, g] for g in groups if (self.identity, g) in _RAN_WITH}
+        todo = [g for g in groups if g not in found]
+        if not todo:
+            return found
+        ids = sorted({i for g in todo for i in g})
+        keys: dict[int, str] = {}
+        for chunk in _chunks(ids):
+            keys.update(self.session.execute(_apdr_keys(chunk)).all())
+        received = _received(self.session, ids)
+        for group in todo:
+            together: dict[str, set[str]] = defaultdict(set)
+            for apdr_id in group:
+                for name, logged in received.get(apdr_id, {}).items():
+                    together[name] |= logged
+            ran = ran_with(self._progress(keys[group[0]], together), self.rollups, self.assets)
+            found[group] = _RAN_WITH[self.identity, group] = ran
+            if len(_RAN_WITH) > _RAN_WITH_SIZE:
+                _RAN_WITH.popitem(last=False)
+        return found
+
+    def _fired_runs(
+        self, start: str | None, end: str | None, only: str | None
+    ) -> dict[str, list[tuple[int, datetime | None, datetime | None]]]:
+        """Return the selected keys' fired pending runs, oldest first: ``(id, created, partition_date)``."""
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        fired = self._fired()
+        query = (
+            select(
+                DagRun.partition_key,
+                fired.c.id,
+                func.coalesce(DagRun.created_at, DagRun.run_after),
+                DagRun.partition_date,
+            )
+            .join(DagRun, DagRun.id == fired.c.dag_run_id)
+            .order_by(fired.c.id)
+        )
+        if only is not None:
+            query = query.where(DagRun.partition_key == only)
+        else:
+            query = query.where(*_in_range_sql(time_part_sql(DagRun.partition_key), start, end))
+        by_key: dict[str, list[tuple[int, datetime | None, datetime | None]]] = defaultdict(list)
+        for key, apdr_id, created, anchor in self.session.execute(query):
+            by_key[key].append((apdr_id, created, anchor))
+        return by_key
+
+    def _fired_complete(self, created: datetime | None, anchor: datetime | None) -> bool:
+        """
+        Whether a run Airflow created at *created* for a period starting at *anchor* fired complete.
+
+        Every run of a Dag whose rollups wait for all their keys did; under a deadline, a run
+        created before :attr:`complete_before` past its period's start (``partition_date``) did.
+        """
+        if not self.may_fire_incomplete:
+            return True
+        if self.complete_before is None or created is None or anchor is None:
+            return False
+        return _utc(created) < _utc(anchor) + self.complete_before  # type: ignore[operator]
+
+    def _complete(self, key: str) -> RanWith | None:
+        """Return what a run of *key* that fired complete ran with: every awaited key (``None``: unknown)."""
+        awaited = 0
+        for name, _ in self.assets:
+            rollup = self.rollups.get(name)
+            try:
+                awaited += len(rollup.awaited(key)) if rollup is not None else 1
+            except ValueError:
+                return None
+        return RanWith(awaited, awaited)
+
+    # -- the page ------------------------------------------------------------------------------
+
+    def _partitions(self, keys: list[str]) -> list[Partition]:
+        """Return the page's partitions in full: runs and what they ran with, progress, queue places."""
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        if not keys:
+            return []
+        runs: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
+        pending: dict[str, Any] = {}
+        complete: set[int] = set()  # fired runs known complete without reading their keys
+        fired = self._fired()
+        for chunk in _chunks(keys):
+            for run_id, key, state, apdr_id, created, anchor in self.session.execute(
+                select(
+                    DagRun.run_id,
+                    DagRun.partition_key,
+                    DagRun.state,
+                    fired.c.id,
+                    func.coalesce(DagRun.created_at, DagRun.run_after),
+                    DagRun.partition_date,
+                )
+                .outerjoin(fired, fired.c.dag_run_id == DagRun.id)
+                .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.in_(chunk))
+                .order_by(DagRun.id)
+            ):
+                runs[key].append((run_id, _state_name(state), apdr_id))
+                if apdr_id is not None and self._fired_complete(created, anchor):
+                    complete.add(apdr_id)
+            for apdr in self.session.scalars(
+                select(AssetPartitionDagRun).where(
+                    AssetPartitionDagRun.target_dag_id == self.dag_id,
+                    AssetPartitionDagRun.created_dag_run_id.is_(None),
+                    AssetPartitionDagRun.partition_key.in_(chunk),
+                )
+            ):
+                pending[apdr.partition_key] = apdr
+        # Each run's own keys (its history), and the partition's: all its runs' keys together.
+        fired = {key: tuple(i for *_, i in key_runs if i is not None) for key, key_runs in runs.items()}
+        read = self._ran_with_of(
+            [
+                *((i,) for group in fired.values() for i in group if i not in complete),
+                *(group for group in fired.values() if group and not complete.intersection(group)),
+            ]
+        )
+        whole = {key: self._complete(key) for key, group in fired.items() if complete.intersection(group)}
+
+        def of_run(key: str, apdr_id: int | None) -> RanWith | None:
+            return None if apdr_id is None else whole.get(key) if apdr_id in complete else read[(apdr_id,)]
+
+        def of_partition(key: str) -> RanWith | None:
+            group = fired.get(key, ())
+            return None if not group else whole.get(key) if complete.intersection(group) else read[group]
+
+        received = _received(self.session, [apdr.id for apdr in pending.values()])
+        places = self._queue_places([apdr.id for apdr in pending.values()])
+        partitions = []
+        for key in keys:
+            history = tuple(Run(run_id, state, of_run(key, apdr_id)) for run_id, state, apdr_id in runs[key])
+            pairs = tuple((run.run_id, run.state) for run in history)
+            latest = of_partition(key)
+            closes_at = self._closes_at(key)
+            if key in pending:
+                apdr = pending[key]
+                _, partition = self._pending(key, received.get(apdr.id, {}))
+                partitions.append(
+                    replace(
+                        partition,
+                        runs=pairs,
+                        history=history,
+                        ran_with=latest,
+                        opened_at=apdr.created_at,
+                        queue_position=places.get(apdr.id),
+                        closes_at=closes_at,
+                    )
+                )
+            else:
+                state = history[-1].state if history else "pending"
+                if state == "success" and latest is not None and not latest.complete:
+                    state = "ran incomplete"
+                partitions.append(
+                    Partition(key, state, runs=pairs, ran_with=latest, history=history, closes_at=closes_at)
+                )
+        return partitions
+
+    def _closes_at(self, key: str) -> datetime | None:
+        """Return the end of the partition's period (UTC), from a rollup's expected keys, else ``None``."""
+        for rollup in self.rollups.values():
+            if rollup is not None:
+                try:
+                    return getattr(rollup.awaited(key), "closes_at", None)
+                except ValueError:
+                    return None
+        return None
+
+    # -- the scheduler's queue and the audit log -----------------------------------------------
+
+    def _queue_places(self, apdr_ids: list[int]) -> dict[int, int]:
+        """Return each pending run's place in the deployment's queue of pending runs, oldest first."""
+        from sqlalchemy import select
+
+        queue = self._queue()
+        found: dict[int, int] = {}
+        for chunk in _chunks(apdr_ids):
+            found.update(
+                self.session.execute(select(queue.c.id, queue.c.place).where(queue.c.id.in_(chunk))).all()
+            )
+        return found
+
+    @staticmethod
+    def _queue() -> Any:
+        """
+        Select the deployment's pending partitioned runs with their place in the scheduler's queue.
+
+        Oldest first (``created_at``, then id), 1-based, of Dags that are not stale: the order in
+        which the scheduler evaluates them, 500 per loop (a subquery: ``id``, ``dag_id``, ``place``).
+        """
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dag import DagModel
+        from sqlalchemy import func, select
+
+        place = func.row_number().over(order_by=(AssetPartitionDagRun.created_at, AssetPartitionDagRun.id))
+        return (
+            select(
+                AssetPartitionDagRun.id.label("id"),
+                AssetPartitionDagRun.target_dag_id.label("dag_id"),
+                place.label("place"),
+            )
+            .join(DagModel, DagModel.dag_id == AssetPartitionDagRun.target_dag_id)
+            .where(AssetPartitionDagRun.created_dag_run_id.is_(None), DagModel.is_stale.is_(False))
+            .subquery()
+        )
+
+    def _queue_summary(self) -> tuple[int, int, int]:
+        """
+        Return the deployment's pending runs, how many hold only keys that never count, this Dag's starved.
+
+        The second counts the pending runs among the 500 evaluated ahead of this Dag's oldest;
+        the third, this Dag's pending runs beyond the 500 oldest (not evaluated this loop).
+        """
+        from sqlalchemy import func, select
+
+        queue = self._queue()
+        total = self.session.scalar(select(func.count()).select_from(queue)) or 0
+        starved = self.session.scalar(
+            select(func.count()).where(queue.c.dag_id == self.dag_id, queue.c.place > EVALUATED_PER_LOOP)
+        )
+        head = list(
+            self.session.execute(
+                select(queue.c.id, queue.c.dag_id)
+                .where(queue.c.place <= EVALUATED_PER_LOOP)
+                .order_by(queue.c.place)
+            )
+        )
+        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), None)
+        return total, _blocked(head[:mine], self.session) if mine else 0, starved or 0
+
+    def _refusals(self, only: str | None) -> tuple[tuple[Refusal, ...], int]:
+        """Return the latest keys refused on arrival (at most :data:`LISTED`, oldest first), and all."""
+        from airflow.models.log import Log
+        from sqlalchemy import func, select
+
+        conditions = [Log.event == REFUSED_EVENT, Log.extra.contains(f"in target Dag '{self.dag_id}'")]
+        if only is not None:
+            conditions.append(Log.extra.contains(f"'{only}'"))
+        total = self.session.scalar(select(func.count(Log.id)).where(*conditions)) or 0
+        latest = self.session.execute(
+            select(Log.dttm, Log.extra).where(*conditions).order_by(Log.id.desc()).limit(LISTED)
+        )
+        return tuple(reversed([Refusal.read(when, extra) for when, extra in latest])), total
+
+
+def _latest_of(dag_ids: Collection[str]) -> Any:
+    """Select the id of each partition key's latest Dag run of the Dags *dag_ids* (a subquery)."""
     from airflow.models.dagrun import DagRun
-    from airflow.models.log import Log
+    from sqlalchemy import func, select
+
+    return (
+        select(func.max(DagRun.id).label("id"))
+        .where(DagRun.dag_id.in_(dag_ids), DagRun.partition_key.is_not(None))
+        .group_by(DagRun.dag_id, DagRun.partition_key)
+        .subquery()
+    )
+
+
+def _has_pending(dag: Any, key: Any, dag_ids: Collection[str]) -> Any:
+    """
+    Return SQL: whether the Dag *dag* (a column) has a pending run of the partition key *key*.
+
+    An uncorrelated ``IN``: the database reads the Dags' pending runs once. Airflow indexes no
+    column of ``asset_partition_dag_run`` but its id, so a correlated ``EXISTS`` would scan the
+    table once per row.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from sqlalchemy import select, tuple_
+
+    return tuple_(dag, key).in_(
+        select(AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key).where(
+            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        )
+    )
+
+
+def _fired_of(dag_ids: Collection[str]) -> Any:
+    """
+    Select the fired pending runs of the Dags *dag_ids* (``id``, ``dag_run_id``): a subquery to join to.
+
+    Joined on ``dag_run_id`` it is read once (with a transient index where the database builds
+    one), not scanned per Dag run, as a join on the table would (no index on the column).
+    """
+    from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import select
 
-    timetable, assets = consumer_timetable(dag_id, session)
-    rollups = {
-        name: RollupView.of(timetable.get_partition_mapper(name=name, uri=uri)) for name, uri in assets
+    return (
+        select(
+            AssetPartitionDagRun.id.label("id"), AssetPartitionDagRun.created_dag_run_id.label("dag_run_id")
+        )
+        .where(
+            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+            AssetPartitionDagRun.created_dag_run_id.is_not(None),
+        )
+        .subquery()
+    )
+
+
+def _selected(column: Any, start: str | None, end: str | None, only: str | None) -> list[Any]:
+    """Return SQL conditions selecting keys (a column): *only* that key, else the time range."""
+    return [column == only] if only is not None else _in_range_sql(time_part_sql(column), start, end)
+
+
+def _counts_of(
+    readers: dict[str, _Reader], session: Any, start: str | None, end: str | None, only: str | None
+) -> dict[str, tuple[dict[str, int], dict[str, str]]]:
+    """
+    Return, per Dag of *readers*, its selected partitions' counts by state and its overrides.
+
+    The database gives each key's latest run state (streamed, not kept) and the pending runs, for
+    all the Dags at once; the mappers are needed only for a pending run's state (deadline,
+    never-counting keys) and, where a run can fire incomplete and did not provably fire complete
+    (:meth:`_Reader._fired_complete`), whether it did (memoized). Only those keys are kept
+    (``overrides``: key to state): the pending ones and the ones that ran incomplete.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    dag_ids = list(readers)
+    latest, fired = _latest_of(dag_ids), _fired_of(dag_ids)
+    runs = (
+        select(
+            DagRun.dag_id,
+            DagRun.partition_key,
+            DagRun.state,
+            fired.c.id,
+            func.coalesce(DagRun.created_at, DagRun.run_after),
+            DagRun.partition_date,
+        )
+        .join(latest, latest.c.id == DagRun.id)
+        .outerjoin(fired, fired.c.dag_run_id == DagRun.id)
+        .where(
+            ~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids),
+            *_selected(DagRun.partition_key, start, end, only),
+        )
+    )
+    counts: dict[str, Counter[str]] = {dag_id: Counter() for dag_id in dag_ids}
+    succeeded: dict[str, set[str]] = defaultdict(set)  # keys whose latest run succeeded, from asset events
+    for dag_id, key, state, apdr_id, created, anchor in session.execute(runs):
+        name = _state_name(state)
+        counts[dag_id][name] += 1
+        if name == "success" and apdr_id is not None and not readers[dag_id]._fired_complete(created, anchor):
+            succeeded[dag_id].add(key)
+    overrides: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
+    for dag_id, keys in succeeded.items():
+        reader = readers[dag_id]
+        by_key = reader._fired_runs(start, end, only)
+        groups = {
+            key: tuple(i for i, _, _ in by_key[key])
+            for key in keys
+            if not any(reader._fired_complete(created, anchor) for _, created, anchor in by_key[key])
+        }
+        ran = reader._ran_with_of(groups.values())
+        for key, group in groups.items():
+            if not ran[group].complete:
+                overrides[dag_id][key] = "ran incomplete"
+                counts[dag_id]["success"] -= 1
+                counts[dag_id]["ran incomplete"] += 1
+    pending = list(
+        session.execute(
+            select(
+                AssetPartitionDagRun.target_dag_id,
+                AssetPartitionDagRun.id,
+                AssetPartitionDagRun.partition_key,
+            ).where(
+                AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+                AssetPartitionDagRun.created_dag_run_id.is_(None),
+                *_selected(AssetPartitionDagRun.partition_key, start, end, only),
+            )
+        )
+    )
+    received = _received(session, [apdr_id for _, apdr_id, _ in pending])
+    for dag_id, apdr_id, key in pending:
+        state = overrides[dag_id][key] = readers[dag_id]._pending(key, received.get(apdr_id, {}))[0]
+        counts[dag_id][state] += 1
+    return {
+        dag_id: ({state: n for state, n in counts[dag_id].items() if n}, overrides[dag_id])
+        for dag_id in dag_ids
     }
 
-    apdrs = select(AssetPartitionDagRun).where(AssetPartitionDagRun.target_dag_id == dag_id)
-    runs = select(DagRun.run_id, DagRun.partition_key, DagRun.state).where(
-        DagRun.dag_id == dag_id, DagRun.partition_key.is_not(None)
+
+def _strips_of(
+    dag_ids: Collection[str],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    overrides: dict[str, dict[str, str]],
+    length: int,
+    by_prefix: bool,
+) -> dict[str, tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]]:
+    """
+    Return, per Dag, its selected partitions as strips: ``(prefix, ((bucket, worst state, partitions), …))``.
+
+    A bucket is the first *length* characters of a key's time part; *by_prefix*, one strip per
+    key prefix (what precedes the time part: ``jfk``), else one strip (prefix ``""``). Grouped in
+    the database by each key's latest run state (``"pending"`` for a key with a pending run), for
+    all the Dags at once, then corrected by *overrides* (:func:`_counts_of`): the states only the
+    mappers tell.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, literal, select
+
+    counts: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for dag, column, runs in (
+        (DagRun.dag_id, DagRun.partition_key, True),
+        (AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key, False),
+    ):
+        part = time_part_sql(column)
+        prefix = func.substr(column, 1, func.length(column) - func.length(part)) if by_prefix else literal("")
+        bucket = func.substr(part, 1, length)
+        conditions = _selected(column, start, end, only)
+        if runs:
+            query = (
+                select(dag, prefix, bucket, DagRun.state, func.count())
+                .join(latest := _latest_of(dag_ids), latest.c.id == DagRun.id)
+                .where(~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids), *conditions)
+                .group_by(dag, prefix, bucket, DagRun.state)
+            )
+        else:
+            query = (
+                select(dag, prefix, bucket, literal("pending"), func.count())
+                .where(
+                    AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+                    AssetPartitionDagRun.created_dag_run_id.is_(None),
+                    *conditions,
+                )
+                .group_by(dag, prefix, bucket)
+            )
+        for dag_id, prefix_, bucket_, state, n in session.execute(query):
+            counts[dag_id, prefix_.rstrip(SEPARATOR), bucket_][_state_name(state)] += n
+    for dag_id, changed in overrides.items():
+        for key, state in changed.items():
+            head, _, part = key.rpartition(SEPARATOR)
+            found = counts[dag_id, head if by_prefix else "", part[:length]]
+            found["pending" if state in PENDING_STATES else "success"] -= 1
+            found[state] += 1
+    strips: dict[str, dict[str, list[tuple[str, str, int]]]] = defaultdict(lambda: defaultdict(list))
+    for (dag_id, prefix_, bucket_), by_state in sorted(counts.items()):
+        present = [state for state, n in by_state.items() if n > 0]
+        strips[dag_id][prefix_].append((bucket_, min(present, key=attention), sum(by_state.values())))
+    return {
+        dag_id: tuple((p, tuple(strip)) for p, strip in by_prefix_.items())
+        for dag_id, by_prefix_ in strips.items()
+    }
+
+
+def _ranges_of(dag_ids: Collection[str], session: Any) -> dict[str, tuple[str, str]]:
+    """Return, per Dag, the time parts of its first and last partition keys (runs and pending runs)."""
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    ranges: dict[str, tuple[str, str]] = {}
+    for dag, column, condition in (
+        (DagRun.dag_id, DagRun.partition_key, DagRun.partition_key.is_not(None)),
+        (
+            AssetPartitionDagRun.target_dag_id,
+            AssetPartitionDagRun.partition_key,
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        ),
+    ):
+        part = time_part_sql(column)
+        for dag_id, low, high in session.execute(
+            select(dag, func.min(part), func.max(part)).where(dag.in_(dag_ids), condition).group_by(dag)
+        ):
+            first, last = ranges.get(dag_id, (low, high))
+            ranges[dag_id] = (min(first, low), max(last, high))
+    return ranges
+
+
+def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str, Any]]:
+    """
+    Return, per Dag, its counts by state, range of keys and strip (the fields of :class:`ConsumerDag`).
+
+    The strip groups partitions by the first :data:`BUCKET` characters of their key's time part
+    (a month of day and hour keys, a year of ``FY2026-Q3``), each bucket with its most urgent
+    state (:func:`attention`) and its number of partitions, in time order. A few grouped queries
+    for all the Dags together, whatever their number.
+    """
+    counted = _counts_of(readers, session, None, None, None)
+    strips = _strips_of(
+        list(readers), session, None, None, None, {d: o for d, (_, o) in counted.items()}, BUCKET, False
     )
-    if only is not None:
-        apdrs = apdrs.where(AssetPartitionDagRun.partition_key == only)
-        runs = runs.where(DagRun.partition_key == only)
-    pending = {a.id: a for a in session.scalars(apdrs) if a.created_dag_run_id is None}
+    ranges = _ranges_of(list(readers), session)
+    return {
+        dag_id: {
+            "states": counted[dag_id][0],
+            "first": ranges.get(dag_id, (None, None))[0],
+            "last": ranges.get(dag_id, (None, None))[1],
+            "strip": strips[dag_id][0][1] if strips.get(dag_id) else (),
+        }
+        for dag_id in readers
+    }
+
+
+def _received(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, set[str]]]:
+    """Return the keys Airflow logged for each pending run, by asset name (one query per 500 runs)."""
+    from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
+    from sqlalchemy import select
+
     received: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    if pending:
+    for chunk in _chunks(apdr_ids):
         for apdr_id, name, key in session.execute(
             select(
                 PartitionedAssetKeyLog.asset_partition_dag_run_id,
@@ -254,58 +1246,18 @@ def _read(dag_id: str, only: str | None, session: Any) -> ConsumerState:
                 PartitionedAssetKeyLog.source_partition_key,
             )
             .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
-            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(list(pending)))
+            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
         ):
             received[apdr_id][name].add(key)
-    runs_by_key: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for run_id, key, state in session.execute(runs.order_by(DagRun.id)):
-        runs_by_key[key].append((run_id, str(state.value if hasattr(state, "value") else state)))
+    return received
 
-    queue = session.execute(
-        select(AssetPartitionDagRun.id, AssetPartitionDagRun.target_dag_id)
-        .join(DagModel, DagModel.dag_id == AssetPartitionDagRun.target_dag_id)
-        .where(AssetPartitionDagRun.created_dag_run_id.is_(None), DagModel.is_stale.is_(False))
-        .order_by(AssetPartitionDagRun.created_at, AssetPartitionDagRun.id)
-    ).all()
-    position = {apdr_id: place for place, (apdr_id, _) in enumerate(queue, 1)}
 
-    partitions: dict[str, Partition] = {}
-    for key, key_runs in runs_by_key.items():
-        partitions[key] = Partition(key, key_runs[-1][1], runs=tuple(key_runs))
-    now = datetime.now(UTC)
-    for apdr in sorted(pending.values(), key=lambda a: (a.created_at, a.id)):
-        progress = tuple(
-            progress_of(name, rollups[name], apdr.partition_key, received[apdr.id].get(name, set()))
-            for name, _ in assets
-            if name in received[apdr.id]
-        )
-        partitions[apdr.partition_key] = pending_partition(
-            apdr.partition_key,
-            progress,
-            rollups,
-            now=now,
-            runs=tuple(runs_by_key.get(apdr.partition_key, ())),
-            opened_at=apdr.created_at,
-            queue_position=position.get(apdr.id),
-        )
+def _apdr_keys(apdr_ids: list[int]) -> Any:
+    from airflow.models.asset import AssetPartitionDagRun
+    from sqlalchemy import select
 
-    refusals = [
-        Refusal(when, extra)
-        for when, extra in session.execute(
-            select(Log.dttm, Log.extra)
-            .where(Log.event == REFUSED_EVENT, Log.extra.contains(f"in target Dag '{dag_id}'"))
-            .order_by(Log.id)
-        )
-        if only is None or f"'{only}'" in (extra or "")
-    ]
-    first = min((p.queue_position for p in partitions.values() if p.queue_position), default=None)
-    return ConsumerState(
-        dag_id=dag_id,
-        assets=tuple(assets),
-        partitions=tuple(sorted(partitions.values(), key=lambda p: p.partition_key)),
-        refusals=tuple(refusals),
-        pending_total=len(queue),
-        blocked_ahead=_blocked(queue[: first - 1], session) if first else 0,
+    return select(AssetPartitionDagRun.id, AssetPartitionDagRun.partition_key).where(
+        AssetPartitionDagRun.id.in_(apdr_ids)
     )
 
 
@@ -315,13 +1267,52 @@ def progress_of(
     """
     Return what the *received* keys of *asset* give *downstream_key* (a rollup counts members).
 
-    For a mapper that is no rollup (*rollup* ``None``) one key is enough: only ``received`` is set.
+    For a mapper that is no rollup (*rollup* ``None``) one key is enough: only ``received`` is set
+    (``counted`` 1 once a key came). Each list holds at most :data:`LISTED` keys (``*_total``: all).
     """
-    keys = tuple(sorted(received))
+    keys = sorted(received)
     if rollup is None:
-        return AssetProgress(asset, keys)
+        return AssetProgress(asset, tuple(keys[:LISTED]), counted=min(1, len(keys)), received_total=len(keys))
     progress = rollup.progress(downstream_key, received)
-    return AssetProgress(asset, keys, progress.awaited, progress.missing, progress.never_counting)
+    return AssetProgress(
+        asset,
+        tuple(keys[:LISTED]),
+        progress.awaited[:LISTED],
+        progress.missing[:LISTED],
+        progress.never_counting[:LISTED],
+        counted=progress.counted,
+        received_total=len(keys),
+        expected_total=len(progress.awaited),
+        missing_total=len(progress.missing),
+    )
+
+
+def ran_with(
+    progress: tuple[AssetProgress, ...], rollups: dict[str, RollupView | None], assets: list[tuple[str, str]]
+) -> RanWith:
+    """
+    Return what a run ran with from what each asset had given its pending run (:func:`progress_of`).
+
+    Counted and awaited keys are summed over the Dag's assets; an asset that sent nothing counts 0
+    of its awaited keys (a rollup's, or 1 under a mapper that is no rollup).
+    """
+    given = {item.asset: item for item in progress}
+    counted = awaited = 0
+    missing: list[str] = []
+    missing_total = 0
+    for name, _ in assets:
+        item = given.get(name)
+        if rollups.get(name) is None:
+            counted += item.counted if item else 0
+            awaited += 1
+            continue
+        if item is None:  # nothing came from this asset: every awaited key is missing
+            continue
+        counted += item.counted
+        awaited += item.expected_total
+        missing_total += item.missing_total
+        missing.extend(item.missing[: LISTED - len(missing)])
+    return RanWith(counted, awaited, tuple(missing), missing_total)
 
 
 def pending_partition(
@@ -339,20 +1330,27 @@ def pending_partition(
 
     Its state is ``"never counting"`` if it holds a key that will never count, ``"past deadline"``
     once a :class:`~airflow_partitions.CompletionDeadline` lets it fire (*now*, UTC, at or after
-    the latest of its assets' times to fire), else ``"pending"``.
+    the latest of its assets' times to fire), ``"overdue"`` when its period has ended with keys
+    still missing and no deadline will fire it, else ``"pending"`` (also a complete one the
+    scheduler has not fired yet: see its queue position).
     """
-    times = []
+    times, ended, deadline = [], False, False
     for item in progress:
         rollup = rollups.get(item.asset)
-        if rollup is not None and item.expected:
+        if rollup is not None and item.expected_total:
             expected = rollup.awaited(downstream_key)
-            times.append(rollup.fires_at(expected, len(item.expected) - len(item.missing)))
+            times.append(rollup.fires_at(expected, item.counted))
+            closes_at = getattr(expected, "closes_at", None)
+            ended = ended or (closes_at is not None and closes_at <= now and item.missing_total > 0)
+            deadline = deadline or isinstance(rollup.policy, CompletionDeadline)
     fires_at = max((t for t in times if t is not None), default=None)
     state = (
         "never counting"
         if any(p.never_counting for p in progress)
         else "past deadline"
         if fires_at is not None and fires_at <= now
+        else "overdue"
+        if ended and not deadline
         else "pending"
     )
     return Partition(
@@ -376,18 +1374,19 @@ def _blocked(ahead: list[Any], session: Any) -> int:
         return 0
     dag_of = dict(ahead)
     keys: dict[int, list[tuple[str, str, str, str]]] = defaultdict(list)
-    for apdr_id, name, uri, key, target in session.execute(
-        select(
-            PartitionedAssetKeyLog.asset_partition_dag_run_id,
-            AssetModel.name,
-            AssetModel.uri,
-            PartitionedAssetKeyLog.source_partition_key,
-            PartitionedAssetKeyLog.target_partition_key,
-        )
-        .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
-        .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(list(dag_of)))
-    ):
-        keys[apdr_id].append((name, uri, key, target))
+    for chunk in _chunks(list(dag_of)):
+        for apdr_id, name, uri, key, target in session.execute(
+            select(
+                PartitionedAssetKeyLog.asset_partition_dag_run_id,
+                AssetModel.name,
+                AssetModel.uri,
+                PartitionedAssetKeyLog.source_partition_key,
+                PartitionedAssetKeyLog.target_partition_key,
+            )
+            .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
+            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
+        ):
+            keys[apdr_id].append((name, uri, key, target))
     timetables = {
         d.dag_id: d.timetable
         for d in (SerializedDagModel.get_dag(dag_id, session=session) for dag_id in set(dag_of.values()))
@@ -408,6 +1407,68 @@ def _counts(rollup: RollupView | None, key: str, downstream_key: str) -> bool:
     return rollup is None or rollup.never_counts(key, downstream_key) is None
 
 
+def partition_keys(
+    dag_id: str, partition_key: str, which: str, *, offset: int = 0, limit: int = 1000, session: Any = None
+) -> tuple[list[Any], int]:
+    """
+    Return one page of one list of a partition, and the list's length: what the detail pages through.
+
+    *which* is ``"awaited"``, ``"missing"``, ``"received"`` or ``"never counting"`` (``[key, why]``
+    pairs) for its pending run, or for its latest run when it has no pending one (what it ran with).
+    Keys in time order (received: sorted); summed over the Dag's assets in their order.
+
+    :raises ValueError: for an unknown *which*, a Dag that is not a partitioned consumer, or a key
+        without a run or pending run.
+    """
+    if which not in ("awaited", "missing", "received", "never counting"):
+        raise ValueError(f"list {which!r} is not one of 'awaited', 'missing', 'received', 'never counting'.")
+    if session is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as new:
+            return partition_keys(dag_id, partition_key, which, offset=offset, limit=limit, session=new)
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import select
+
+    reader = _Reader(dag_id, session)
+    apdr_id = session.scalar(
+        select(AssetPartitionDagRun.id).where(
+            AssetPartitionDagRun.target_dag_id == dag_id,
+            AssetPartitionDagRun.partition_key == partition_key,
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        )
+    ) or session.scalar(
+        select((fired := reader._fired()).c.id)
+        .join(DagRun, DagRun.id == fired.c.dag_run_id)
+        .where(DagRun.partition_key == partition_key)
+        .order_by(DagRun.id.desc())
+        .limit(1)
+    )
+    if apdr_id is None:
+        raise ValueError(
+            f"{dag_id!r} has no run or pending run of partition {partition_key!r} from asset events."
+        )
+    received = _received(session, [apdr_id]).get(apdr_id, {})
+    found: list[Any] = []
+    for name, _ in reader.assets:
+        rollup, keys = reader.rollups.get(name), received.get(name, set())
+        if which == "received":
+            found.extend(sorted(keys))
+        elif rollup is not None:
+            progress = rollup.progress(partition_key, keys)
+            found.extend(
+                {
+                    "awaited": progress.awaited,
+                    "missing": progress.missing,
+                    "never counting": progress.never_counting,
+                }[which]
+            )
+    return [list(item) if isinstance(item, tuple) else item for item in found[offset : offset + limit]], len(
+        found
+    )
+
+
 @dataclass(frozen=True)
 class KeyEvents:
     """The asset events of one partition key of an asset: how many, the first and last (UTC)."""
@@ -416,15 +1477,6 @@ class KeyEvents:
     events: int
     first: datetime | None
     last: datetime | None
-
-
-@dataclass(frozen=True)
-class AssetRefusal:
-    """A key of the asset a consumer's mapper refused on arrival: when, the consumer, the message."""
-
-    when: datetime | None
-    dag_id: str | None
-    message: str
 
 
 @dataclass(frozen=True)
@@ -439,7 +1491,7 @@ class AssetCoverage:
     uri: str
     asset_id: int
     keys: tuple[KeyEvents, ...]
-    refusals: tuple[AssetRefusal, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
     unkeyed_events: int = 0
     read_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -467,11 +1519,6 @@ def asset_coverage(
         with create_session() as new:
             return _coverage(asset_name, start, end, new)
     return _coverage(asset_name, start, end, session)
-
-
-_REFUSED = re.compile(
-    r"^Could not map partition_key '(?P<key>.*?)' for asset .*? in target Dag '(?P<dag>[^']*)'"
-)
 
 
 def _coverage(name: str, start: str | None, end: str | None, session: Any) -> AssetCoverage:
@@ -508,9 +1555,9 @@ def _coverage(name: str, start: str | None, end: str | None, session: Any) -> As
         .where(Log.event == REFUSED_EVENT, Log.extra.contains(f"(name='{name}', uri="))
         .order_by(Log.id)
     ):
-        parsed = _REFUSED.match(extra or "")
-        if parsed is None or in_time_range(parsed["key"], start, end):
-            refusals.append(AssetRefusal(when, parsed["dag"] if parsed else None, extra or ""))
+        refusal = Refusal.read(when, extra)
+        if refusal.partition_key is None or in_time_range(refusal.partition_key, start, end):
+            refusals.append(refusal)
     return AssetCoverage(
         name,
         uri,

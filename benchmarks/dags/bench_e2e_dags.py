@@ -6,7 +6,8 @@ to its asset in one ``outlet_events[asset].add_partitions(keys)``, as
 ``example_dags/weather_landing.py`` does. A consumer has one ``EmptyOperator``, which the
 scheduler marks done itself: no worker runs it, so what is measured is the scheduler turning
 events into runs. The names come from ``e2e_spec.py`` beside this file; the trend's sizes from
-``$AIRFLOW_PARTITIONS_BENCH_SIZES`` (``1000,10000``).
+``$AIRFLOW_PARTITIONS_BENCH_SIZES`` (``1000,10000``), the spellings from
+``$AIRFLOW_PARTITIONS_BENCH_SPELLINGS`` (``canonical,offset``; canonical if unset).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from airflow.sdk import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e_spec import SIZES_ENV, producer_id, scenarios
+from e2e_spec import OFFSET_FORMAT, SIZES_ENV, SPELLINGS_ENV, producer_id, scenarios
 
 from airflow_partitions import (
     CompositeKeyMapper,
@@ -46,12 +47,13 @@ from airflow_partitions import (
 
 
 def rollup(kind: str):
-    """Return a fresh rollup mapper of *kind* (see ``e2e_spec.py``)."""
-    ny_day = TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC")
+    """Return a fresh rollup mapper of *kind* (see ``e2e_spec.py``; ``…_offset`` reads OFFSET_FORMAT)."""
+    offset = OFFSET_FORMAT if kind.endswith("_offset") else None
+    ny_day = TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC", input_format=offset)
     return {
         "ny_day": lambda: TemporalRollupMapper(upstream_mapper=ny_day, window=TemporalWindow(Hour())),
         "utc_day": lambda: TemporalRollupMapper(
-            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())
+            upstream_mapper=TemporalMapper(Day(), input_format=offset), window=TemporalWindow(Hour())
         ),
         "airport_ny_day": lambda: DimensionRollupMapper(
             upstream_mapper=CompositeKeyMapper(["airport", "time"], {"time": ny_day}),
@@ -61,12 +63,12 @@ def rollup(kind: str):
             upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day())
         ),
         "core_day": lambda: RollupMapper(
-            upstream_mapper=StartOfDayMapper(input_format="%Y-%m-%dT%H"), window=DayWindow()
+            upstream_mapper=StartOfDayMapper(input_format=offset or "%Y-%m-%dT%H"), window=DayWindow()
         ),
         "core_week": lambda: RollupMapper(
             upstream_mapper=StartOfWeekMapper(input_format="%Y-%m-%d"), window=WeekWindow()
         ),
-    }[kind]()
+    }[kind.removesuffix("_offset")]()
 
 
 def producer(asset: Asset) -> None:
@@ -90,7 +92,8 @@ def producer(asset: Asset) -> None:
 
 
 SIZES = [int(size) for size in os.environ.get(SIZES_ENV, "").split(",") if size]
-for scenario in scenarios(sizes=SIZES, with_keys=False):
+SPELLINGS = os.environ.get(SPELLINGS_ENV, "canonical").split(",")
+for scenario in scenarios(sizes=SIZES, spellings=SPELLINGS, with_keys=False):
     for name in scenario.keys:
         if scenario.delivery == "tasks":
             producer(Asset(name))

@@ -24,8 +24,13 @@ AIRPORTS = ("ewr", "jfk", "lga")
 DATASETS = ("jfk", "airports")
 DELIVERIES = ("tasks", "rest")
 SIDES = ("ours", "core")
-#: The environment variable naming the trend sizes for which the Dag file builds Dags.
+#: How the hours are spelled: ``2013-03-10T07`` (canonical) or as the data writes them,
+#: ``2013-03-10T07:00:00+00:00`` (offset, read by both sides with :data:`OFFSET_FORMAT`).
+SPELLINGS = ("canonical", "offset")
+OFFSET_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"
+#: The environment variables naming the trend sizes and the spellings for which the Dag file builds Dags.
 SIZES_ENV = "AIRFLOW_PARTITIONS_BENCH_SIZES"
+SPELLINGS_ENV = "AIRFLOW_PARTITIONS_BENCH_SPELLINGS"
 
 # Rollup kinds, built in bench_e2e_dags.py:
 #   ny_day          ours: UTC hours into New York days (23, 24 or 25 hours)
@@ -34,6 +39,7 @@ SIZES_ENV = "AIRFLOW_PARTITIONS_BENCH_SIZES"
 #   iso_week        ours: days into ISO weeks "2013-W11" (7)
 #   core_day        core: RollupMapper(StartOfDayMapper(input_format="%Y-%m-%dT%H"), DayWindow())
 #   core_week       core: RollupMapper(StartOfWeekMapper(input_format="%Y-%m-%d"), WeekWindow())
+# A kind ending in "_offset" reads the hours spelled 2013-03-10T07:00:00+00:00 (input_format=OFFSET_FORMAT).
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,19 @@ def _scenario(name: str, side: str, delivery: str, assets: dict[str, list[str]],
 
 
 def scenarios(
-    datasets=DATASETS, deliveries=DELIVERIES, sizes=(), *, with_keys: bool = True, limit: int | None = None
+    datasets=DATASETS,
+    deliveries=DELIVERIES,
+    sizes=(),
+    spellings=("canonical",),
+    *,
+    with_keys: bool = True,
+    limit: int | None = None,
 ) -> list[Scenario]:
     """
-    Return every scenario, ours then core for each dataset and delivery, then the trend's.
+    Return every scenario, ours then core for each dataset, delivery and spelling, then the trend's.
+
+    A dataset's scenarios in the ``offset`` spelling are named ``<dataset>_<delivery>_offset``
+    (assets, producers and consumers of their own); the trend is canonical only.
 
     :param with_keys: Read and generate the keys; without, every asset's list is empty (the Dag
         file needs the names only, and is parsed again and again).
@@ -104,22 +119,24 @@ def scenarios(
     found: list[Scenario] = []
     hours = weather_hours() if datasets and with_keys else {a: [] for a in AIRPORTS}
     hours = {airport: found[:limit] for airport, found in hours.items()}
-    for dataset in datasets:
-        for delivery in deliveries:
-            name = f"{dataset}_{delivery}"
-            prefix = f"e2e_{name}"
-            if dataset == "jfk":
-                ours = {f"{prefix}_ours": hours["jfk"]}
-                core = {f"{prefix}_core": hours["jfk"]}
-                found.append(_scenario(name, "ours", delivery, ours, [(f"{prefix}_ours", "ny_day", "")]))
-                found.append(_scenario(name, "core", delivery, core, [(f"{prefix}_core", "core_day", "")]))
-            else:
-                ours = {f"{prefix}_ours": [f"{a}|{h}" for a in AIRPORTS for h in hours[a]]}
-                core = {f"{prefix}_core_{a}": hours[a] for a in AIRPORTS}
-                found.append(
-                    _scenario(name, "ours", delivery, ours, [(f"{prefix}_ours", "airport_ny_day", "")])
-                )
-                found.append(_scenario(name, "core", delivery, core, [(a, "core_day", "") for a in core]))
+    for dataset, delivery, spelling in ((d, v, s) for d in datasets for v in deliveries for s in spellings):
+        offset = spelling == "offset"
+        name = f"{dataset}_{delivery}" + ("_offset" if offset else "")
+        prefix = f"e2e_{name}"
+        kind = "_offset" if offset else ""
+        spelled = {a: [f"{h}:00:00+00:00" for h in hs] if offset else hs for a, hs in hours.items()}
+        if dataset == "jfk":
+            ours = {f"{prefix}_ours": spelled["jfk"]}
+            core = {f"{prefix}_core": spelled["jfk"]}
+            found.append(_scenario(name, "ours", delivery, ours, [(f"{prefix}_ours", f"ny_day{kind}", "")]))
+            found.append(_scenario(name, "core", delivery, core, [(f"{prefix}_core", f"core_day{kind}", "")]))
+        else:
+            ours = {f"{prefix}_ours": [f"{a}|{h}" for a in AIRPORTS for h in spelled[a]]}
+            core = {f"{prefix}_core_{a}": spelled[a] for a in AIRPORTS}
+            found.append(
+                _scenario(name, "ours", delivery, ours, [(f"{prefix}_ours", f"airport_ny_day{kind}", "")])
+            )
+            found.append(_scenario(name, "core", delivery, core, [(a, f"core_day{kind}", "") for a in core]))
     for size in sizes:
         name = f"trend_{size}"
         hour_keys, day_keys = synthetic_keys(size if with_keys else 0)
@@ -142,7 +159,7 @@ def expected_runs(rollup: str, keys: list[str]) -> int:
     """
 
     def new_york_day(hour: str) -> date:
-        instant = datetime.strptime(hour, "%Y-%m-%dT%H").replace(tzinfo=UTC)
+        instant = datetime.strptime(hour[:13], "%Y-%m-%dT%H").replace(tzinfo=UTC)  # either spelling
         return instant.astimezone(NEW_YORK).date()
 
     def day_hours(day: date) -> int:
@@ -151,6 +168,7 @@ def expected_runs(rollup: str, keys: list[str]) -> int:
         return round((end - start).total_seconds() / 3600)
 
     distinct = set(keys)
+    rollup = rollup.removesuffix("_offset")
     if rollup in ("utc_day", "core_day"):
         return sum(n == 24 for n in Counter(k[:10] for k in distinct).values())
     if rollup == "ny_day":

@@ -3,7 +3,8 @@ A headless Chromium driven through its own DevTools protocol (Debian's ``chromiu
 
 Just what the Partitions view's tests need: set a cookie, open a page, evaluate JavaScript, click
 at an element, save a screenshot. The protocol goes over a WebSocket (``websockets``, which
-Airflow's api-server already depends on).
+Airflow's api-server already depends on). :class:`PageServer` serves the view's page with canned
+API answers (no Airflow), to time the page alone.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import json
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
+import urllib.parse
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -140,6 +144,62 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class PageServer:
+    """
+    The Partitions view's page on ``127.0.0.1`` with canned API answers: the page's own cost, no Airflow.
+
+    *answers* maps API paths (``/dags/bench``, after ``/partitions/api``) to the JSON to answer;
+    the page (``/partitions/…``) and its static files are served as the plugin serves them. Use
+    as a context manager; ``url(path)`` is the address of a page.
+    """
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        static = Path(__file__).parents[2] / "airflow_partitions" / "tools" / "ui" / "static"
+        page = (static / "index.html").read_text(encoding="utf-8").replace("__ROOT__", "/partitions").encode()
+        bodies = {path: json.dumps(answer).encode() for path, answer in answers.items()}
+        kinds = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                path = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+                if path.startswith("/partitions/api/"):
+                    body = bodies.get(path.removeprefix("/partitions/api"))
+                    self._send(body or b'{"detail": "not canned"}', "application/json", 200 if body else 404)
+                elif path.startswith("/partitions/static/"):
+                    file = static / path.removeprefix("/partitions/static/")
+                    self._send(file.read_bytes(), kinds.get(file.suffix, "application/octet-stream"))
+                else:
+                    self._send(page, "text/html")
+
+            def _send(self, data: bytes, kind: str, status: int = 200) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        """Return the address of the page *path* (``/dags/bench``) under ``/partitions``."""
+        return f"http://127.0.0.1:{self.server.server_port}/partitions{path}"
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> PageServer:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -496,3 +496,71 @@ def test_naive_berlin_hours_of_the_fall_back_day_fire_it_once_with_all_25_hours_
         airflow.xcom("it_berlin_naive_day", run["dag_run_id"], "record_partition")["partition_key"]
         == "2026-10-25"
     )
+
+
+def _utc_hours_of_new_york_day(day: date) -> list[str]:
+    """The UTC hour keys of a New York local day, from zoneinfo (not the package)."""
+    from zoneinfo import ZoneInfo
+
+    new_york = ZoneInfo("America/New_York")
+    start = datetime(day.year, day.month, day.day, tzinfo=new_york).astimezone(UTC)
+    following = day + timedelta(days=1)
+    end = datetime(following.year, following.month, following.day, tzinfo=new_york).astimezone(UTC)
+    return [
+        (start + timedelta(hours=h)).strftime("%Y-%m-%dT%H")
+        for h in range((end - start) // timedelta(hours=1))
+    ]
+
+
+def test_a_deadline_day_that_ran_with_20_of_its_24_hours_shows_what_it_ran_with(airflow):
+    complete, partial = date(2026, 2, 10), date(2026, 2, 11)  # ordinary 24-hour New York days
+    complete_hours, partial_hours = _utc_hours_of_new_york_day(complete), _utc_hours_of_new_york_day(partial)
+    assert len(complete_hours) == len(partial_hours) == 24
+    missing = partial_hours[6:10]  # 11:00Z to 14:00Z: 06:00 to 09:00 in New York
+    for key in complete_hours + [k for k in partial_hours if k not in missing]:
+        airflow.create_asset_event("it_deadline_utc_hours", partition_key=key)
+    runs = airflow.wait_for_runs(
+        "it_new_york_day_by_deadline", 2, timeout=120
+    )  # the partial one once settled
+    assert sorted(r["partition_key"] for r in runs) == [complete.isoformat(), partial.isoformat()]
+    wait_until(
+        lambda: all(r["state"] == "success" for r in airflow.dag_runs("it_new_york_day_by_deadline")),
+        timeout=120,
+        what="both runs done",
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "airflow_partitions.tools.cli",
+            "status",
+            "it_new_york_day_by_deadline",
+            "--json",
+        ],
+        env=airflow.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    state = json.loads(done.stdout)
+    by_key = {p["partition_key"]: p for p in state["partitions"]}
+    whole, short = by_key[complete.isoformat()], by_key[partial.isoformat()]
+    assert whole["state"] == "success"
+    assert whole["ran_with"] == {"counted": 24, "awaited": 24, "missing": [], "missing_total": 0}
+    assert short["state"] == "ran incomplete"
+    assert short["ran_with"] == {"counted": 20, "awaited": 24, "missing": missing, "missing_total": 4}
+    assert state["states"] == {"success": 1, "ran incomplete": 1}
+    # The view's answer: the same, and a cell of its own state (coloured apart by the page).
+    view = airflow.request("GET", "/partitions/api/dags/it_new_york_day_by_deadline")
+    assert {p["partition_key"]: p["ran_with"] for p in view["partitions"]} == {
+        k: p["ran_with"] for k, p in by_key.items()
+    }
+    assert view["states"] == {"success": 1, "ran incomplete": 1}
+    [february] = [b for b in view["grid"] if b["title"] == "2026-02"]
+    cells = {c["key"]: c for week in february["weeks"] for c in week if c and c["key"]}
+    assert (cells[partial.isoformat()]["state"], cells[partial.isoformat()]["count"]) == (
+        "ran incomplete",
+        "20/24",
+    )
+    assert cells[complete.isoformat()]["state"] == "success"

@@ -1,31 +1,49 @@
 """
 The Partitions view (docs/ui.md) in the real api-server, on the real scheduler's data: its JSON
-API under Airflow's auth, and its page in a real headless Chromium.
+API under Airflow's auth, and its page in a real headless Chromium, each key shape's drawing
+checked against the database's answer (``airflow-partitions status --json``). The pictures of
+docs/ui.md are taken here.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
+from collections import Counter, defaultdict
+from datetime import date, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from airflow_partitions.testing import free_port, wait_until
-from tests.integration.browser import Browser, chromium
+from airflow_partitions.tools.state import STATES, attention, bucket_length
+from airflow_partitions.tools.ui import layout
+from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
 from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import _state
 
 SCREENSHOTS = Path(__file__).parents[2] / "docs" / "images"
+DASH = "\u2013"  # the en dash of the page's ranges (2026-01 to 2026-03)
 FULL, PARTIAL, FEW = "2026-05-01", "2026-05-02", "2026-05-03"
 GAP, REFUSED_DAY = "2026-05-04", "2026-05-05"  # no key; a day key on the hours asset, refused
+#: The Dags of dags/it_shapes.py, one per key shape the page draws.
+SHAPES = [dag_id for dag_id in DAG_IDS if dag_id.startswith("it_shape_")]
+#: it_shape_deadline_day's days: complete; 20 of 24 hours; 20 of 24 hours, then the 4 late ones.
+DEADLINE_DAYS = ("2026-01-20", "2026-01-21", "2026-01-22")
+LATE_HOURS = range(6, 10)
+AIRPORTS = ("ewr", "jfk", "lga")
+#: it_shape_airport_day's days (2026-02-15 to 2026-03-10): one hour each, all 24 for FULL_AIRPORT_DAY.
+AIRPORT_DAYS = [(date(2026, 2, 15) + timedelta(days=n)).isoformat() for n in range(24)]
+FULL_AIRPORT_DAY = "jfk|2026-02-20"
 
 
 def _http(airflow, path: str, token: str | None = None, method: str = "GET") -> tuple[int, object]:
@@ -68,6 +86,157 @@ def refused(airflow, days):
     )
 
 
+#: Deletes the pending runs of it_shapes.py's Dags (most never complete), after the module.
+CLEAN_UP = """
+import sys
+from sqlalchemy import delete, select
+from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
+from airflow.utils.session import create_session
+with create_session() as session:
+    ids = session.scalars(select(AssetPartitionDagRun.id).where(
+        AssetPartitionDagRun.target_dag_id.in_(sys.argv[1:]),
+        AssetPartitionDagRun.created_dag_run_id.is_(None))).all()
+    session.execute(delete(PartitionedAssetKeyLog).where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(ids)))
+    session.execute(delete(AssetPartitionDagRun).where(AssetPartitionDagRun.id.in_(ids)))
+"""
+
+
+@pytest.fixture(scope="module")
+def shapes(airflow):
+    """
+    The keys of dags/it_shapes.py's Dags, sent through the REST API, and the runs they make.
+
+    Months (2026-02 run; 2026-03 and 2025-11 overdue; 2099-01 pending), fiscal quarters
+    (FY2026-Q3 run, FY2026-Q1 overdue), airport-days (one hour each, FULL_AIRPORT_DAY run), hours
+    and quarter hours of 2026-04-01, deadline days (DEADLINE_DAYS: complete, ran with 20 of 24,
+    ran with 20 then rerun for the late 4), a month of 744 hours with one, business days with a
+    Saturday and a misspelled day (refused). The pending runs are deleted after the module.
+    """
+
+    def hours(day: str, leave_out: range = range(0)) -> list[str]:
+        return [f"{day}T{h:02d}" for h in range(24) if h not in leave_out]
+
+    complete, short, rerun = DEADLINE_DAYS
+    _send(
+        airflow,
+        "it_shape_deadline_hours",
+        hours(complete) + hours(short, LATE_HOURS) + hours(rerun, LATE_HOURS),
+    )
+    february = [(date(2026, 2, 1) + timedelta(days=n)).isoformat() for n in range(28)]
+    _send(
+        airflow,
+        "it_shape_days",
+        [*february, "2026-03-02", "2026-03-03", "2026-03-04", "2025-11-15", "2099-01-05"],
+    )
+    _send(airflow, "it_shape_fiscal_months", ["2026-01", "2026-02", "2026-03", "2025-07"])
+    airport, day = FULL_AIRPORT_DAY.split("|")
+    _send(
+        airflow,
+        "it_shape_airport_hours",
+        [f"{a}|{d}T05" for d in AIRPORT_DAYS for a in AIRPORTS]
+        + [f"{airport}|{k}" for k in hours(day, range(5, 6))],
+    )
+    quarters = ["2026-04-01T00:15", "2026-04-01T01:30", "2026-04-01T02:45"]
+    _send(airflow, "it_shape_quarter_hours", quarters + [f"2026-04-01T06:{m:02d}" for m in (0, 15, 30, 45)])
+    five = [
+        "2026-04-01T05:00",
+        "2026-04-01T05:05",
+        "2026-04-01T05:10",
+        "2026-04-01T05:15",
+        "2026-04-01T05:35",
+    ]
+    _send(airflow, "it_shape_five_minutes", [*five, "2026-04-01T07:50"])
+    _send(airflow, "it_shape_month_hours", ["2026-03-10T05"])
+    _send(airflow, "it_shape_business_days", ["2026-08-03", "2026-08-01", "2026-8-3"])  # a Saturday, a typo
+    runs = {
+        "it_shape_month_of_days": 1,
+        "it_shape_fiscal_quarter": 1,
+        "it_shape_airport_day": 1,
+        "it_shape_hour": 1,
+        "it_shape_quarter_hour": 1,
+        "it_shape_deadline_day": 3,  # the two short days once settled (10 s), at their long-past deadline
+    }
+    for dag_id, count in runs.items():
+        airflow.wait_for_runs(dag_id, count, timeout=180)
+    _send(airflow, "it_shape_deadline_hours", [f"{rerun}T{h:02d}" for h in LATE_HOURS])  # late
+    airflow.wait_for_runs("it_shape_deadline_day", 4, timeout=180)
+    _settle(airflow, "shapes")
+    yield
+    done = subprocess.run(
+        [sys.executable, "-c", CLEAN_UP, *SHAPES], env=airflow.env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def canned_answer(partitions: int) -> dict:
+    """
+    A Dag's answer as ``GET /partitions/api/dags/{dag_id}`` gives it: *partitions* days from 2023-01-01.
+
+    Every tenth pending and overdue, every tenth ran incomplete, failed, running; the rest succeeded.
+    Laid out by the view's own functions (``layout.layout``, ``layout.overview``).
+    """
+    cycle = ["success"] * 6 + ["ran incomplete", "failed", "pending", "overdue"]
+    items = []
+    for n in range(partitions):
+        key = (date(2023, 1, 1) + timedelta(days=n)).isoformat()
+        state = cycle[n % len(cycle)]
+        hours = [f"{key}T{h:02d}" for h in range(24)]
+        waiting = state in ("pending", "overdue")
+        progress = {"asset": "hours", "received": hours[:20], "expected": hours, "missing": hours[20:]}
+        progress |= {"never_counting": [], "counted": 20, "received_total": 20}
+        progress |= {"expected_total": 24, "missing_total": 4}
+        short = state == "ran incomplete"
+        ran = {"counted": 20 if short else 24, "awaited": 24, "missing": hours[20:] if short else []}
+        ran |= {"missing_total": 4 if short else 0}
+        run = {"run_id": f"asset_triggered__{key}", "state": "success" if short else state, "ran_with": ran}
+        items.append(
+            {
+                "partition_key": key,
+                "state": state,
+                "runs": [] if waiting else [[run["run_id"], run["state"]]],
+                "progress": [progress] if waiting else [],
+                "opened_at": "2026-01-01T00:00:00+00:00" if waiting else None,
+                "fires_at": None,
+                "queue_position": n if waiting else None,
+                "ran_with": None if waiting else ran,
+                "history": [] if waiting else [run],
+                "closes_at": None,
+            }
+        )
+    first, last = items[0]["partition_key"], items[-1]["partition_key"]
+    bucket = bucket_length(first, last)
+    by_bucket: dict[str, Counter[str]] = defaultdict(Counter)
+    for item in items:
+        by_bucket[item["partition_key"][:bucket]][item["state"]] += 1
+    strip = [[b, min(c, key=attention), sum(c.values())] for b, c in sorted(by_bucket.items())]
+    answer = {
+        "dag_id": "bench",
+        "assets": [["hours", "hours"]],
+        "partitions": items,
+        "refusals": [],
+        "pending_total": partitions // 5,
+        "blocked_ahead": 0,
+        "read_at": "2026-01-01T00:00:00+00:00",
+        "total": partitions,
+        "offset": 0,
+        "limit": 1000,
+        "states": dict(Counter(i["state"] for i in items)),
+        "first": first,
+        "last": last,
+        "refusals_total": 0,
+        "starved": 0,
+        "bucket": bucket,
+        "overview": [["", strip]],
+    }
+    return {
+        **answer,
+        "total_entries": partitions,
+        "range": [first, last],
+        "overview": layout.overview(answer),
+        "grid": layout.layout(items),
+    }
+
+
 def test_the_asset_endpoint_shows_its_keys_by_day_with_gaps_and_refusals(airflow, days, refused):
     status, answer = _http(
         airflow, "/api/assets/it_status_hours?start=2026-05&end=2026-05", airflow._bearer()
@@ -106,6 +275,22 @@ def test_the_dags_endpoint_lists_the_partitioned_dags(airflow, days):
     listed = {d["dag_id"] for d in answer["dags"]}
     assert {"it_status_day", "it_series_day_by_deadline", "it_backfill_daily"} <= listed
     assert listed <= set(DAG_IDS) and answer["total_entries"] == len(listed)
+    assert answer["states"] == [*STATES, "not opened"]
+    # Each with its summary, the same as the state reader's: counts by state, range, strip.
+    [day] = [d for d in answer["dags"] if d["dag_id"] == "it_status_day"]
+    database = _state(airflow, "it_status_day")
+    assert day["states"] == database["states"] and (day["first"], day["last"]) == (
+        database["first"],
+        database["last"],
+    )
+    assert sum(n for _, _, n in day["strip"]) == sum(day["states"].values())
+    assert day["attention"] == min(day["states"], key=attention) == "overdue"
+    # What needs attention first; ?state= keeps the Dags with partitions in one of those states.
+    ranks = [attention(d["attention"]) if d["attention"] else len(STATES) for d in answer["dags"]]
+    assert ranks == sorted(ranks)
+    _, overdue = _http(airflow, "/api/dags?state=overdue&state=failed", airflow._bearer())
+    assert "it_status_day" in {d["dag_id"] for d in overdue["dags"]}
+    assert all(d["states"].get("overdue") or d["states"].get("failed") for d in overdue["dags"])
 
 
 def test_the_dag_endpoint_is_the_state_reader_with_its_grid(airflow, days):
@@ -115,7 +300,7 @@ def test_the_dag_endpoint_is_the_state_reader_with_its_grid(airflow, days):
     assert answer["assets"] == days["assets"] and answer["total_entries"] == len(days["partitions"])
     by_key = {p["partition_key"]: p for p in answer["partitions"]}
     assert by_key[FULL]["state"] in {"queued", "running", "success"}
-    assert by_key[PARTIAL]["state"] == "pending" and by_key[FEW]["state"] == "pending"
+    assert by_key[PARTIAL]["state"] == "overdue" and by_key[FEW]["state"] == "overdue"  # May 2026 is over
     [may] = [b for b in answer["grid"] if b["title"] == "2026-05"]
     cells = {c["key"]: c for week in may["weeks"] for c in week if c and c["key"]}
     assert (cells[PARTIAL]["count"], cells[FEW]["count"]) == ("23/24", "5/24")
@@ -129,6 +314,29 @@ def test_the_dag_endpoint_pages_and_selects_a_time_range(airflow, days):
     _, page = _http(airflow, "/api/dags/it_status_day?start=2026-05&end=2026-05&limit=1&offset=1", token)
     assert [p["partition_key"] for p in page["partitions"]] == [PARTIAL] and page["total_entries"] == 3
     assert _http(airflow, "/api/dags/it_status_day?limit=0", token)[0] == 422
+    assert may["range"] == [days["first"], days["last"]]  # the whole Dag's, whatever the selection
+    _, overdue = _http(airflow, "/api/dags/it_status_day?start=2026-05&end=2026-05&state=overdue", token)
+    assert [p["partition_key"] for p in overdue["partitions"]] == [PARTIAL, FEW]
+    assert overdue["states"] == may["states"]  # counts of the whole selection, whatever the filter
+
+
+def test_the_detail_endpoint_pages_the_lists_of_a_partition(airflow, days):
+    token = airflow._bearer()
+    path = f"/api/dags/it_status_day/partitions/{PARTIAL}"
+    status, missing = _http(airflow, f"{path}?list=missing", token)
+    assert status == 200, missing
+    assert missing == {
+        "keys": [f"{PARTIAL}T17"],
+        "total_entries": 1,
+        "offset": 0,
+        "limit": 1000,
+        "list": "missing",
+    }
+    _, received = _http(airflow, f"{path}?list=received&offset=20&limit=2", token)
+    assert received["keys"] == [f"{PARTIAL}T21", f"{PARTIAL}T22"] and received["total_entries"] == 23
+    _, awaited = _http(airflow, f"{path}?list=awaited", token)
+    assert awaited["keys"] == [f"{PARTIAL}T{h:02d}" for h in range(24)]
+    assert _http(airflow, "/api/dags/it_status_day/partitions/2026-05-29?list=missing", token)[0] == 404
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +407,8 @@ def _up(server) -> bool:
 
 def test_anonymous_and_forged_requests_are_refused_and_nothing_writes(signed_in, days):
     server, viewer = signed_in
-    for path in ("/api/dags", "/api/dags/it_status_day", "/api/assets/it_status_hours"):
+    detail = f"/api/dags/it_status_day/partitions/{PARTIAL}?list=missing"
+    for path in ("/api/dags", "/api/dags/it_status_day", detail, "/api/assets/it_status_hours"):
         assert _http(server, path)[0] == 401
         assert _http(server, path, "not-a-token")[0] == 403
         status, answer = _http(server, path, viewer)
@@ -211,57 +420,434 @@ def test_anonymous_and_forged_requests_are_refused_and_nothing_writes(signed_in,
     assert _http(server, "/api/assets/it_no_such_asset", viewer)[0] == 404
 
 
-@pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (scripts/dev.sh test)")
+# -- the page in a real headless Chromium, against the database's answer ------------------------
+
+needs_chromium = pytest.mark.skipif(
+    chromium() is None, reason="Debian's chromium is not installed (scripts/dev.sh test)"
+)
+
+
+def _browser(airflow) -> Browser:
+    """A cold headless Chromium signed in to *airflow* (Airflow's UI session cookie, ``_token``)."""
+    browser = Browser()
+    browser.set_cookie(airflow.url, "_token", airflow._bearer())
+    return browser
+
+
+def _show(browser: Browser, url: str) -> None:
+    """Open *url* and wait until the page has drawn its answer (``data-ready``, set by the page)."""
+    with contextlib.suppress(RuntimeError):
+        browser.eval("window.stale = true")  # the page navigated from: not the one awaited
+    browser.open(url)
+    _drawn(browser)
+
+
+def _drawn(browser: Browser) -> None:
+    """Wait until the page has drawn the answer of its latest route (a click, a filter, a zoom)."""
+    browser.wait_for("!window.stale && document.body.dataset.ready === '1'", timeout=60)
+    assert browser.eval("document.getElementById('message').innerText") == ""
+
+
+def _cells(browser: Browser, where: str = "#grid") -> dict[str, str]:
+    """The partition cells drawn under *where*: key to state."""
+    return dict(
+        browser.eval(
+            f"[...document.querySelectorAll({json.dumps(where + ' .cell[data-key]')})]"
+            ".map(c => [c.dataset.key, c.dataset.state])"
+        )
+    )
+
+
+def _settled_states(state: dict) -> dict[str, str]:
+    """Each partition's state in a state reader's answer, leaving out runs still under way."""
+    return {
+        p["partition_key"]: p["state"] for p in state["partitions"] if p["state"] not in {"queued", "running"}
+    }
+
+
+def _style(browser: Browser, selector: str, *properties: str) -> list[str]:
+    """The computed CSS *properties* of the element *selector*."""
+    return browser.eval(
+        f"(() => {{ const s = getComputedStyle(document.querySelector({json.dumps(selector)}));"
+        f" return {json.dumps(properties)}.map(p => s.getPropertyValue(p)); }})()"
+    )
+
+
+#: For each cell *selector* finds in a grid (.periods, .rows): its key (or zoom), the texts of the
+#: row title and of the column head level with it, its left edge: where the page drew it.
+PLACES = """
+((selector) => {
+  const box = (e) => e.getBoundingClientRect();
+  const middle = (e) => { const r = box(e); return [r.x + r.width / 2, r.y + r.height / 2]; };
+  return [...document.querySelectorAll(selector)].map((c) => {
+    const [x, y] = middle(c);
+    const area = c.parentElement;
+    const row = [...area.querySelectorAll('.rowtitle')].find((t) => Math.abs(middle(t)[1] - y) < 4);
+    const head = [...area.querySelectorAll('.colhead')].find((h) => Math.abs(middle(h)[0] - x) < 4);
+    const text = (e) => (e ? e.textContent : null);
+    return [c.dataset.key || c.dataset.zoom, text(row), text(head), box(c).x];
+  });
+})
+"""
+#: The texts of a cell *selector* finds: its label and its count ("n/m"), if any.
+TEXTS = """((selector) => [...document.querySelectorAll(selector)].map(
+  (c) => [c.firstChild ? c.firstChild.textContent : "", c.querySelector("small")?.textContent ?? null]))"""
+#: The boxes of every axis label on the page: [left, right, top, bottom, text].
+TICKS = """[...document.querySelectorAll('.tick')].map((t) => {
+  const r = t.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, t.textContent]; })"""
+
+
+def _overlapping(boxes: list[list]) -> list[tuple]:
+    """The pairs of boxes ([left, right, top, bottom, text]) that intersect."""
+    return [
+        (a[4], b[4])
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+    ]
+
+
+@needs_chromium
 def test_the_page_shows_the_cells_of_the_database_and_a_click_opens_the_detail(airflow, days):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with Browser() as browser:
-        browser.set_cookie(airflow.url, "_token", airflow._bearer())  # Airflow's UI session cookie
-        browser.open(f"{airflow.url}/partitions/")
-        assert browser.wait_for("document.querySelector('a[data-dag=\"it_status_day\"]') !== null")
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/")
         browser.click('a[data-dag="it_status_day"]')
-        browser.wait_for("document.querySelectorAll('.cell[data-key]').length > 0")
-        shown = dict(
-            browser.eval(
-                "[...document.querySelectorAll('.cell[data-key]')].map(c => [c.dataset.key, c.dataset.state])"
-            )
-        )
+        _drawn(browser)
+        shown = _cells(browser)
         database = _state(airflow, "it_status_day")
-        assert (
-            shown.items()
-            >= {
-                p["partition_key"]: p["state"]
-                for p in database["partitions"]
-                if p["state"] not in {"queued", "running"}
-            }.items()
-        )
+        assert shown.items() >= _settled_states(database).items()
         assert set(shown) == {p["partition_key"] for p in database["partitions"]}
         assert browser.eval("document.querySelectorAll('.cell.s-not-opened').length") > 0
+        # From/To show the Dag's own range, not an invented date.
+        assert browser.eval("document.forms.range.start.placeholder") == database["first"]
+        assert browser.eval("document.forms.range.end.placeholder") == database["last"]
 
         browser.click(f'.cell[data-key="{PARTIAL}"]')
         detail = browser.wait_for(
             "!document.getElementById('detail').hidden && document.getElementById('detail').innerText"
         )
         assert PARTIAL in detail and f"{PARTIAL}T17" in detail and "23 of 24" in detail
+        assert "overdue" in detail and "no completion deadline will fire it" in detail
         assert browser.eval("location.pathname") == "/partitions/dags/it_status_day"
-        browser.screenshot(SCREENSHOTS / "partitions-view.png")
 
         browser.color_scheme("dark")
-        browser.open(f"{airflow.url}/partitions/dags/it_status_day")
-        browser.wait_for("document.querySelectorAll('.cell[data-key]').length > 0")
+        _show(browser, f"{airflow.url}/partitions/dags/it_status_day?key={PARTIAL}")
         assert browser.eval("document.documentElement.dataset.theme") == "dark"
-        browser.click(f'.cell[data-key="{PARTIAL}"]')
-        browser.wait_for("!document.getElementById('detail').hidden")
+        assert browser.eval("!document.getElementById('detail').hidden")  # the key of the address
         browser.screenshot(SCREENSHOTS / "partitions-view-dark.png")
 
 
-@pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (scripts/dev.sh test)")
+@needs_chromium
+def test_the_overview_shows_each_dags_counts_range_and_strip_as_the_database(airflow, days, shapes):
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/")
+        rows = browser.eval(
+            """[...document.querySelectorAll('tr[data-dag-row]')].map((r) => [r.dataset.dagRow, {
+              states: Object.fromEntries([...r.querySelectorAll('.count')].map(
+                (c) => [c.dataset.state, parseInt(c.textContent)])),
+              range: r.querySelector('.range').textContent.trim(),
+              strip: [...r.querySelectorAll('.segment')].map(
+                (s) => [s.dataset.bucket, s.dataset.state, Number(s.dataset.count)]),
+            }])"""
+        )
+        status, answer = _http(airflow, "/api/dags", airflow._bearer())
+        assert status == 200, answer
+        assert {d for d, _ in rows} == {d["dag_id"] for d in answer["dags"]}
+        shown = dict(rows)
+        for dag_id in [*SHAPES, "it_status_day"]:  # settled: their runs are over
+            [api] = [d for d in answer["dags"] if d["dag_id"] == dag_id]
+            if dag_id in ("it_shape_deadline_day", "it_shape_airport_day", "it_status_day"):
+                database = _state(airflow, dag_id)  # status --json: a new process, some seconds each
+            else:
+                database = _http(airflow, f"/api/dags/{dag_id}", airflow._bearer())[1]
+            assert shown[dag_id]["states"] == api["states"] == database["states"], dag_id
+            assert shown[dag_id]["strip"] == api["strip"], dag_id
+            span = {database["first"], database["last"]}
+            assert shown[dag_id]["range"] == f" {DASH} ".join(sorted(span)), dag_id
+        deadline = shown["it_shape_deadline_day"]  # the rerun for its late hours completed 2026-01-22
+        assert deadline["states"] == {"success": 2, "ran incomplete": 1}
+        assert deadline["strip"] == [["2026-01", "ran incomplete", 3]]
+        # What needs attention first: the rows keep the API's order, most urgent state first.
+        order = [d for d, _ in rows]
+        assert order == [d["dag_id"] for d in answer["dags"]]
+        ranks = [STATES.index(d["attention"]) if d["attention"] else len(STATES) for d in answer["dags"]]
+        assert ranks == sorted(ranks)
+        browser.screenshot(SCREENSHOTS / "partitions-overview.png")
+
+
+@needs_chromium
+def test_the_overviews_filters_keep_the_dags_with_partitions_in_those_states(airflow, shapes):
+    token = airflow._bearer()
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/")
+        everything = browser.eval("document.querySelectorAll('tr[data-dag-row]').length")
+        browser.click('#dag-filters input[value="ran incomplete"]')
+        _drawn(browser)
+        assert browser.eval("location.search") == "?state=ran+incomplete"
+        shown = browser.eval("[...document.querySelectorAll('tr[data-dag-row]')].map(r => r.dataset.dagRow)")
+        _, answer = _http(airflow, "/api/dags?state=ran%20incomplete", token)
+        assert shown == [d["dag_id"] for d in answer["dags"]]
+        assert "it_shape_deadline_day" in shown and "it_shape_fiscal_quarter" not in shown
+        assert all(d["states"].get("ran incomplete") for d in answer["dags"])
+
+        browser.click('#dag-filters input[value="overdue"]')  # either state
+        _drawn(browser)
+        shown = browser.eval("[...document.querySelectorAll('tr[data-dag-row]')].map(r => r.dataset.dagRow)")
+        _, answer = _http(airflow, "/api/dags?state=ran%20incomplete&state=overdue", token)
+        assert shown == [d["dag_id"] for d in answer["dags"]]
+        assert {"it_shape_deadline_day", "it_shape_fiscal_quarter", "it_status_day"} <= set(shown)
+
+        browser.click('#dag-filters input[value="ran incomplete"]')
+        browser.click('#dag-filters input[value="overdue"]')
+        _drawn(browser)
+        assert browser.eval("document.querySelectorAll('tr[data-dag-row]').length") >= everything
+
+
+@needs_chromium
+def test_a_day_that_ran_incomplete_has_a_colour_of_its_own_and_its_detail_says_what_it_ran_with(
+    airflow, shapes
+):
+    complete, short, rerun = DEADLINE_DAYS
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_deadline_day")
+        database = _state(airflow, "it_shape_deadline_day")
+        assert _cells(browser) == _settled_states(database)
+        assert _cells(browser)[complete] == "success" and _cells(browser)[short] == "ran incomplete"
+        assert browser.eval(TEXTS + f"('.cell[data-key=\"{short}\"]')") == [[str(int(short[-2:])), "20/24"]]
+        success = _style(browser, f'.cell[data-key="{complete}"]', "background-color")
+        incomplete = _style(browser, f'.cell[data-key="{short}"]', "background-color")
+        failed = _style(browser, "#legend .swatch.s-failed", "background-color")
+        assert len({*success, *incomplete, *failed}) == 3, (success, incomplete, failed)
+        # The legend has it, with its count, in the colour of its cells.
+        legend = browser.eval(
+            "[...document.querySelectorAll('#legend button[data-filter]')]"
+            ".map(b => [b.dataset.filter, b.querySelector('.n').textContent])"
+        )
+        assert dict(legend) == {s: str(database["states"].get(s, 0)) for s in STATES}
+        assert _style(browser, "#legend .swatch.s-ran-incomplete", "background-color") == incomplete
+
+        browser.click(f'.cell[data-key="{short}"]')
+        detail = browser.wait_for(
+            "!document.getElementById('detail').hidden && document.getElementById('detail').innerText"
+        )
+        by_key = {p["partition_key"]: p for p in database["partitions"]}
+        ran = by_key[short]["ran_with"]
+        assert (ran["counted"], ran["awaited"]) == (20, 24)
+        assert "ran with 20 of 24 upstream keys" in detail and "4 keys missing" in detail
+        assert all(key in detail for key in ran["missing"])
+        browser.screenshot(SCREENSHOTS / "partitions-view.png")
+
+        browser.click(f'.cell[data-key="{rerun}"]')
+        browser.wait_for(f"document.getElementById('detail').dataset.key === '{rerun}'")
+        runs = browser.eval("[...document.querySelectorAll('#detail ol.runs li')].map(li => li.innerText)")
+        history = by_key[rerun]["history"]
+        assert len(history) == len(runs) == 2  # the deadline's run, then the rerun for the late hours
+        for run, text in zip(history, runs, strict=True):
+            assert run["run_id"] in text and run["state"] in text
+            ran = run["ran_with"]
+            assert f"ran with {ran['counted']} of {ran['awaited']} upstream keys" in text
+        assert [(r["ran_with"]["counted"], r["ran_with"]["awaited"]) for r in history] == [(20, 24), (4, 24)]
+        # Together, its runs had every hour: the period is complete.
+        together = browser.eval("document.querySelector('#detail .ran-with').innerText")
+        assert (
+            by_key[rerun]["state"] == "success"
+            and "Its 2 runs ran with all 24 of 24 upstream keys" in together
+        )
+
+
+@needs_chromium
+def test_months_and_fiscal_quarters_draw_as_years_by_period_and_overdue_apart_from_pending(airflow, shapes):
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_month_of_days")
+        database = _state(airflow, "it_shape_month_of_days")
+        assert _cells(browser) == _settled_states(database)
+        assert _settled_states(database) == {
+            "2025-11": "overdue",
+            "2026-02": "success",
+            "2026-03": "overdue",
+            "2099-01": "pending",
+        }
+        places = browser.eval(PLACES + "('#grid .periods .cell[data-key]')")
+        assert {key: (row, head) for key, row, head, _ in places} == {
+            key: (key[:4], key[5:]) for key in _settled_states(database)
+        }
+        overdue = _style(browser, '.cell[data-key="2026-03"]', "background-image", "border-top-color")
+        pending = _style(browser, '.cell[data-key="2099-01"]', "background-image", "border-top-color")
+        assert "gradient" in overdue[0] and pending[0] == "none" and overdue[1] != pending[1]
+        assert browser.eval(TEXTS + "('.cell[data-key=\"2026-03\"]')") == [["03", "3/31"]]
+        assert browser.eval("document.querySelector('#legend [data-filter=\"overdue\"]') !== null")
+        browser.screenshot(SCREENSHOTS / "partitions-periods.png")
+
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_fiscal_quarter")
+        database = _state(airflow, "it_shape_fiscal_quarter")
+        assert (
+            _cells(browser) == _settled_states(database) == {"FY2026-Q1": "overdue", "FY2026-Q3": "success"}
+        )
+        places = browser.eval(PLACES + "('#grid .periods .cell[data-key]')")
+        places = {key: (row, head) for key, row, head, _ in places}
+        assert places == {"FY2026-Q1": ("FY2026", "Q1"), "FY2026-Q3": ("FY2026", "Q3")}
+        assert browser.eval("document.querySelectorAll('#grid .periods .colhead').length") == 4
+
+
+@needs_chromium
+def test_hours_draw_as_their_days_strip_and_minutes_by_hour_zoom_into_one_hour(airflow, shapes):
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_hour")
+        database = _state(airflow, "it_shape_hour")
+        assert _cells(browser) == _settled_states(database)
+        assert set(_cells(browser)) == {f"2026-04-01T{h:02d}" for h in (0, 1, 2, 6)}
+        strip = browser.eval(
+            "[...document.querySelectorAll('#grid .day-block .cell')]"
+            ".map(c => [c.dataset.key || null, c.firstChild.textContent])"
+        )
+        assert [label for _, label in strip] == [f"{h:02d}" for h in range(24)]  # 00 to 23, in order
+        assert [key for key, _ in strip if key] == sorted(_cells(browser))
+        assert all(key is None or key.endswith("T" + label) for key, label in strip)
+
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_quarter_hour")
+        database = _state(airflow, "it_shape_quarter_hour")
+        keys = {p["partition_key"] for p in database["partitions"]}
+        assert keys == {"2026-04-01T05:00", "2026-04-01T05:15", "2026-04-01T05:30", "2026-04-01T07:45"}
+        hours = dict(
+            browser.eval(
+                "[...document.querySelectorAll('#grid .cell[data-zoom]')]"
+                ".map(c => [c.dataset.zoom, [c.dataset.state, c.title]])"
+            )
+        )
+        assert set(hours) == {"2026-04-01T05", "2026-04-01T07"}
+        worst = min(
+            (p["state"] for p in database["partitions"] if "T05" in p["partition_key"]), key=STATES.index
+        )
+        assert hours["2026-04-01T05"][0] == worst and "3 partitions" in hours["2026-04-01T05"][1]
+
+        browser.click('#grid .cell[data-zoom="2026-04-01T05"]')
+        _drawn(browser)
+        assert browser.eval("location.search") == "?start=2026-04-01T05&end=2026-04-01T05"
+        assert _cells(browser) == {k: v for k, v in _settled_states(database).items() if "T05" in k}
+        assert [label for label, _ in browser.eval(TEXTS + "('#grid .hour-block .cell')")] == [
+            "00",
+            "15",
+            "30",
+        ]
+        browser.click("#zoom-out")  # to the day
+        _drawn(browser)
+        assert browser.eval("location.search") == "?start=2026-04-01&end=2026-04-01"
+        browser.click("#whole")
+        _drawn(browser)
+        assert browser.eval("location.search") == ""
+
+
+@needs_chromium
+def test_composite_keys_draw_a_row_per_airport_under_a_date_axis_and_the_heatmap_zooms(airflow, shapes):
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_airport_day")
+        database = _state(airflow, "it_shape_airport_day")
+        settled = _settled_states(database)
+        assert _cells(browser) == settled and len(settled) == len(AIRPORTS) * len(AIRPORT_DAYS)
+        assert settled[FULL_AIRPORT_DAY] == "success"
+        places = browser.eval(PLACES + "('#grid .rows .cell[data-key]')")
+        assert all(key.split("|")[0] == row for key, row, _, _ in places)  # each in its airport's row
+        for airport in AIRPORTS:  # in time order, left to right
+            xs = [x for key, row, _, x in sorted(places) if row == airport]
+            assert xs == sorted(xs) and len(xs) == len(AIRPORT_DAYS)
+        assert browser.eval(
+            "[...document.querySelectorAll('#grid .rows .cell')].every(c => c.innerText === '')"
+        )
+        # A date axis: labels only where the month changes (and a few days between), none overlapping.
+        ticks = browser.eval(TICKS)
+        assert ticks and not _overlapping(ticks)
+        march = browser.eval(
+            """(() => {
+              const ticks = [...document.querySelectorAll('#grid .rows .tick')];
+              const t = ticks.find(t => t.textContent === '2026-03');
+              const c = document.querySelector('#grid .rows .cell[data-key="jfk|2026-03-01"]');
+              return [t.getBoundingClientRect().x, c.getBoundingClientRect().x]; })()"""
+        )
+        assert abs(march[0] - march[1]) < 1.5, march  # the label stands over 2026-03-01
+        # The heatmap of every partition: a row per airport, a cell per month in its worst state.
+        _, answer = _http(airflow, "/api/dags/it_shape_airport_day", airflow._bearer())
+        heat = browser.eval(PLACES + "('#overview .cell[data-zoom]')")
+        states = browser.eval(
+            "[...document.querySelectorAll('#overview .cell[data-zoom]')].map(c => c.dataset.state)"
+        )
+        expected = [
+            (r["title"], c["zoom"][0], c["state"]) for r in answer["overview"]["rows"] for c in r["cells"]
+        ]
+        assert sorted(
+            (row, zoom, state) for (zoom, row, _, _), state in zip(heat, states, strict=True)
+        ) == sorted(expected)
+        assert {row for _, row, _, _ in heat} == set(AIRPORTS) and {z for z, *_ in heat} == {
+            "2026-02",
+            "2026-03",
+        }
+        browser.screenshot(SCREENSHOTS / "partitions-rows.png")
+
+        browser.click('#overview .cell[data-zoom="2026-03"]')
+        _drawn(browser)
+        assert browser.eval("location.search") == "?start=2026-03&end=2026-03"
+        assert _cells(browser) == {k: v for k, v in settled.items() if "|2026-03" in k}
+        days_zoomed = browser.eval(
+            "[...document.querySelectorAll('#overview .cell[data-zoom]')].map(c => c.dataset.zoom)"
+        )
+        assert days_zoomed and all(len(day) == 10 and day.startswith("2026-03") for day in days_zoomed)
+        ticks = browser.eval(TICKS)
+        assert ticks and not _overlapping(ticks)
+        browser.click("#whole")
+        _drawn(browser)
+        assert browser.eval("location.search") == "" and _cells(browser) == settled
+
+
+@needs_chromium
+def test_the_detail_pages_through_a_list_longer_than_the_answer_holds(airflow, shapes):
+    token = airflow._bearer()
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_month_of_hours")
+        browser.click('.cell[data-key="2026-03"]')
+        browser.wait_for("document.getElementById('detail').dataset.key === '2026-03'")
+        pager = '#detail .pager[data-list="missing"]'
+        shown = browser.eval(f"[...document.querySelectorAll('{pager} .keys li')].map(li => li.textContent)")
+        _, first = _http(
+            airflow, "/api/dags/it_shape_month_of_hours/partitions/2026-03?list=missing&limit=100", token
+        )
+        assert first["total_entries"] == 743 and shown == first["keys"] and len(shown) == 100
+        assert browser.eval(f"document.querySelector('{pager} .page-of').textContent") == f"1{DASH}100 of 743"
+        browser.click(f'{pager} button[data-page="1"]')
+        browser.wait_for(f"document.querySelector('{pager} .page-of').textContent === '101{DASH}200 of 743'")
+        shown = browser.eval(f"[...document.querySelectorAll('{pager} .keys li')].map(li => li.textContent)")
+        _, second = _http(
+            airflow,
+            "/api/dags/it_shape_month_of_hours/partitions/2026-03?list=missing&offset=100&limit=100",
+            token,
+        )
+        assert shown == second["keys"] and shown[0] > first["keys"][-1]
+        assert browser.eval(f"document.querySelector('{pager} button[data-page=\"-1\"]').disabled") is False
+
+
+@needs_chromium
+def test_refused_keys_lead_with_our_reason_and_the_calendars_rule_apart_from_mistakes(airflow, shapes):
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_business_month")
+        _, answer = _http(airflow, "/api/dags/it_shape_business_month", airflow._bearer())
+        reasons = {r["partition_key"]: (r["expected"], r["reason"]) for r in answer["refusals"]}
+        assert reasons["2026-08-01"][0] is True and reasons["2026-8-3"][0] is False
+        listed = browser.eval(
+            """[...document.querySelectorAll('#refusals .refused li')].map(li => [
+              li.dataset.key, li.closest('.refused').classList.contains('expected'),
+              li.querySelector('.reason').textContent, li.querySelector('details').open,
+              li.querySelector('details pre').textContent])"""
+        )
+        assert {key: (expected, reason) for key, expected, reason, _, _ in listed} == reasons
+        assert all(not opened for *_, opened, _ in listed)  # Airflow's wording, folded away
+        assert all("misconfigured" in message for *_, message in listed)
+        assert "not a business day" in reasons["2026-08-01"][1]
+
+
+@needs_chromium
 def test_the_dag_page_links_to_its_asset_page_which_shows_its_keys_and_gaps(airflow, days, refused):
-    with Browser() as browser:
-        browser.set_cookie(airflow.url, "_token", airflow._bearer())
-        browser.open(f"{airflow.url}/partitions/dags/it_status_day")
-        browser.wait_for("document.querySelector('a[data-asset=\"it_status_hours\"]') !== null")
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/it_status_day")
         browser.click('a[data-asset="it_status_hours"]')
-        browser.wait_for("document.querySelectorAll('#coverage code[data-key]').length > 0")
+        _drawn(browser)
         assert browser.eval("location.pathname") == "/partitions/assets/it_status_hours"
         shown = set(
             browser.eval("[...document.querySelectorAll('#coverage code[data-key]')].map(c => c.dataset.key)")
@@ -272,12 +858,44 @@ def test_the_dag_page_links_to_its_asset_page_which_shows_its_keys_and_gaps(airf
         assert browser.eval(f"document.querySelector('tr.partial[data-day=\"{PARTIAL}\"]').innerText").count(
             "17"
         )
+        assert "Days are local days in UTC, as it_status_day reads them" in browser.eval(
+            "document.getElementById('asset-zone').innerText"
+        )
         refusals = browser.eval("document.getElementById('asset-refusals').innerText")
-        assert f"'{REFUSED_DAY}'" in refusals and "it_status_day" in refusals
+        assert REFUSED_DAY in refusals and "it_status_day" in refusals and "would never count" in refusals
         browser.screenshot(SCREENSHOTS / "partitions-asset.png")
 
+        # A feed of UTC hours read as New York days says so (no key needed: the zone is the consumer's).
+        _show(browser, f"{airflow.url}/partitions/assets/it_deadline_utc_hours")
+        zone = browser.eval("document.getElementById('asset-zone').innerText")
+        assert "America/New_York" in zone and "it_new_york_day_by_deadline" in zone
 
-@pytest.mark.skipif(chromium() is None, reason="Debian's chromium is not installed (scripts/dev.sh test)")
+
+@needs_chromium
+def test_a_dags_page_paints_within_1_5_s_in_a_cold_browser(airflow, shapes):
+    with _browser(airflow) as browser:
+        started = time.perf_counter()
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_airport_day")
+        browser.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        painted = time.perf_counter() - started
+    assert painted < 1.5, f"first paint {painted:.2f} s"
+
+
+@needs_chromium
+def test_a_page_of_1000_partitions_paints_within_1_5_s_in_a_cold_browser():
+    """1,000 partitions as the API lays them out (a canned answer, no Airflow): the page's own cost."""
+    with PageServer({"/dags/bench": canned_answer(1000)}) as server, Browser() as browser:
+        started = time.perf_counter()
+        _show(browser, server.url("/dags/bench"))
+        browser.eval("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        painted = time.perf_counter() - started
+        cells = browser.eval("document.querySelectorAll('#grid .cell[data-key]').length")
+        elements = browser.eval("document.getElementsByTagName('*').length")
+    assert cells == 1000 and elements < 2500, (cells, elements)  # one element per cell
+    assert painted < 1.5, f"first paint {painted:.2f} s"
+
+
+@needs_chromium
 def test_the_page_without_a_session_asks_to_sign_in(signed_in):
     server, _ = signed_in
     with Browser() as browser:
@@ -336,3 +954,21 @@ def test_fab_roles_restrict_the_view_to_the_dags_a_user_may_read(fab, days):
     assert _http(server, "/api/dags/it_backfill_daily", one_dag)[0] == 403
     status, answer = _http(server, "/api/assets/it_status_hours", one_dag)
     assert status == 200 and answer["refusals"] == [], answer
+
+
+def test_fab_roles_restrict_the_overviews_summaries_and_the_detail_endpoint(airflow, fab, days, shapes):
+    server, one_dag = fab
+    _, mine = _http(server, "/api/dags", one_dag)
+    _, everything = _http(airflow, "/api/dags", airflow._bearer())  # an admin's
+    assert mine["dags"] == [d for d in everything["dags"] if d["dag_id"] == "it_status_day"]
+    assert mine["total_entries"] == 1
+    # A filter says nothing of the Dags one may not read (it_shape_deadline_day ran incomplete).
+    _, filtered = _http(server, "/api/dags?state=ran%20incomplete", one_dag)
+    assert filtered["dags"] == [] and filtered["total_entries"] == 0
+    _, filtered = _http(server, "/api/dags?state=overdue", one_dag)
+    assert [d["dag_id"] for d in filtered["dags"]] == ["it_status_day"]
+    status, missing = _http(server, f"/api/dags/it_status_day/partitions/{PARTIAL}?list=missing", one_dag)
+    assert status == 200 and missing["keys"] == [f"{PARTIAL}T17"], missing
+    for dag_id, key in (("it_shape_deadline_day", DEADLINE_DAYS[1]), ("it_backfill_daily", "2026-03-03")):
+        assert _http(server, f"/api/dags/{dag_id}/partitions/{key}?list=missing", one_dag)[0] == 403
+        assert _http(server, f"/api/dags/{dag_id}", one_dag)[0] == 403

@@ -33,6 +33,7 @@ from airflow_partitions import (
     GrainPartitionTimetable,
     Minutes,
     Month,
+    OutsideCalendar,
     SlidingWindow,
     TemporalFanOutMapper,
     TemporalMapper,
@@ -100,6 +101,17 @@ def test_bars_outside_the_session_are_refused_on_arrival_naming_the_key_and_the_
         rollup.to_downstream("2026-11-26")
     with pytest.raises(ValueError, match="would never count towards '2026-11-27'"):
         rollup.to_downstream("2026-11-27")  # a date names the session, not a bar of it
+
+
+def test_refused_bars_are_outside_calendar_errors_as_the_view_and_status_list_them(rollup):
+    for bar in ("2026-11-26T10:00-05:00", "2026-11-27T13:00-05:00"):  # Thanksgiving, after the early close
+        with pytest.raises(OutsideCalendar):
+            rollup.to_downstream(bar)
+    with pytest.raises(OutsideCalendar):
+        TemporalMapper(SESSIONS).to_downstream("2026-11-26")
+    with pytest.raises(ValueError) as unreadable:
+        rollup.to_downstream("2026-11-27T25:00")
+    assert not isinstance(unreadable.value, OutsideCalendar)
 
 
 def test_a_lunch_break_has_no_bars_and_a_bar_in_it_is_refused():

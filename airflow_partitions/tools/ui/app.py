@@ -7,15 +7,20 @@ Airflow's own :func:`~airflow.api_fastapi.core_api.security.get_user` (the ``Aut
 Bearer`` header, else the ``_token`` cookie Airflow's UI holds) and asks Airflow's auth manager,
 as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not read, 403.
 
-- ``GET /api/dags``: the partitioned Dags the user may read;
-- ``GET /api/dags/{dag_id}?start=&end=&limit=&offset=``: one Dag's partition state, its grid;
-- ``GET /api/assets/{asset_name}?start=&end=``: which keys of one asset have events, by day;
+- ``GET /api/dags?state=``: the partitioned Dags the user may read, what needs attention first,
+  each with its counts by state, range of keys and strip of states over time;
+- ``GET /api/dags/{dag_id}?start=&end=&state=&limit=&offset=``: one page of one Dag's
+  partitions (what each run ran with), the counts and overview of all, the page's grid;
+- ``GET /api/dags/{dag_id}/partitions/{key}?list=&offset=&limit=``: one page of a partition's
+  awaited, missing, received or never-counting keys;
+- ``GET /api/assets/{asset_name}?start=&end=``: which keys of one asset have events, by local day;
 - ``GET /``, ``GET /dags/{dag_id}`` and ``GET /assets/{asset_name}``: the page (static; it holds
   no data, it calls the API).
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,24 +36,52 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from airflow_partitions.tools.state import asset_coverage, consumer_dags, consumer_state
+from airflow_partitions.tools.state import (
+    STATES,
+    asset_coverage,
+    consumer_dags,
+    consumer_range,
+    consumer_state,
+    consumer_zone,
+    jsonable,
+    partition_keys,
+)
 from airflow_partitions.tools.ui import layout
+from airflow_partitions.tools.ui.layout import VIEW_STATES
 
 STATIC = Path(__file__).parent / "static"
-#: Partitions per page by default: one Dag's 10,000 render in under a second.
-DEFAULT_LIMIT = 10_000
-MAX_LIMIT = 50_000
+#: Partitions per page by default: the page's partitions are read in full (what each run ran
+#: with), the rest of the Dag only counted; the overview shows them all, in buckets.
+DEFAULT_LIMIT = 1_000
+MAX_LIMIT = 10_000
 
 app = FastAPI(title="airflow-partitions: Partitions", docs_url=None, redoc_url=None, openapi_url=None)
 app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
 @app.get("/api/dags", dependencies=[Depends(requires_access_dag("GET"))])
-def list_dags(user: GetUserDep, session: SessionDep) -> dict[str, Any]:
-    """Return the partitioned Dags of the deployment that the caller may read."""
+def list_dags(
+    user: GetUserDep, session: SessionDep, state: Annotated[list[str] | None, Query()] = None
+) -> dict[str, Any]:
+    """
+    Return the partitioned Dags the caller may read, with their counts by state, range and strip.
+
+    What needs attention first (:func:`~airflow_partitions.tools.state.attention` of each Dag's
+    most urgent state), then by Dag id; ``state`` (repeatable) keeps the Dags with partitions in
+    one of those states.
+    """
     readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    dags = [vars(d) for d in consumer_dags(session) if d.dag_id in readable]
-    return {"dags": dags, "total_entries": len(dags)}
+    dags = consumer_dags(session, summary=True, only=readable)
+    if state:
+        dags = [d for d in dags if any(d.states.get(s) for s in state)]
+    dags.sort(key=lambda d: (d.attention, d.dag_id))
+    return {
+        "dags": [
+            {**jsonable(asdict(d)), "attention": STATES[d.attention] if d.states else None} for d in dags
+        ],
+        "total_entries": len(dags),
+        "states": list(VIEW_STATES),
+    }
 
 
 @app.get(
@@ -64,34 +97,69 @@ def dag_partitions(
     session: SessionDep,
     start: str | None = None,
     end: str | None = None,
+    state: Annotated[list[str] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> dict[str, Any]:
     """
-    Return ``consumer_state(dag_id).to_dict()`` for one page of partitions, with its grid.
+    Return one page of ``consumer_state(dag_id)``: its partitions, counts, overview and grid.
 
-    *start* and *end* select partitions by the time part of their key (see
-    :func:`~airflow_partitions.tools.ui.layout.select`); ``total_entries`` counts the selected ones,
-    ``states`` counts them by state, ``grid`` lays out the page. The audit-log rows of refused
-    keys are left out for a user who may not read the Dag's audit log.
+    *start* and *end* select partitions by the time part of their key (``end="2026-04"`` keeps
+    all of April), *state* (repeatable) by state; paging, the range and the counts are worked out
+    in the database. ``total_entries`` counts the selected partitions, ``states`` counts them by
+    state (``"success"`` and ``"ran incomplete"`` apart), every partition with a run carries
+    ``ran_with`` (``{"counted", "awaited", "missing", "missing_total"}``) for its latest run,
+    ``overview`` lays every selected partition out in buckets, ``grid`` the page, and ``range``
+    is the Dag's whole range (``[first, last]`` time parts). The audit-log rows of refused keys
+    are left out for a user who may not read the Dag's audit log.
     """
     try:
-        state = consumer_state(dag_id, session=session).to_dict()
+        answer = consumer_state(
+            dag_id, start=start, end=end, states=state, limit=limit, offset=offset, session=session
+        ).to_dict()
+        whole = consumer_range(dag_id, session=session)
     except ValueError as err:
         raise HTTPException(404, str(err)) from err
-    chosen = layout.select(state["partitions"], start, end)
-    page = chosen[offset : offset + limit]
     if not _reads_audit_log(dag_id, user):
-        state["refusals"] = []
+        answer["refusals"], answer["refusals_total"] = [], 0
     return {
-        **state,
-        "partitions": page,
-        "total_entries": len(chosen),
-        "offset": offset,
-        "limit": limit,
-        "states": layout.summary(chosen),
-        "grid": layout.layout(page),
+        **answer,
+        "total_entries": answer["total"],
+        "range": list(whole),
+        "overview": layout.overview(answer),
+        "grid": layout.layout(answer["partitions"]),
     }
+
+
+@app.get(
+    "/api/dags/{dag_id}/partitions/{partition_key:path}",
+    dependencies=[
+        Depends(requires_access_dag("GET", DagAccessEntity.RUN)),
+        Depends(requires_access_asset("GET")),
+    ],
+)
+def partition_list(
+    dag_id: str,
+    partition_key: str,
+    session: SessionDep,
+    list_: Annotated[str, Query(alias="list")] = "missing",
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 1000,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> dict[str, Any]:
+    """
+    Return one page of one list of a partition: ``awaited``, ``missing``, ``received`` or ``never counting``.
+
+    For its pending run, or what its latest run ran with: ``{"keys": [...], "total_entries": N,
+    "offset", "limit"}``; the detail panel pages through the lists the partition's answer cuts at
+    :data:`~airflow_partitions.tools.state.LISTED` keys.
+    """
+    try:
+        keys, total = partition_keys(
+            dag_id, partition_key, list_, offset=offset, limit=limit, session=session
+        )
+    except ValueError as err:
+        raise HTTPException(404, str(err)) from err
+    return {"keys": keys, "total_entries": total, "offset": offset, "limit": limit, "list": list_}
 
 
 def _reads_audit_log(dag_id: str, user: Any) -> bool:
@@ -108,8 +176,10 @@ def asset_keys(
     """
     Return ``asset_coverage(asset_name).to_dict()`` with ``coverage``, its keys laid out by day.
 
-    Guarded as Airflow's asset endpoints (``requires_access_asset("GET")``). A refusal is kept
-    only if the caller may read its consumer Dag's audit log.
+    Days are local days of the zone of a partitioned Dag that reads the asset (``coverage.zone``
+    names it, ``coverage.dag_id`` the Dag), else UTC. Guarded as Airflow's asset endpoints
+    (``requires_access_asset("GET")``). A refusal is kept only if the caller may read its
+    consumer Dag's audit log.
     """
     try:
         answer = asset_coverage(asset_name, start=start, end=end, session=session).to_dict()
@@ -118,7 +188,9 @@ def asset_keys(
     dags = {r["dag_id"] for r in answer["refusals"]}
     allowed = {d: d is not None and _reads_audit_log(d, user) for d in dags}
     answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
-    return {**answer, "coverage": layout.coverage(answer["keys"])}
+    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
+    zone, input_zone, reader = consumer_zone(asset_name, session=session, only=readable)
+    return {**answer, "coverage": {**layout.coverage(answer["keys"], zone, input_zone), "dag_id": reader}}
 
 
 def _page(request: Request) -> HTMLResponse:

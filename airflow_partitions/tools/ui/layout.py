@@ -1,75 +1,76 @@
 """
 Partitions laid out as the Partitions view draws them: pure functions on ``ConsumerState.to_dict()``.
 
-A key is placed by its shape: a composite key (``jfk|2013-03-10``) in one row per first
-dimension; a day (``2013-03-10``) in a month calendar, weeks from Monday; an hour
-(``2013-03-10T05``, or longer ISO spellings) in a strip of 24 hours of its day; any other key in
-a plain list. Places of a month or day with no partition are "not opened" cells.
+A key is placed by its shape, read off its spelling (no mapper needed):
+
+- a composite key (``jfk|2013-03-10``): one row per first dimension, cells in time order under a
+  date axis (labels where the month or day changes, not on every cell);
+- a day (``2013-03-10``): a month calendar, weeks from Monday;
+- an hour (``2013-03-10T05``, ``2026-10-25T02+02:00``, other ISO spellings): a strip of its
+  local day, hours in time order (both occurrences of a repeated hour);
+- a minute (``2013-03-10T05:15``): the hours of its day, each cell the worst state of its
+  minutes and how many there are, zoomed into one hour's minutes when the page holds one hour;
+- a period of a year (``2013-03``, ``2026-Q3``, ``2026-W05``, ``FY2026-Q3``, ``R2025-M01``,
+  ``FY2026``): a grid of years by periods;
+- any other key: a plain list.
+
+Places in a month, day or year with no partition are "not opened" cells.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from collections import Counter, defaultdict
-from datetime import date, timedelta
+from collections import defaultdict
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from airflow_partitions.tools.state import in_time_range, time_part
+from airflow_partitions.tools.state import PENDING_STATES, SEPARATOR, STATES, attention
 
-#: States the view colours; a partition's own state is one of the first seven.
-STATES = (
-    "success",
-    "failed",
-    "running",
-    "queued",
-    "pending",
-    "past deadline",
-    "never counting",
-    "not opened",
-)
-#: States of a pending partitioned Dag run: their cells show "n/m" upstream keys counted.
-PENDING = ("pending", "past deadline", "never counting")
-SEPARATOR = "|"
+#: The states the view colours: a partition's own (:data:`~airflow_partitions.tools.state.STATES`)
+#: and a place of the grid no partition has opened yet.
+VIEW_STATES = (*STATES, "not opened")
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_HOUR = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2})(?::00(?::00)?)?(?:Z|[+-]00:?00)?$")
-
-
-def select(
-    partitions: list[dict[str, Any]], start: str | None = None, end: str | None = None
-) -> list[dict[str, Any]]:
-    """
-    Return the partitions whose time part lies in [*start*, *end*], ordered by time part, then key.
-
-    As :func:`~airflow_partitions._common.in_time_range`: ``end="2026-04"`` keeps every key
-    of April 2026 (``2026-04-30T23`` too).
-    """
-    chosen = [p for p in partitions if in_time_range(p["partition_key"], start, end)]
-    return sorted(chosen, key=lambda p: (time_part(p["partition_key"]), p["partition_key"]))
+#: An hour or minute key: its date, hour, minute, and offset (``Z``, ``+02:00``) if any.
+_TIME = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<hour>\d{2})(?::?(?P<minute>\d{2})(?::?00(?:\.0+)?)?)?"
+    r"(?P<offset>Z|[+-]\d{2}(?::?\d{2})?)?$"
+)
+#: A period of a year: an optional label (``FY``, ``R``), the year, an optional period within it
+#: (``03``, ``Q3``, ``W05``, ``M01``, ``H2``).
+_PERIOD = re.compile(r"^(?P<label>[A-Za-z]*)(?P<year>\d{4})(?:-(?P<part>[A-Za-z]*\d{1,2}))?$")
+#: Periods of a year a grid shows in full (unopened places included), by their letter.
+_PERIODS_OF_A_YEAR = {"": 12, "Q": 4, "M": 12, "H": 2, "W": 52}
+_PERIOD_NAMES = {"": "months", "Q": "quarters", "M": "months", "H": "halves", "W": "weeks"}
 
 
 def counted(partition: dict[str, Any]) -> tuple[int, int] | None:
     """
-    Return (upstream keys counted, keys awaited) of a pending partition, else None.
+    Return (upstream keys counted, keys awaited) to show on a partition's cell, else ``None``.
 
-    A rollup awaits its expected keys; an asset whose mapper is no rollup counts as one key, given
-    once any key arrived.
+    A pending partition shows what it has counted so far (summed over its assets: a rollup's
+    expected keys, 1 for an asset under a mapper that is no rollup); a run that ran incomplete,
+    what it ran with (``ran_with``).
     """
-    if partition["state"] not in PENDING:
-        return None
-    have = need = 0
-    for progress in partition["progress"]:
-        if progress["expected"]:
-            need += len(progress["expected"])
-            have += len(progress["expected"]) - len(progress["missing"])
-        else:
-            need += 1
-            have += bool(progress["received"])
-    return have, need
+    if partition["state"] in PENDING_STATES:
+        have = need = 0
+        for progress in partition["progress"]:
+            if progress["expected_total"]:
+                need += progress["expected_total"]
+                have += progress["counted"]
+            else:
+                need += 1
+                have += bool(progress["received_total"])
+        return have, need
+    ran = partition.get("ran_with")
+    if partition["state"] == "ran incomplete" and ran:
+        return ran["counted"], ran["awaited"]
+    return None
 
 
 def cell(partition: dict[str, Any], label: str) -> dict[str, Any]:
-    """Return the grid cell of *partition*: its key, state, place label and "n/m" when pending."""
+    """Return the grid cell of *partition*: its key, state, place label and "n/m" where it has one."""
     count = counted(partition)
     return {
         "key": partition["partition_key"],
@@ -83,22 +84,46 @@ def _unopened(label: str) -> dict[str, Any]:
     return {"key": None, "state": "not opened", "label": label, "count": None}
 
 
+def _group(label: str, members: list[dict[str, Any]], zoom: tuple[str, str]) -> dict[str, Any]:
+    """Return a cell standing for several partitions: their worst state, how many, the range to zoom to."""
+    return {
+        "key": None,
+        "state": min((p["state"] for p in members), key=attention),
+        "label": label,
+        "count": str(len(members)),
+        "zoom": list(zoom),
+    }
+
+
 def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """
-    Lay *partitions* out in blocks, each a dict with ``kind`` and ``title``.
+    Lay *partitions* (one page, in time order) out in blocks, each a dict with ``kind`` and ``title``.
 
-    - ``rows``: composite keys, ``columns`` (the rest of the key, sorted) and ``rows``
-      (``{"title": first dimension, "cells": [...]}``, one cell per column);
-    - ``month``: days, ``weeks`` of seven cells from Monday (None outside the month);
-    - ``day``: hours, ``cells`` for hours 00 to 23;
-    - ``list``: any other key, ``cells`` in key order.
+    - ``rows``: composite keys; ``columns`` (the rest of each key, in time order), ``axis``
+      (``[column index, label]`` where the month, or the day, changes) and ``rows`` (``{"title":
+      first dimension, "cells": [...]}``, one cell per column);
+    - ``periods``: periods of a year; ``columns`` (``Q1`` …) and ``rows`` (one per year);
+    - ``month``: days; ``weeks`` of seven cells from Monday (``None`` outside the month);
+    - ``day``: hours of one date; ``cells`` in time order, hours 00 to 23 (an unopened place for
+      an hour without a key), or for minute keys one cell per hour holding them (``zoom``: the
+      hour's range);
+    - ``hour``: the minutes of one hour, when the page holds a single hour of minute keys;
+    - ``list``: any other key, ``cells`` in page order.
 
-    Blocks come in that order, months and days in time order.
+    Blocks come in that order, each kind's in time order.
     """
     rows: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    periods: dict[tuple[str, str | None], dict[str, dict[str, dict[str, Any]]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
     months: dict[tuple[int, int], dict[int, dict[str, Any]]] = defaultdict(dict)
-    days: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
+    hours: dict[str, list[tuple[re.Match[str], dict[str, Any]]]] = defaultdict(list)
+    minutes: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     others: list[dict[str, Any]] = []
+    # A page of minute keys (a 15-minute grain) holds "T05:00" too: a minute key, not an hour.
+    minute_keys = any(
+        (time := _TIME.match(p["partition_key"])) and time["minute"] not in (None, "00") for p in partitions
+    )
     for partition in partitions:
         key = partition["partition_key"]
         if SEPARATOR in key:
@@ -106,37 +131,45 @@ def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
             rows[first][rest] = partition
         elif day := _DAY.match(key):
             months[int(day[1]), int(day[2])][int(day[3])] = partition
-        elif hour := _HOUR.match(key):
-            days[hour[1]][int(hour[2])] = partition
+        elif (time := _TIME.match(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
+            minutes[time["date"]][time["hour"]].append(partition)
+        elif time:
+            hours[time["date"]].append((time, partition))
+        elif period := _PERIOD.match(key):
+            part = period["part"] or ""
+            kind = (period["label"], re.sub(r"\d", "", part) if part else None)
+            periods[kind][period["label"] + period["year"]][part] = partition
         else:
             others.append(partition)
-
     blocks: list[dict[str, Any]] = []
     if rows:
-        columns = sorted({rest for by_rest in rows.values() for rest in by_rest})
-        blocks.append(
-            {
-                "kind": "rows",
-                "title": "by first dimension",
-                "columns": columns,
-                "rows": [
-                    {
-                        "title": first,
-                        "cells": [cell(by_rest[c], c) if c in by_rest else _unopened(c) for c in columns],
-                    }
-                    for first, by_rest in sorted(rows.items())
-                ],
-            }
-        )
+        blocks.append(_rows(rows))
+    blocks.extend(
+        _periods(kind, by_year)
+        for kind, by_year in sorted(periods.items(), key=lambda item: (item[0][0], item[0][1] or ""))
+    )
     for (year, month), by_day in sorted(months.items()):
         weeks = [
             [None if d == 0 else cell(by_day[d], str(d)) if d in by_day else _unopened(str(d)) for d in week]
             for week in calendar.Calendar(calendar.MONDAY).monthdayscalendar(year, month)
         ]
         blocks.append({"kind": "month", "title": f"{year}-{month:02d}", "weeks": weeks})
-    for date_key, by_hour in sorted(days.items()):
-        cells = [cell(by_hour[h], f"{h:02d}") if h in by_hour else _unopened(f"{h:02d}") for h in range(24)]
-        blocks.append({"kind": "day", "title": date_key, "cells": cells})
+    for date_key, found in sorted(hours.items()):
+        blocks.append({"kind": "day", "title": date_key, "cells": _hours(found)})
+    if len(minutes) == 1 and len(next(iter(minutes.values()))) == 1:
+        ((date_key, by_hour),) = minutes.items()
+        ((hour, in_hour),) = by_hour.items()
+        cells = [cell(p, p["partition_key"][len(date_key) + 4 :][:2]) for p in in_hour]
+        blocks.append({"kind": "hour", "title": f"{date_key}T{hour}", "cells": cells})
+    else:
+        for date_key, by_hour in sorted(minutes.items()):
+            cells = [
+                _group(h, by_hour[h], (f"{date_key}T{h}", f"{date_key}T{h}"))
+                if h in by_hour
+                else _unopened(h)
+                for h in (f"{n:02d}" for n in range(24))
+            ]
+            blocks.append({"kind": "day", "title": date_key, "cells": cells})
     if others:
         blocks.append(
             {"kind": "list", "title": "other keys", "cells": [cell(p, p["partition_key"]) for p in others]}
@@ -144,9 +177,115 @@ def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return blocks
 
 
-def summary(partitions: list[dict[str, Any]]) -> dict[str, int]:
-    """Return how many of *partitions* are in each state (states with none left out)."""
-    return dict(Counter(p["state"] for p in partitions))
+def _rows(rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Return a ``rows`` block: one row per first dimension, columns in time order, a date axis."""
+    columns = sorted(
+        {rest for by_rest in rows.values() for rest in by_rest}, key=lambda r: (r.split(SEPARATOR)[-1], r)
+    )
+    axis, previous = [], None
+    parts = [column.split(SEPARATOR)[-1] for column in columns]
+    unit = 10 if len({p[:7] for p in parts}) == 1 else 7  # label days within one month, else months
+    for index, part in enumerate(parts):
+        if part[:unit] != previous:
+            axis.append([index, part[:unit]])
+            previous = part[:unit]
+    return {
+        "kind": "rows",
+        "title": "by first dimension",
+        "columns": columns,
+        "axis": axis,
+        "rows": [
+            {
+                "title": first,
+                "cells": [cell(by_rest[c], c) if c in by_rest else _unopened(c) for c in columns],
+            }
+            for first, by_rest in sorted(rows.items())
+        ],
+    }
+
+
+def _periods(kind: tuple[str, str | None], by_year: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """
+    Return a ``periods`` block: years by the periods of a year of one *kind* (label, letter).
+
+    ``("FY", "Q")`` for fiscal quarters (``FY2026-Q3``), ``("", "")`` for months (``2013-03``),
+    ``("R", "W")`` for retail weeks; letter ``None`` for years themselves (``FY2026``, ``2026``).
+    Months, quarters, halves and weeks show every period of the year (unopened places too).
+    """
+    label, letter = kind
+    seen = {part for parts in by_year.values() for part in parts}
+    count = _PERIODS_OF_A_YEAR.get(letter) if letter is not None else None
+    if letter == "W" and any(part.endswith("53") for part in seen):
+        count = 53  # an ISO or retail year of 53 weeks
+    if count is None or letter is None:
+        columns = sorted(seen)
+    else:
+        digits = max(len(part) - len(letter) for part in seen)
+        columns = [f"{letter}{n:0{digits}d}" for n in range(1, count + 1)]
+    name = "years" if letter is None else _PERIOD_NAMES.get(letter, "periods")
+    return {
+        "kind": "periods",
+        "title": f"{label} {name}" if label else name,
+        "columns": columns,
+        "rows": [
+            {
+                "title": year,
+                "cells": [cell(parts[c], c or year) if c in parts else _unopened(c) for c in columns],
+            }
+            for year, parts in sorted(by_year.items())
+        ],
+    }
+
+
+def _hours(found: list[tuple[re.Match[str], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Return the cells of one date's hours: 00 to 23 in time order, both occurrences of a repeated one."""
+    by_hour: dict[str, list[tuple[re.Match[str], dict[str, Any]]]] = defaultdict(list)
+    for time, partition in found:
+        by_hour[time["hour"]].append((time, partition))
+    repeated = {hour for hour, keys in by_hour.items() if len(keys) > 1}
+    cells = []
+    for hour in (f"{n:02d}" for n in range(24)):
+        keys = by_hour.get(hour, [])
+        if not keys:
+            cells.append(_unopened(hour))
+        # A repeated hour (a fall-back night) shows each occurrence, earlier (larger offset) first.
+        for time, partition in sorted(
+            keys, key=lambda pair: _offset_minutes(pair[0]["offset"]), reverse=True
+        ):
+            label = f"{hour}{time['offset']}" if hour in repeated and time["offset"] else hour
+            cells.append(cell(partition, label))
+    return cells
+
+
+def _offset_minutes(offset: str | None) -> int:
+    """Return a UTC offset (``+02:00``, ``Z``, ``-0500``) in minutes east of UTC (``None``: 0)."""
+    if not offset or offset == "Z":
+        return 0
+    digits = offset[1:].replace(":", "")
+    minutes = int(digits[:2]) * 60 + int(digits[2:4] or 0)
+    return minutes if offset[0] == "+" else -minutes
+
+
+def overview(state: dict[str, Any]) -> dict[str, Any]:
+    """
+    Return the Dag's selected partitions as strips of buckets (``ConsumerState.overview``): the head.
+
+    ``{"bucket": 7, "rows": [{"title": "jfk", "cells": [{"bucket": "2013-03", "state": …,
+    "count": "31", "zoom": ["2013-03", "2013-03"]}, …]}]}``: every selected partition, not
+    only the page, in buckets of ``bucket`` characters of the time part; a cell zooms the page
+    to its bucket.
+    """
+    rows = [
+        {
+            "title": prefix,
+            "cells": [
+                {"key": None, "state": worst, "label": bucket, "count": str(n), "zoom": [bucket, bucket]}
+                for bucket, worst, n in strip
+            ],
+        }
+        for prefix, strip in state["overview"]
+    ]
+    return {"bucket": state["bucket"], "rows": rows}
 
 
 #: Days listed between an asset's first and last day at most; a longer span lists only its days with keys.
@@ -154,25 +293,33 @@ MAX_COVERAGE_DAYS = 3660
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
-def coverage(keys: list[dict[str, Any]]) -> dict[str, Any]:
+def coverage(keys: list[dict[str, Any]], zone: str = "UTC", input_zone: str = "UTC") -> dict[str, Any]:
     """
-    Lay out an asset's keys (``AssetCoverage.to_dict()["keys"]``) by day, gaps marked.
+    Lay out an asset's keys (``AssetCoverage.to_dict()["keys"]``) by local day of *zone*, gaps marked.
 
-    Keys are grouped in ``series``, one per first dimension of a composite key (``""`` for plain
-    keys), each with ``days``: every day from its first to its last as
-    ``{"day", "keys", "events", "gap", "missing_hours"}``. ``gap`` marks a day with no key;
-    ``missing_hours`` the hours 00-23 without a key on a day that has hour keys. Keys with no
-    date go to ``other``. Over :data:`MAX_COVERAGE_DAYS`, only the days with keys are listed.
+    Hour and minute keys are read as instants (naive ones in *input_zone*, as the consumer's
+    mapper reads them) and placed in their local day of *zone* (an IANA name: the consumer's),
+    so a New York feed of UTC hours shows New York days of 23, 24 or 25 hours. Keys are grouped in
+    ``series``, one per key prefix (``""`` for plain keys), each with ``days``: every day from its
+    first to its last as ``{"day", "keys", "events", "gap", "missing_hours"}``; ``gap`` marks a
+    day with no key, ``missing_hours`` the local hours of a day with hour keys that have none
+    (``"01-05:00"`` for an occurrence of a repeated hour). Keys with no date go to ``other``.
+    Over :data:`MAX_COVERAGE_DAYS`, only the days with keys are listed.
     """
-    by_series: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    tz, naive_tz = ZoneInfo(zone), ZoneInfo(input_zone)
+    by_series: dict[str, dict[str, list[tuple[dict[str, Any], datetime | None]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     other = []
     for item in keys:
-        key = item["partition_key"]
-        prefix, _, part = key.rpartition(SEPARATOR)
-        if day := _DATE.match(part):
-            by_series[prefix][day[1]].append(item)
+        prefix, _, part = item["partition_key"].rpartition(SEPARATOR)
+        if time := _TIME.match(part):
+            local = _instant(time, naive_tz).astimezone(tz)
+            by_series[prefix][local.date().isoformat()].append((item, local))
+        elif day := _DATE.match(part):
+            by_series[prefix][day[1]].append((item, None))
         else:
-            other.append(key)
+            other.append(item["partition_key"])
     series = []
     for prefix, by_day in sorted(by_series.items()):
         first, last = (date.fromisoformat(d) for d in (min(by_day), max(by_day)))
@@ -182,16 +329,47 @@ def coverage(keys: list[dict[str, Any]]) -> dict[str, Any]:
             if span <= MAX_COVERAGE_DAYS
             else sorted(by_day)
         )
-        series.append({"title": prefix, "days": [_day(d, by_day.get(d, [])) for d in days]})
-    return {"series": series, "other": sorted(other)}
+        series.append({"title": prefix, "days": [_day(d, by_day.get(d, []), tz) for d in days]})
+    return {"zone": zone, "series": series, "other": sorted(other)}
 
 
-def _day(day: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-    hours = {int(m[2]) for i in items if (m := _HOUR.match(time_part(i["partition_key"])))}
+def _instant(time: re.Match[str], naive_tz: ZoneInfo) -> datetime:
+    """Return the aware instant an hour or minute key names (naive: in *naive_tz*)."""
+    wall = datetime.fromisoformat(f"{time['date']}T{time['hour']}:{time['minute'] or '00'}")
+    offset = time["offset"]
+    if offset is None:
+        return wall.replace(tzinfo=naive_tz)
+    return wall.replace(tzinfo=timezone(timedelta(minutes=_offset_minutes(offset))))
+
+
+def _local_hours(day: str, tz: ZoneInfo) -> list[datetime]:
+    """Return the starts of the real hours of the local *day* in *tz* (23, 24 or 25), in time order."""
+    start = datetime.combine(date.fromisoformat(day), datetime.min.time(), tz).astimezone(UTC)
+    following = date.fromisoformat(day) + timedelta(days=1)
+    end = datetime.combine(following, datetime.min.time(), tz).astimezone(UTC)
+    return [
+        (start + timedelta(hours=n)).astimezone(tz) for n in range(-(-(end - start) // timedelta(hours=1)))
+    ]
+
+
+def _day(day: str, found: list[tuple[dict[str, Any], datetime | None]], tz: ZoneInfo) -> dict[str, Any]:
+    items = [item for item, _ in found]
+    present = {local.astimezone(UTC).replace(minute=0) for _, local in found if local is not None}
+    missing = []
+    if present:
+        hours = _local_hours(day, tz)
+        repeated = {h.hour for h in hours if sum(o.hour == h.hour for o in hours) > 1}
+        for hour in hours:
+            # An hour counts as present when a key names any instant in it (real, UTC-floored time).
+            if hour.astimezone(UTC).replace(minute=0) not in present:
+                label = f"{hour.hour:02d}" + (
+                    hour.strftime("%z")[:3] + ":" + hour.strftime("%z")[3:] if hour.hour in repeated else ""
+                )
+                missing.append(label)
     return {
         "day": day,
         "keys": sorted(i["partition_key"] for i in items),
         "events": sum(i["events"] for i in items),
         "gap": not items,
-        "missing_hours": [f"{h:02d}" for h in range(24) if h not in hours] if hours else [],
+        "missing_hours": missing,
     }

@@ -427,6 +427,18 @@ consumer(
     ),
 )
 
+# UTC hours into New York days with a deadline long past for the days sent: a day with 20 of its
+# 24 hours runs with them once settled (5 s); what each run ran with shows in status and the view.
+consumer(
+    "it_new_york_day_by_deadline",
+    Asset("it_deadline_utc_hours"),
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC"),
+        window=TemporalWindow(Hour()),
+        wait_policy=CompletionDeadline(timedelta(hours=1), settle=timedelta(seconds=5)),
+    ),
+)
+
 with DAG(
     "it_backfill_open",
     # Daily UTC partitions; no scheduled run before 2100: backfill over a range ending next week.

@@ -900,3 +900,28 @@ def test_hours_tile_a_wall_cut_slot_starting_at_the_end_of_a_gap():
     slot = Minutes(180, timezone=zone).floor(utc("1974-11-02T14:00Z"))
     members = Hour(timezone=zone).members(slot)
     assert span(members[0])[0] == span(slot)[0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(grain_and_instant(), st.sampled_from([(60, False), (60, True), (15, False), (30, True)]))
+def test_members_of_one_fixed_length_are_the_slots_stepped_one_by_one(pair, fine_spec):
+    # Grain.members counts slots of one real length out from the period's start: the same periods,
+    # keys and order as stepping with shift from the slot holding the start.
+    coarse, instant = pair
+    minutes, utc_slots = fine_spec
+    fine = Minutes(minutes, timezone="UTC" if utc_slots else coarse.timezone)
+    period = coarse.floor(instant)
+    assume(period.duration <= timedelta(days=40) and fine.fixed_length is not None)
+    stepped, current = [], fine.floor(period.start)
+    while current.utc[0] < period.utc[1]:
+        stepped.append(current)
+        current = fine.shift(current, 1)
+    try:
+        listed = fine.members(period)
+    except ValueError:  # the slots do not tile the period (Kolkata's days in UTC hours)
+        assert stepped[0].utc[0] != period.utc[0] or stepped[-1].utc[1] != period.utc[1]
+        return
+    assert listed == stepped
+    assert [(m.key, m.start.isoformat(), m.end.isoformat()) for m in listed] == [
+        (m.key, m.start.isoformat(), m.end.isoformat()) for m in stepped
+    ]

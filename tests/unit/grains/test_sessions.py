@@ -40,6 +40,7 @@ from airflow_partitions.grains import (
     Grain,
     Minutes,
     Month,
+    OutsideCalendar,
     TradingSession,
     Week,
     most_members,
@@ -197,6 +198,21 @@ def test_an_instant_outside_every_session_is_refused_naming_the_exchange_and_the
     assert "outside='next'" in message
     with pytest.raises(ValueError, match="the session before it, 2026-11-25, closed at 16:00"):
         XNYS.floor(datetime(2026, 11, 26, 11, tzinfo=NEW_YORK))  # Thanksgiving
+
+
+def test_refusals_by_the_calendar_are_outside_calendar_errors_and_unreadable_years_are_not():
+    # OutsideCalendar (a ValueError) tells "the exchange does not trade then" from a mistake.
+    with pytest.raises(OutsideCalendar):
+        XNYS.floor(datetime(2026, 11, 28, 10, tzinfo=NEW_YORK))
+    with pytest.raises(OutsideCalendar):
+        XNYS.parse("2026-11-26")
+    with pytest.raises(OutsideCalendar):
+        ExchangeCalendar("XNYS").roll(date(2026, 11, 26))
+    with pytest.raises(OutsideCalendar):
+        BusinessDay(ExchangeCalendar("XNYS"), timezone="America/New_York").parse("2026-11-26")
+    with pytest.raises(ValueError) as beyond:
+        XHKG.dated_instant(datetime(2050, 3, 1))
+    assert not isinstance(beyond.value, OutsideCalendar)
 
 
 def test_outside_next_and_previous_take_the_session_after_or_before_the_instant():

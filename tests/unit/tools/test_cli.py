@@ -243,3 +243,32 @@ def test_status_never_cuts_a_run_id():
     (line,) = [line for line in text.splitlines() if run_id in line]  # whole, on one line
     assert line.split()[:2] == ["runs", run_id] and "success" in text.split(run_id, 1)[1]
     assert all(len(other) <= WIDTH for other in text.splitlines() if other != line)
+
+
+def test_status_shows_a_run_that_ran_incomplete_with_what_it_ran_with_and_counts_it_apart():
+    from airflow_partitions.tools.cli import format_state
+    from airflow_partitions.tools.state import ConsumerState, Partition, RanWith
+
+    missing = ("2026-03-10T14", "2026-03-10T15", "2026-03-10T16", "2026-03-10T17")
+    partitions = (
+        Partition("2026-03-09", "success", runs=(("r1", "success"),), ran_with=RanWith(24, 24)),
+        Partition(
+            "2026-03-10", "ran incomplete", runs=(("r2", "success"),), ran_with=RanWith(20, 24, missing, 4)
+        ),
+    )
+    state = ConsumerState(
+        "d",
+        (),
+        partitions,
+        total=2,
+        states={"success": 1, "ran incomplete": 1},
+        first="2026-03-09",
+        last="2026-03-10",
+    )
+    lines = format_state(state).splitlines()
+    assert lines[0] == "d: 2 partitions from 2026-03-09 to 2026-03-10: 1 ran incomplete, 1 success"
+    [incomplete] = [line for line in lines if line.lstrip().startswith("2026-03-10")]
+    assert incomplete.split()[:3] == ["2026-03-10", "ran", "incomplete"]
+    assert "20/24" in incomplete and "2026-03-10T14, 2026-03-10T15, 2026-03-10T16 … (4)" in incomplete
+    [complete] = [line for line in lines if line.lstrip().startswith("2026-03-09")]
+    assert "24/24" in complete and "r1 success" in complete

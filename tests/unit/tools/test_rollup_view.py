@@ -91,3 +91,36 @@ def test_a_deadline_fires_at_the_period_end_plus_grace_with_the_minimum_and_one_
 def test_awaited_of_a_key_the_rollup_does_not_write_is_the_mappers_error():
     with pytest.raises(ValueError, match="2026-13-01"):
         RollupView(new_york_day()).awaited("2026-13-01")
+
+
+def test_a_run_created_before_its_shortest_period_and_grace_passed_can_only_have_fired_complete():
+    # A New York day lasts at least 23 hours (the spring-forward day); with a grace of 1 hour, a
+    # run Airflow created within 24 hours of its day's start fired with every hour.
+    deadline = RollupView(new_york_day(wait_policy=CompletionDeadline(timedelta(hours=1))))
+    assert deadline.may_fire_incomplete and deadline.complete_before == timedelta(hours=24)
+    waiting = RollupView(new_york_day())  # WaitForAll: every run fired complete, nothing to bound
+    assert not waiting.may_fire_incomplete and waiting.complete_before is None
+    regions = load_mapper(
+        "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['region', 'time'], {'time': "
+        "TemporalMapper(Month(timezone='Europe/Berlin'))}), window=DimensionWindow(time=TemporalWindow(Day("
+        "timezone='Europe/Berlin'))), wait_policy=CompletionDeadline(timedelta(days=2)))"
+    )
+    assert RollupView(regions).complete_before == timedelta(days=28 + 2)  # February of a common year
+    core = RollupView(
+        load_mapper(
+            "RollupMapper(upstream_mapper=StartOfDayMapper(), window=DayWindow(), "
+            "wait_policy=MinimumCount(20))"
+        )
+    )
+    assert core.may_fire_incomplete and core.complete_before is None  # MinimumCount fires at any time
+
+
+def test_the_shortest_period_of_a_grain_is_its_shortest_under_todays_rules():
+    from airflow_partitions.grains import Month, shortest_period
+
+    assert shortest_period(Day(timezone="America/New_York")) == timedelta(hours=23)
+    assert shortest_period(Day()) == timedelta(hours=24)
+    assert shortest_period(Month()) == timedelta(days=28)  # a common year's February
+    assert shortest_period(Hour(timezone="Australia/Lord_Howe")) == timedelta(
+        minutes=30
+    )  # its DST is 30 minutes

@@ -1,16 +1,32 @@
-"""The state reader's assembly of a pending partition (no database): progress, state, deadline, time range."""
+"""The state reader's pure parts (no database): progress, what a run ran with, states, buckets, refusals."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from airflow_partitions import CompletionDeadline
+import pytest
+
+from airflow_partitions import (
+    BusinessDay,
+    CompletionDeadline,
+    Month,
+    OutsideCalendar,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+)
 from airflow_partitions.tools import RollupView, load_mapper
 from airflow_partitions.tools.state import (
+    STATES,
     AssetProgress,
+    RanWith,
+    Refusal,
+    attention,
+    bucket_length,
     in_time_range,
     pending_partition,
     progress_of,
+    ran_with,
     time_part,
 )
 from tests.unit.tools.test_rollup_view import new_york_day, utc_hours_of_new_york_day
@@ -19,7 +35,9 @@ NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def test_progress_of_a_plain_mapper_lists_only_what_was_received():
-    assert progress_of("a", None, "eu", {"eu::x", "eu::y"}) == AssetProgress("a", ("eu::x", "eu::y"))
+    assert progress_of("a", None, "eu", {"eu::x", "eu::y"}) == AssetProgress(
+        "a", ("eu::x", "eu::y"), counted=1, received_total=2
+    )
 
 
 def test_progress_of_a_rollup_counts_members_and_names_the_keys_that_never_count():
@@ -62,3 +80,95 @@ def test_the_time_range_selects_on_the_time_part_of_composite_keys():
     assert in_time_range("jfk|2026-04-30T23", "2026-04-01", "2026-04")
     assert not in_time_range("jfk|2026-05-01", None, "2026-04")
     assert not in_time_range("2026-03-31", "2026-04-01", None)
+
+
+def test_a_run_that_fired_at_its_deadline_ran_with_what_it_had_and_lists_the_missing_hours():
+    rollup = RollupView(new_york_day(wait_policy=CompletionDeadline(timedelta(hours=2))))
+    hours = utc_hours_of_new_york_day(date(2026, 3, 10))  # 24 hours: 04Z to 03Z the next day
+    received = set(hours[:10]) | set(hours[14:])  # 10 to 13 never came
+    progress = (progress_of("hourly", rollup, "2026-03-10", received),)
+    ran = ran_with(progress, {"hourly": rollup}, [("hourly", "hourly")])
+    assert ran == RanWith(20, 24, ("2026-03-10T14", "2026-03-10T15", "2026-03-10T16", "2026-03-10T17"), 4)
+    assert not ran.complete
+    everything = (progress_of("hourly", rollup, "2026-03-10", set(hours)),)
+    assert ran_with(everything, {"hourly": rollup}, [("hourly", "hourly")]) == RanWith(24, 24)
+
+
+def test_what_a_run_ran_with_sums_its_assets_and_counts_a_silent_one_as_missing():
+    rollup = RollupView(new_york_day())
+    hours = utc_hours_of_new_york_day(date(2026, 3, 10))
+    progress = (
+        progress_of("hourly", rollup, "2026-03-10", set(hours)),
+        progress_of("ref", None, "2026-03-10", {"x"}),
+    )
+    both = [("hourly", "hourly"), ("ref", "ref")]
+    assert ran_with(progress, {"hourly": rollup, "ref": None}, both) == RanWith(25, 25)
+    # The plain asset sent nothing: 24 of 25; the rollup asset sent nothing: its keys are not known.
+    assert ran_with(progress[:1], {"hourly": rollup, "ref": None}, both) == RanWith(24, 25)
+
+
+def test_a_pending_partition_past_its_period_without_a_deadline_is_overdue():
+    rollup = RollupView(new_york_day())  # WaitForAll: it waits for its last hour however long
+    hours = utc_hours_of_new_york_day(date(2026, 3, 10))
+    progress = (progress_of("hourly", rollup, "2026-03-10", set(hours[:23])),)
+    during = pending_partition(
+        "2026-03-10", progress, {"hourly": rollup}, now=datetime(2026, 3, 11, 3, tzinfo=UTC)
+    )
+    after = pending_partition(
+        "2026-03-10", progress, {"hourly": rollup}, now=datetime(2026, 3, 11, 4, tzinfo=UTC)
+    )
+    assert (during.state, after.state) == ("pending", "overdue")
+    # Complete but not fired yet (the scheduler has not reached it): pending, not overdue.
+    complete = (progress_of("hourly", rollup, "2026-03-10", set(hours)),)
+    assert pending_partition("2026-03-10", complete, {"hourly": rollup}, now=NOW).state == "pending"
+
+
+def test_states_rank_what_needs_attention_first():
+    assert STATES[0] == "failed" and STATES[-1] == "success"
+    assert attention("ran incomplete") < attention("pending") < attention("success")
+    assert attention("upstream_failed") == attention("queued") + 1  # an unknown state: just before success
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "length"),
+    [
+        ("2013-03-01", "2013-12-31", 7),  # months of days
+        ("2013-03-01", "2013-03-31", 10),  # days of one month
+        ("2013-03-10T00", "2013-03-10T23", 13),  # hours of one day
+        ("2013-03-10T05:00", "2013-03-10T05:59", 13),  # minutes of one hour: still hours
+        ("1990-01-01", "2013-12-31", 4),  # years over more than ten years
+        ("FY2024-Q1", "FY2026-Q4", 7),  # fiscal quarters: by fiscal year
+        (None, None, 7),
+    ],
+)
+def test_a_strip_buckets_by_month_day_hour_or_year_of_the_range(first, last, length):
+    assert bucket_length(first, last) == length
+
+
+def _audit_log_row(key: str, error: Exception) -> str:
+    """An audit-log row's extra as Airflow 3.3 writes it (airflow/assets/manager.py), built here by hand."""
+    return (
+        f"Could not map partition_key '{key}' for asset (name='daily', uri='daily') in target Dag "
+        "'monthly'. This likely indicates that the partition mapper in the target Dag is misconfigured "
+        f"or does not support this partition key.\n{type(error).__name__}: {error}"
+    )
+
+
+def test_a_weekend_day_refused_by_a_business_day_month_is_an_expected_refusal_led_by_our_reason():
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(BusinessDay())
+    )
+    with pytest.raises(OutsideCalendar) as saturday:  # 2026-03-07 was a Saturday
+        rollup.to_downstream("2026-03-07")
+    refusal = Refusal.read(NOW, _audit_log_row("2026-03-07", saturday.value))
+    assert (refusal.partition_key, refusal.asset, refusal.dag_id) == ("2026-03-07", "daily", "monthly")
+    assert refusal.expected and refusal.reason == str(saturday.value)
+    assert "would never count towards '2026-03'" in refusal.reason
+    with pytest.raises(ValueError) as garbage:
+        rollup.to_downstream("2026-13-40")
+    assert not isinstance(garbage.value, OutsideCalendar)
+    mistake = Refusal.read(NOW, _audit_log_row("2026-13-40", garbage.value))
+    assert not mistake.expected and mistake.reason == str(garbage.value)
+    assert Refusal.read(NOW, "some other wording") == Refusal(
+        NOW, "some other wording", reason="some other wording"
+    )

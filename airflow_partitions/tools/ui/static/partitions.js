@@ -1,20 +1,34 @@
 // The Partitions view: vanilla JavaScript, no build step. It reads the view's JSON API with
 // Airflow's own session (the _token cookie Airflow's UI holds, sent with same-origin requests).
+// The page is one string of HTML per section, one element per cell, one delegated listener.
 "use strict";
 
 const ROOT = document.body.dataset.root;              // where the view is mounted: …/partitions
 const AIRFLOW = ROOT.replace(/\/partitions$/, "");    // Airflow's own base path
-const STATES = [
-  ["success", "run succeeded"], ["failed", "run failed"], ["running", "running or queued"],
-  ["pending", "pending: n/m upstream keys"], ["past deadline", "pending past its deadline"],
-  ["never counting", "holding keys that will never count"], ["not opened", "not yet opened"],
-];
+// The states, what needs attention first (the API's order), each with what it means.
+const MEANING = new Map([
+  ["failed", "its latest Dag run failed"],
+  ["ran incomplete", "its runs ran without all its upstream keys (n/m: what they ran with)"],
+  ["never counting", "pending, and holding keys that will never count"],
+  ["past deadline", "pending past its completion deadline: it fires once settled"],
+  ["overdue", "its period ended with keys missing, and no deadline will fire it"],
+  ["pending", "pending: n/m upstream keys counted"],
+  ["running", "its latest Dag run is running"],
+  ["queued", "its latest Dag run is queued"],
+  ["success", "its latest Dag run succeeded, and its runs had every upstream key"],
+  ["not opened", "a place of the calendar with no partition yet"],
+]);
+const PENDING = new Set(["never counting", "past deadline", "overdue", "pending"]);
+const PAGE = 100;                                     // keys per page of a list in the detail
 const $ = (id) => document.getElementById(id);
 const esc = (text) => String(text ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-const cls = (state) => "s-" + String(state).replace(/ /g, "-");
+const cls = (state) => "s-" + String(state).replace(/[ _]/g, "-");
 const enc = encodeURIComponent;
-let view = null;          // the Dag page on screen: its answer and partitions by key
-let currentDag = null;
+const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
+/** An ISO 8601 time as UTC to the second, "2026-05-03 00:00:00 UTC" (the API's times are UTC). */
+const when = (iso) => { const t = new Date(iso); return isNaN(t) ? String(iso ?? "") : t.toISOString().slice(0, 19).replace("T", " ") + " UTC"; };
+let view = null;          // the Dag page on screen: its answer, partitions by key, its query
+let loads = 0;            // the latest load: an answer to an older one is dropped
 
 async function api(path) {
   const response = await fetch(ROOT + "/api" + path, { credentials: "same-origin", headers: { Accept: "application/json" } });
@@ -33,164 +47,489 @@ function showError(error) {
     : esc(error.message);
 }
 
+// -- routing: the path says which page, the query what it selects (start, end, state, offset) --
+
 async function route() {
+  delete document.body.dataset.ready;
   $("message").textContent = "";
   const path = location.pathname.slice(ROOT.length);
-  const match = path.match(/^\/dags\/([^/]+)/);
+  const query = new URLSearchParams(location.search);
+  const dag = path.match(/^\/dags\/([^/]+)/);
   const asset = path.match(/^\/assets\/([^/]+)/);
-  $("dags").hidden = !!(match || asset);
-  $("dag").hidden = !match;
+  $("dags").hidden = !!(dag || asset);
+  $("dag").hidden = !dag;
   $("asset").hidden = !asset;
   try {
-    if (match) await showDag(decodeURIComponent(match[1]));
+    if (dag) await showDag(decodeURIComponent(dag[1]), query);
     else if (asset) await showAsset(decodeURIComponent(asset[1]));
-    else await showDags();
+    else await showDags(query);
   } catch (error) { showError(error); }
+  document.body.dataset.ready = "1";                  // for the tests: the page has its answer
 }
 
-function go(path) { history.pushState(null, "", ROOT + path); route(); }
+function go(path, query) {
+  const search = query && String(query) ? "?" + query : "";
+  history.pushState(null, "", ROOT + path + search);
+  return route();
+}
 
-async function showDags() {
+/** Go to the Dag page on screen with its query changed (null removes a parameter). */
+function requery(changes, { keepOffset = false } = {}) {
+  const query = new URLSearchParams(location.search);
+  if (!keepOffset) query.delete("offset");
+  query.delete("key");
+  for (const [name, value] of Object.entries(changes)) {
+    query.delete(name);
+    for (const v of [].concat(value ?? [])) if (v !== "" && v !== null) query.append(name, v);
+  }
+  return go("/dags/" + enc(view.answer.dag_id), query);
+}
+
+// -- the overview: every partitioned Dag, what needs attention first --------------------------
+
+async function showDags(query) {
   $("crumb").textContent = "";
-  const { dags } = await api("/dags");
-  $("dags").innerHTML = dags.length === 0 ? "<p>No partitioned Dag you may read.</p>" :
-    `<table class="dags"><thead><tr><th>Dag</th><th>Schedule</th><th></th></tr></thead><tbody>${dags.map((d) =>
-      `<tr><td><a href="${esc(ROOT)}/dags/${esc(enc(d.dag_id))}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? " (paused)" : ""}</td>
-       <td>${esc(d.schedule)}</td><td><a href="${esc(AIRFLOW)}/dags/${esc(enc(d.dag_id))}" target="_top">in Airflow</a></td></tr>`).join("")}</tbody></table>`;
+  const wanted = query.getAll("state");
+  const params = new URLSearchParams(wanted.map((s) => ["state", s]));
+  const answer = await api("/dags" + (wanted.length ? "?" + params : ""));
+  $("dag-filter-chips").innerHTML = answer.states.filter((s) => s !== "not opened").map((s) =>
+    `<label class="chip" title="${esc(MEANING.get(s) || s)}"><input type="checkbox" name="state" value="${esc(s)}"${wanted.includes(s) ? " checked" : ""}>
+     <span class="swatch ${cls(s)}"></span>${esc(s)}</label>`).join("");
+  const { dags } = answer;
+  $("dag-list").innerHTML = dags.length === 0
+    ? `<p>${wanted.length ? "No partitioned Dag you may read has partitions in these states." : "No partitioned Dag you may read."}</p>`
+    : `<p class="muted">${plural(answer.total_entries, "partitioned Dag")}${wanted.length ? ` with partitions ${wanted.map(esc).join(" or ")}` : ""}, what needs attention first.</p>
+    <table class="dags"><thead><tr><th>Dag</th><th>Partitions by state</th><th>Keys</th><th>Over time</th><th></th></tr></thead><tbody>${dags.map(dagRow).join("")}</tbody></table>`;
 }
 
-function rangeQuery(offset) {
-  const form = new FormData($("range"));
-  const params = new URLSearchParams();
-  for (const name of ["start", "end"]) if (form.get(name)) params.set(name, form.get(name));
-  if (offset) params.set("offset", offset);
-  return params;
+function dagRow(d) {
+  const href = `${ROOT}/dags/${enc(d.dag_id)}`;
+  const total = Object.values(d.states).reduce((a, b) => a + b, 0);
+  const counts = [...MEANING.keys()].filter((s) => d.states[s]).map((s) =>
+    `<span class="count" data-state="${esc(s)}"><span class="swatch ${cls(s)}"></span>${d.states[s]} ${esc(s)}</span>`).join("");
+  return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
+    <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
+    <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
+    <td class="range">${d.first ? `${esc(d.first)}${d.last !== d.first ? ` – ${esc(d.last)}` : ""}` : ""}</td>
+    <td>${stripHtml(d)}</td>
+    <td><a href="${esc(AIRFLOW)}/dags/${esc(enc(d.dag_id))}" target="_top">in Airflow</a></td></tr>`;
 }
 
-async function showDag(dagId, offset = 0) {
-  currentDag = dagId;
+/** The Dag's partitions over time, a segment per bucket (month) in its worst state; months without one left blank. */
+function stripHtml(d) {
+  if (!d.strip.length) return "";
+  const segments = [];
+  const months = /^\d{4}-\d{2}$/;
+  const [first, last] = [d.strip[0][0], d.strip[d.strip.length - 1][0]];
+  // Months without a partition stand blank between those with one, over twenty years at most.
+  const fill = months.test(first) && months.test(last) && monthsBetween(first, last) <= 240;
+  let previous = null;
+  for (const [bucket, state, n] of d.strip) {
+    if (fill && previous && months.test(previous) && months.test(bucket)) {
+      for (let m = nextMonth(previous); m < bucket; m = nextMonth(m)) segments.push('<span class="gap"></span>');
+    }
+    const query = new URLSearchParams({ start: bucket, end: bucket });
+    segments.push(`<a class="segment ${cls(state)}" data-dag="${esc(d.dag_id)}" data-query="${esc(query)}" data-bucket="${esc(bucket)}" data-state="${esc(state)}" data-count="${n}"
+      href="${esc(ROOT)}/dags/${esc(enc(d.dag_id))}?${esc(query)}" title="${esc(`${bucket}: ${plural(n, "partition")}, the worst ${state}`)}"></a>`);
+    previous = bucket;
+  }
+  return `<div class="strip-bar" aria-label="${esc(d.dag_id)}'s partitions over time">${segments.join("")}</div>`;
+}
+
+function monthsBetween(first, last) {
+  const [y0, m0] = first.split("-").map(Number), [y1, m1] = last.split("-").map(Number);
+  return (y1 - y0) * 12 + m1 - m0;
+}
+
+function nextMonth(month) {
+  const [y, m] = month.split("-").map(Number);
+  return m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, "0")}`;
+}
+
+// -- one Dag: the overview of all its selected partitions, the grid of one page -----------------
+
+async function showDag(dagId, query) {
+  const load = ++loads;
+  delete document.body.dataset.rendered;
   $("crumb").textContent = "/ " + dagId;
   $("dag-title").textContent = dagId;
   $("dag-link").href = `${AIRFLOW}/dags/${enc(dagId)}`;
-  const params = rangeQuery(offset);
+  const form = $("range");
+  form.start.value = query.get("start") || "";
+  form.end.value = query.get("end") || "";
+  const params = new URLSearchParams();
+  for (const name of ["start", "end", "offset"]) if (query.get(name)) params.set(name, query.get(name));
+  for (const state of query.getAll("state")) params.append("state", state);
   const started = performance.now();
-  const answer = await api(`/dags/${enc(dagId)}?${params}`);
-  view = { answer, byKey: new Map(answer.partitions.map((p) => [p.partition_key, p])) };
+  const answer = await api(`/dags/${enc(dagId)}${String(params) ? "?" + params : ""}`);
+  if (load !== loads) return;
+  view = { answer, query, byKey: new Map(answer.partitions.map((p) => [p.partition_key, p])) };
+  const [first, last] = answer.range || [];
+  form.start.placeholder = first || "first key";
+  form.end.placeholder = last || "last key";
+  const zoomed = !!(query.get("start") || query.get("end"));
+  $("zoom-out").hidden = !zoomed;
+  $("whole").hidden = !zoomed;
   $("dag-assets").innerHTML = "Upstream assets: " + answer.assets.map(([name]) =>
     `<a href="${esc(ROOT)}/assets/${esc(enc(name))}" data-asset="${esc(name)}">${esc(name)}</a>`).join(", ");
-  renderLegend(answer);
-  renderGrid(answer.grid);
+  renderSummary(answer);
+  renderLegend(answer, query.getAll("state"));
+  $("overview").innerHTML = overviewHtml(answer.overview, answer);
+  $("grid").innerHTML = answer.grid.map(blockHtml).join("") ||
+    `<p>${answer.total_entries ? "" : "No partition in this selection."}</p>`;
   renderPaging(answer);
-  renderRefusals(answer.refusals);
+  $("refusals").innerHTML = refusalsHtml(answer.refusals, answer.refusals_total, false);
   $("detail").hidden = true;
   document.body.dataset.rendered = (performance.now() - started).toFixed(0);  // for the benchmark
+  const key = query.get("key");
+  if (key && view.byKey.has(key)) showDetail(key);
 }
 
-function renderLegend(answer) {
+function renderSummary(answer) {
+  const { first, last, total_entries: total, range } = answer;
+  const parts = [];
+  parts.push(total ? `${plural(total, "partition")}${first ? `, keys ${esc(first)}${last !== first ? ` – ${esc(last)}` : ""}` : ""}` : "No partition");
+  if (range && range[0] && (range[0] !== first || range[1] !== last)) parts.push(`of the Dag's ${esc(range[0])} – ${esc(range[1])}`);
+  const notes = [];
+  if (answer.starved) notes.push(`${plural(answer.starved, "pending run")} beyond the 500 the scheduler evaluates per loop (${answer.pending_total} pending in the deployment)`);
+  if (answer.blocked_ahead) notes.push(`${plural(answer.blocked_ahead, "pending run")} ahead of its oldest hold only keys that will never count`);
+  $("dag-summary").innerHTML = parts.join(" ") + "." + (notes.length ? ` <strong>${notes.map(esc).join("; ")}.</strong>` : "");
+}
+
+function renderLegend(answer, wanted) {
   const counts = answer.states;
-  $("legend").innerHTML = STATES.map(([state, text]) => {
-    const n = state === "running" ? (counts.running || 0) + (counts.queued || 0) : counts[state];
-    return `<li><span class="cell ${cls(state)}"></span>${esc(text)}${n ? ` (${n})` : ""}</li>`;
-  }).join("");
+  $("legend").innerHTML = [...MEANING.keys()].map((state) => {
+    const n = counts[state] || 0;
+    const swatch = `<span class="swatch ${cls(state)}"></span>`;
+    if (state === "not opened") return `<li title="${esc(MEANING.get(state))}">${swatch}not opened</li>`;
+    const pressed = wanted.includes(state);
+    return `<li><button type="button" class="chip${n ? "" : " none"}" data-filter="${esc(state)}" aria-pressed="${pressed}"
+      title="${esc(MEANING.get(state))}: click to show only these">${swatch}${esc(state)}<span class="n">${n}</span></button></li>`;
+  }).join("") + (wanted.length ? `<li><button type="button" class="chip" data-filter="">every state</button></li>` : "");
 }
 
-function cellHtml(cell) {
-  if (cell === null) return "<span></span>";
-  const title = cell.key ? `${cell.key}: ${cell.state}${cell.count ? " " + cell.count : ""}` : `${cell.label}: not yet opened`;
-  return `<button class="cell ${cls(cell.state)}" ${cell.key ? `data-key="${esc(cell.key)}"` : "disabled"}
-    data-state="${esc(cell.state)}" title="${esc(title)}">${esc(cell.label)}${cell.count ? `<small>${esc(cell.count)}</small>` : ""}</button>`;
+function tip(cell) {
+  if (cell.zoom) return `${cell.label}: ${plural(Number(cell.count), "partition")}, the worst ${cell.state}. Zoom in`;
+  if (!cell.key) return `${cell.label}: not yet opened`;
+  return `${cell.key}: ${cell.state}${cell.count ? " " + cell.count : ""}`;
 }
 
-function renderGrid(blocks) {
-  const html = blocks.map((block) => {
-    let body;
-    if (block.kind === "month") {
-      body = `<div class="month">${["Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"].map((d) => `<span class="dow">${d}</span>`).join("")}${block.weeks.flat().map(cellHtml).join("")}</div>`;
-    } else if (block.kind === "day") {
-      body = `<div class="strip">${block.cells.map(cellHtml).join("")}</div>`;
-    } else if (block.kind === "rows") {
-      body = `<div class="rows" style="grid-template-columns: auto repeat(${block.columns.length}, 30px)">${block.rows.map((row) =>
-        `<span class="rowtitle">${esc(row.title)}</span>${row.cells.map(cellHtml).join("")}`).join("")}</div>`;
-    } else {
-      body = `<div class="list">${block.cells.map(cellHtml).join("")}</div>`;
-    }
-    return `<div class="block ${esc(block.kind)}-block"><h4>${esc(block.title)}</h4>${body}</div>`;
+/** One cell, one element: a button for a partition or a bucket to zoom into, else a span. */
+function cellHtml(cell, small) {
+  if (cell === null) return '<span class="blank"></span>';
+  const body = small ? "" : `${esc(cell.label)}${cell.count ? `<small>${esc(cell.count)}</small>` : ""}`;
+  const common = `class="cell ${cls(cell.state)}" data-state="${esc(cell.state)}" title="${esc(tip(cell))}"`;
+  if (cell.key) return `<button type="button" ${common} data-key="${esc(cell.key)}">${body}</button>`;
+  if (cell.zoom) return `<button type="button" ${common} data-zoom="${esc(cell.zoom[0])}" data-zoom-end="${esc(cell.zoom[1])}">${body}</button>`;
+  return `<span ${common}>${body}</span>`;
+}
+
+const WEEKDAYS = ["Mo", "Tu", "We", "Th", "Fr", "Sa", "Su"];
+
+function blockHtml(block) {
+  let body;
+  let title = block.title;
+  if (block.kind === "month") {
+    body = `<div class="month">${WEEKDAYS.map((d) => `<span class="dow">${d}</span>`).join("")}${block.weeks.flat().map((c) => cellHtml(c)).join("")}</div>`;
+  } else if (block.kind === "day" || block.kind === "hour") {
+    const columns = block.kind === "day" ? block.cells.length : Math.min(block.cells.length, 15);
+    body = `<div class="strip" style="--n:${columns}">${block.cells.map((c) => cellHtml(c)).join("")}</div>`;
+    if (block.kind === "hour") title = `${block.title}: minutes`;
+    else if (block.cells.some((c) => c && c.zoom)) title = `${block.title}: minute keys by hour (click an hour to zoom in)`;
+  } else if (block.kind === "rows") {
+    [title, body] = rowsHtml(block);
+  } else if (block.kind === "periods") {
+    body = periodsHtml(block);
+  } else {
+    body = `<div class="list">${block.cells.map((c) => cellHtml(c)).join("")}</div>`;
+  }
+  return `<div class="block ${esc(block.kind)}-block" data-kind="${esc(block.kind)}" data-title="${esc(block.title)}"><h4>${esc(title)}</h4>${body}</div>`;
+}
+
+// Axis labels: placed in the order of their priority where they do not overlap a placed one.
+const AXIS_FONT_SIZE = 10;
+let measure = null;
+function textWidth(text) {
+  if (measure === null) {
+    measure = document.createElement("canvas").getContext("2d");
+    measure.font = `${AXIS_FONT_SIZE}px ${getComputedStyle(document.body).fontFamily}`;
+  }
+  return measure.measureText(text).width + 4;          // the tick's padding
+}
+
+/**
+ * Return the HTML of an axis: *labels* ([column, text, full text, priority]) at *pitch* px per
+ * column, the ones of higher priority first, each only where it overlaps no other, none past *columns*.
+ */
+function axisHtml(labels, pitch, columns) {
+  const placed = [];
+  const width = columns * pitch;
+  const order = labels.map((label, i) => [label, i]).sort((a, b) => (b[0][3] || 0) - (a[0][3] || 0) || a[1] - b[1]);
+  for (const [[column, text, full]] of order) {
+    const x = column * pitch;
+    const end = x + textWidth(text);
+    if (end > width + 40 && placed.length) continue;   // the last may stand out a little
+    if (placed.some(([a, b]) => x < b + 4 && a < end + 4)) continue;
+    placed.push([x, end, text, full]);
+  }
+  placed.sort((a, b) => a[0] - b[0]);
+  return placed.map(([x, , text, full]) => `<span class="tick" style="left:${x}px" title="${esc(full)}">${esc(text)}</span>`).join("");
+}
+
+const ROW_CELL = 12, GAP = 2;
+
+/** A block of composite keys: one row per first dimension, small cells, a date axis above. */
+function rowsHtml(block) {
+  const n = block.columns.length;
+  const labels = block.axis.map(([column, label]) => label);
+  const month = labels.length && labels.every((l) => l.length === 10 && l.slice(0, 7) === labels[0].slice(0, 7)) ? labels[0].slice(0, 7) : null;
+  const parts = block.columns.map((c) => c.split("|").pop());
+  // The server's labels where the month (or the day) changes, then days of the month between them.
+  const major = new Set(block.axis.map(([column]) => column));
+  const minor = month ? [] : parts.flatMap((part, column) =>
+    !major.has(column) && /^\d{4}-\d{2}-(08|15|22)$/.test(part) && part !== parts[column - 1] ? [[column, part.slice(8), part, 0]] : []);
+  const axis = axisHtml([...block.axis.map(([column, label]) =>
+    [column, month ? label.slice(8) : label, label, 2]), ...minor], ROW_CELL + GAP, n);
+  const span = parts.length ? `${parts[0]}${parts.length > 1 ? ` – ${parts[parts.length - 1]}` : ""}` : "";
+  const title = `${block.title}: ${plural(block.rows.length, "row")}, ${span}${month ? ` (days of ${month})` : ""}`;
+  const rows = block.rows.map((row) =>
+    `<span class="rowtitle">${esc(row.title)}</span>${row.cells.map((c) => cellHtml(c, true)).join("")}`).join("");
+  return [title, `<div class="rows" style="--n:${n};--c:${ROW_CELL}px;--g:${GAP}px"><span></span><div class="axis">${axis}</div>${rows}</div>`];
+}
+
+/** A block of periods of a year: a row per year, a column per period (Q1 …), weeks with an axis. */
+function periodsHtml(block) {
+  const n = block.columns.length;
+  const wide = n <= 13;
+  const head = wide
+    ? block.columns.map((c) => `<span class="colhead">${esc(c)}</span>`).join("")
+    : `<div class="axis">${axisHtml(block.columns.map((c, i) => [i, c, c, i % 4 === 0 ? 1 : 0]), ROW_CELL + GAP, n)}</div>`;
+  const rows = block.rows.map((row) =>
+    `<span class="rowtitle">${esc(row.title)}</span>${row.cells.map((c) => cellHtml(c, !wide)).join("")}`).join("");
+  return `<div class="periods${wide ? " wide" : ""}" style="--n:${n}"><span></span>${head}${rows}</div>`;
+}
+
+/** What a bucket of the overview is: its unit, and how many characters name the next coarser one. */
+function bucketUnit(length, label) {
+  if (length >= 13) return ["hour", 10];
+  if (length >= 10) return ["day", 7];
+  if (/^\d{4}-\d{2}$/.test(label)) return ["month", 4];
+  if (/^([A-Za-z]*\d{4}-?)$/.test(label)) return ["year", 0];
+  return ["period", 0];
+}
+
+/** The heatmap of every selected partition: a row per key prefix, a cell per bucket in its worst state. */
+function overviewHtml(overview, answer) {
+  if (!overview || !overview.rows.length) return "";
+  const columns = [...new Set(overview.rows.flatMap((r) => r.cells.map((c) => c.label)))].sort();
+  // Worth drawing when it shows more than the grid does: partitions beyond the page, key prefixes, a long range.
+  if (answer.total_entries <= answer.partitions.length && overview.rows.length < 2 && columns.length <= 12) return "";
+  const place = new Map(columns.map((c, i) => [c, i]));
+  const size = columns.length <= 40 ? 22 : columns.length <= 90 ? 14 : 10;
+  const [unit, coarse] = bucketUnit(overview.bucket, columns[0]);
+  // The full label where the coarser unit changes (the year of months), else its last part ("04").
+  const axis = axisHtml(columns.map((c, i) => {
+    const changes = i === 0 || (coarse && c.slice(0, coarse) !== columns[i - 1].slice(0, coarse));
+    return [i, changes || !coarse ? c : c.slice(coarse + 1), c, changes ? 1 : 0];
+  }), size + GAP, columns.length);
+  const rows = overview.rows.map((row) => {
+    const cells = new Array(columns.length).fill('<span class="blank"></span>');
+    for (const c of row.cells) cells[place.get(c.label)] = cellHtml(c, true);
+    return `<span class="rowtitle">${esc(row.title || "all")}</span>${cells.join("")}`;
   }).join("");
-  $("grid").innerHTML = html || "<p>No partition in this range yet.</p>";
+  return `<div class="block overview-block" data-kind="overview"><h4>All ${plural(answer.total_entries, "partition")} of the selection by ${unit}: the worst state of each (click one to zoom in)</h4>
+    <div class="rows" style="--n:${columns.length};--c:${size}px;--g:${GAP}px"><span></span><div class="axis">${axis}</div>${rows}</div></div>`;
 }
 
 function renderPaging(answer) {
   const { offset, limit, total_entries: total } = answer;
+  $("paging").hidden = total <= limit && offset === 0;
   $("page-info").textContent = total === 0 ? "no partitions" :
-    `partitions ${offset + 1}–${Math.min(offset + limit, total)} of ${total}`;
+    `partitions ${Math.min(offset + 1, total)}–${Math.min(offset + limit, total)} of ${total}`;
   $("prev").disabled = offset === 0;
   $("next").disabled = offset + limit >= total;
-  $("prev").onclick = () => showDag(answer.dag_id, Math.max(0, offset - limit)).catch(showError);
-  $("next").onclick = () => showDag(answer.dag_id, offset + limit).catch(showError);
 }
 
-function renderRefusals(refusals) {
-  $("refusals").innerHTML = !refusals.length ? "" :
-    `<h3>Keys refused on arrival (Airflow's audit log: failed to map partition_key)</h3><ul>${refusals.map((r) =>
-      `<li>${esc(r.when)}: ${esc(r.message)}</li>`).join("")}</ul>`;
+/** The parent of a zoomed range: an hour's day, a day's month, a month's year, else the whole range. */
+function zoomedOut(start, end) {
+  if (start && start === end && /^\d{4}/.test(start)) {
+    for (const n of [10, 7, 4]) if (start.length > n) return start.slice(0, n);
+  }
+  return "";
 }
+
+// -- refused keys: our reason first, the calendar's rule apart from mistakes ------------------
+
+function refusalsHtml(refusals, total, withDag) {
+  if (!refusals.length) return "";
+  const item = (r) => `<li data-key="${esc(r.partition_key ?? "")}">
+    <code>${esc(r.partition_key ?? "(a key)")}</code>${r.asset && !withDag ? ` from <a href="${esc(ROOT)}/assets/${esc(enc(r.asset))}" data-asset="${esc(r.asset)}">${esc(r.asset)}</a>` : ""}${withDag && r.dag_id ? ` into <a href="${esc(ROOT)}/dags/${esc(enc(r.dag_id))}" data-dag="${esc(r.dag_id)}">${esc(r.dag_id)}</a>` : ""}:
+    <span class="reason">${esc(r.reason || r.message)}</span> <span class="muted">${esc(when(r.when))}</span>
+    <details><summary>Airflow's message</summary><pre>${esc(r.message)}</pre></details></li>`;
+  const mistakes = refusals.filter((r) => !r.expected);
+  const expected = refusals.filter((r) => r.expected);
+  return `<h3>Keys refused on arrival</h3>
+    ${mistakes.length ? `<section class="refused mistakes"><h4>${plural(mistakes.length, "mistake")}: a key the mapper cannot read, or a mapper that does not fit the keys</h4><ul>${mistakes.map(item).join("")}</ul></section>` : ""}
+    ${expected.length ? `<section class="refused expected"><h4>${plural(expected.length, "key")} refused by the calendar's rule, as expected (nothing to fix)</h4><ul>${expected.map(item).join("")}</ul></section>` : ""}
+    ${total > refusals.length ? `<p class="muted">The latest ${refusals.length} of ${total} refused keys (Airflow's audit log: failed to map partition_key).</p>` : ""}`;
+}
+
+// -- the detail of one partition: its state, what it ran with, its runs, what each asset gave --
+
+const keysHtml = (keys) => keys.length
+  ? `<ul class="keys">${keys.map((k) => `<li>${Array.isArray(k) ? `${esc(k[0])}: ${esc(k[1])}` : esc(k)}</li>`).join("")}</ul>`
+  : '<p class="muted">none</p>';
+
+/** A list of keys, paged through the detail endpoint when the answer holds only its first ones. */
+function pagerHtml(list, keys, total, pageable) {
+  const more = total > keys.length;
+  const pages = !more ? "" : pageable
+    ? `<p class="pages"><button type="button" data-page="-1" disabled>Earlier keys</button>
+       <span class="page-of">1–${keys.length} of ${total}</span>
+       <button type="button" data-page="1">Next keys</button></p>`
+    : `<p class="muted">… and ${total - keys.length} more</p>`;
+  return `<div class="pager" data-list="${esc(list)}" data-offset="0" data-shown="${keys.length}" data-total="${total}">${keysHtml(keys)}${pages}</div>`;
+}
+
+function ranWithText(ran) {
+  return ran.counted >= ran.awaited ? `ran with all ${ran.awaited} of ${ran.awaited} upstream keys`
+    : `ran with ${ran.counted} of ${ran.awaited} upstream keys`;
+}
+
+function showDetail(key) {
+  const p = view.byKey.get(key);
+  const dagId = view.answer.dag_id;
+  const pending = PENDING.has(p.state);
+  const single = view.answer.assets.length === 1;
+  const html = [`<button type="button" class="close" data-close title="Close">×</button><h2>${esc(p.partition_key)}</h2>
+    <p><span class="state ${cls(p.state)}">${esc(p.state)}</span> ${esc(MEANING.get(p.state) || "")}</p>`];
+  const past = p.history && p.history.length ? p.history : p.runs.map(([run_id, state]) => ({ run_id, state, ran_with: null }));
+  if (p.ran_with && !pending) {
+    // What its runs ran with between them: a rerun for late keys completes its period.
+    const ran = p.ran_with;
+    const subject = past.length > 1 ? `Its ${past.length} runs` : "Its run";
+    const together = past.length > 1 ? " between them" : "";
+    if (ran.counted >= ran.awaited) html.push(`<p class="ran-with complete">${subject} ${ranWithText(ran)}${together}.</p>`);
+    else html.push(`<div class="ran-with incomplete"><p>${subject} <strong>${ranWithText(ran)}</strong>${together}; ${plural(ran.missing_total, "key")} missing:</p>
+      ${pagerHtml("missing", ran.missing, ran.missing_total, true)}</div>`);
+  }
+  if (p.opened_at) {
+    html.push(`<p>Pending since ${esc(when(p.opened_at))}${p.queue_position ? `, place ${p.queue_position} of ${view.answer.pending_total} pending in the scheduler's queue${p.queue_position > 500 ? " (beyond the 500 it evaluates per loop: not reached this loop)" : ""}` : ""}.</p>`);
+  }
+  if (p.fires_at) html.push(`<p>Its completion deadline lets it fire from ${esc(when(p.fires_at))}${p.state === "past deadline" ? ": it fires once its keys settle" : ""}.</p>`);
+  if (p.state === "overdue") html.push(`<p class="overdue-note">Its period ended${p.closes_at ? ` at ${esc(when(p.closes_at))}` : ""} with keys missing, and no completion deadline will fire it: it waits for keys that may never come (send them, or backfill).</p>`);
+  else if (p.closes_at && pending) html.push(`<p>Its period ends at ${esc(when(p.closes_at))}.</p>`);
+  const runs = past.map((run, i) => {
+    const short = run.ran_with && run.ran_with.counted < run.ran_with.awaited;
+    const ran = run.ran_with ? ` <span class="${short ? "short" : "muted"}">${i ? "this rerun " : ""}${ranWithText(run.ran_with)}</span>` : "";
+    return `<li><a class="run" href="${esc(AIRFLOW)}/dags/${esc(enc(dagId))}/runs/${esc(enc(run.run_id))}" target="_top">${esc(run.run_id)}</a>
+      <span class="state ${cls(run.state)}">${esc(run.state)}</span>${ran}</li>`;
+  }).join("");
+  html.push(`<h3>${past.length > 1 ? `Dag runs: ${past.length}, oldest first (a rerun for late keys after the first)` : "Dag runs"}</h3>
+    ${runs ? `<ol class="runs">${runs}</ol><p class="muted">The asset events that fed a run are on its page in Airflow.</p>` : '<p class="muted">none yet</p>'}`);
+  for (const a of p.progress) {
+    html.push(`<h3>Upstream asset ${esc(a.asset)}</h3>
+      <p>${a.expected_total ? `${a.counted} of ${a.expected_total} awaited keys counted` : "any one key is enough"}; ${a.received_total} received.</p>
+      ${a.expected_total ? `<h4>Missing (${a.missing_total})</h4>${pagerHtml("missing", a.missing, a.missing_total, single)}` : ""}
+      ${a.never_counting.length ? `<h4>Will never count (${a.never_counting.length})</h4>${pagerHtml("never counting", a.never_counting, a.never_counting.length, single)}` : ""}
+      <h4>Received (${a.received_total})</h4>${pagerHtml("received", a.received, a.received_total, single)}`);
+  }
+  const detail = $("detail");
+  detail.innerHTML = html.join("");
+  detail.dataset.key = key;
+  detail.hidden = false;
+  document.querySelectorAll(".cell.selected").forEach((c) => c.classList.remove("selected"));
+  document.querySelector(`.cell[data-key="${CSS.escape(key)}"]`)?.classList.add("selected");
+  const query = new URLSearchParams(location.search);
+  query.set("key", key);
+  history.replaceState(null, "", `${location.pathname}?${query}`);
+}
+
+async function turnPage(button) {
+  const pager = button.closest(".pager");
+  const total = Number(pager.dataset.total);
+  const offset = Math.max(0, Math.min(Number(pager.dataset.offset) + Number(button.dataset.page) * PAGE, total - 1));
+  const key = $("detail").dataset.key;
+  const params = new URLSearchParams({ list: pager.dataset.list, offset, limit: PAGE });
+  const answer = await api(`/dags/${enc(view.answer.dag_id)}/partitions/${enc(key)}?${params}`);
+  if ($("detail").dataset.key !== key) return;
+  pager.dataset.offset = offset;
+  pager.querySelector(".keys, p.muted").outerHTML = keysHtml(answer.keys);
+  pager.querySelector(".page-of").textContent = `${offset + 1}–${offset + answer.keys.length} of ${answer.total_entries}`;
+  pager.querySelector('[data-page="-1"]').disabled = offset === 0;
+  pager.querySelector('[data-page="1"]').disabled = offset + answer.keys.length >= answer.total_entries;
+}
+
+// -- one asset: its keys by local day of the zone its consumer reads them in --------------------
 
 async function showAsset(name) {
   $("crumb").textContent = "/ asset " + name;
   $("asset-title").textContent = name;
   const answer = await api(`/assets/${enc(name)}`);
   $("asset-link").href = `${AIRFLOW}/assets/${enc(answer.asset_id)}`;
+  const { zone, dag_id: reader } = answer.coverage;
   const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).length, 0);
   $("asset-summary").textContent = `${answer.uri}: ${answer.keys.length} partition keys with events` +
     `${gaps ? `, ${gaps} ${gaps === 1 ? "day" : "days"} without a key (gaps, marked)` : ", no day without a key"}` +
     `${answer.unkeyed_events ? `; ${answer.unkeyed_events} events without a partition key` : ""}.`;
+  $("asset-zone").innerHTML = reader
+    ? `Days are local days in <strong>${esc(zone)}</strong>, as <a href="${esc(ROOT)}/dags/${esc(enc(reader))}" data-dag="${esc(reader)}">${esc(reader)}</a> reads them.`
+    : `Days are days in <strong>${esc(zone)}</strong> (no partitioned Dag you may read cuts this asset's keys in a zone of its own).`;
+  $("asset-zone").dataset.zone = zone;
   $("coverage").innerHTML = answer.coverage.series.map((series) => `
     ${series.title ? `<h3>${esc(series.title)}</h3>` : ""}
-    <table class="coverage"><thead><tr><th>Day</th><th>Events</th><th>Keys</th></tr></thead><tbody>${series.days.map((d) =>
+    <table class="coverage"><thead><tr><th>Day (${esc(zone)})</th><th>Events</th><th>Keys</th></tr></thead><tbody>${series.days.map((d) =>
       `<tr class="${d.gap ? "gap" : d.missing_hours.length ? "partial" : ""}" data-day="${esc(d.day)}"><td>${esc(d.day)}</td><td>${d.events}</td>
        <td>${d.gap ? "<strong>gap: no key</strong>" : d.keys.map((k) => `<code data-key="${esc(k)}">${esc(k)}</code>`).join(" ")}
        ${d.missing_hours.length ? `<br><strong>missing hours: ${esc(d.missing_hours.join(", "))}</strong>` : ""}</td></tr>`).join("")}</tbody></table>`).join("") +
-    (answer.coverage.other.length ? `<h3>Other keys</h3>${list(answer.coverage.other)}` : "") ||
+    (answer.coverage.other.length ? `<h3>Other keys</h3>${keysHtml(answer.coverage.other)}` : "") ||
     "<p>No partition key has an event yet.</p>";
-  $("asset-refusals").innerHTML = !answer.refusals.length ? "" :
-    `<h3>Keys refused on arrival (Airflow's audit log: failed to map partition_key)</h3><ul>${answer.refusals.map((r) =>
-      `<li>${esc(r.when)}: ${r.dag_id ? `<a href="${esc(ROOT)}/dags/${esc(enc(r.dag_id))}" data-dag="${esc(r.dag_id)}">${esc(r.dag_id)}</a>: ` : ""}${esc(r.message)}</li>`).join("")}</ul>`;
+  $("asset-refusals").innerHTML = refusalsHtml(answer.refusals, answer.refusals.length, true);
 }
 
-const list = (items, empty = "none") => items.length ? `<ul class="keys">${items.map((k) => `<li>${esc(k)}</li>`).join("")}</ul>` : `<p>${empty}</p>`;
+// -- one listener for every click: cells, zoom, filters, paging, links ------------------------
 
-function showDetail(key) {
-  const p = view.byKey.get(key);
-  const dagId = view.answer.dag_id;
-  const runs = p.runs.map(([runId, state]) =>
-    `<li><a href="${esc(AIRFLOW)}/dags/${esc(enc(dagId))}/runs/${esc(enc(runId))}" target="_top">${esc(runId)}</a> <span class="state ${cls(state)}">${esc(state)}</span></li>`).join("");
-  const progress = p.progress.map((a) => `
-    <h3>Upstream asset ${esc(a.asset)}</h3>
-    <p>${a.expected.length ? `${a.expected.length - a.missing.length} of ${a.expected.length} awaited keys counted` : "any one key is enough"}; ${a.received.length} received.</p>
-    ${a.expected.length ? `<h3>Missing</h3>${list(a.missing)}` : ""}
-    <h3>Received</h3>${list(a.received)}
-    ${a.never_counting.length ? `<h3>Will never count</h3><ul class="keys">${a.never_counting.map(([k, why]) => `<li>${esc(k)}: ${esc(why)}</li>`).join("")}</ul>` : ""}`).join("");
-  $("detail").innerHTML = `
-    <h2>${esc(p.partition_key)}</h2>
-    <p><span class="state ${cls(p.state)}">${esc(p.state)}</span></p>
-    ${p.opened_at ? `<p>Opened ${esc(p.opened_at)}${p.queue_position ? `, place ${p.queue_position} of ${view.answer.pending_total} pending in the scheduler's queue` : ""}.</p>` : ""}
-    ${p.fires_at ? `<p>Its completion deadline lets it fire from ${esc(p.fires_at)}.</p>` : ""}
-    <h3>Dag runs</h3>${runs ? `<ul>${runs}</ul><p>The asset events that fed a run are on its page in Airflow.</p>` : "<p>none yet</p>"}
-    ${progress}`;
-  $("detail").hidden = false;
-  document.querySelectorAll(".cell.selected").forEach((c) => c.classList.remove("selected"));
-  document.querySelector(`.cell[data-key="${CSS.escape(key)}"]`)?.classList.add("selected");
-}
+function plainClick(event) { return !event.ctrlKey && !event.metaKey && !event.shiftKey && event.button === 0; }
 
 document.addEventListener("click", (event) => {
-  const cell = event.target.closest(".cell[data-key]");
+  const target = event.target;
+  const cell = target.closest(".cell[data-key]");
   if (cell) return showDetail(cell.dataset.key);
-  const dag = event.target.closest("a[data-dag]");
-  if (dag && !event.ctrlKey && !event.metaKey) { event.preventDefault(); go("/dags/" + enc(dag.dataset.dag)); }
-  const asset = event.target.closest("a[data-asset]");
-  if (asset && !event.ctrlKey && !event.metaKey) { event.preventDefault(); go("/assets/" + enc(asset.dataset.asset)); }
+  const zoom = target.closest(".cell[data-zoom]");
+  if (zoom) return requery({ start: zoom.dataset.zoom, end: zoom.dataset.zoomEnd }).catch(showError);
+  const filter = target.closest("button[data-filter]");
+  if (filter) {
+    const wanted = view.query.getAll("state");
+    const state = filter.dataset.filter;
+    return requery({ state: state === "" ? [] : wanted.includes(state) ? wanted.filter((s) => s !== state) : [...wanted, state] });
+  }
+  const page = target.closest(".pager button[data-page]");
+  if (page) return turnPage(page).catch(showError);
+  if (target.closest("[data-close]")) { $("detail").hidden = true; return; }
+  const link = target.closest("a[data-dag], a[data-asset]");
+  if (link && plainClick(event)) {
+    event.preventDefault();
+    if (link.dataset.dag) go("/dags/" + enc(link.dataset.dag), link.dataset.query ? new URLSearchParams(link.dataset.query) : null);
+    else go("/assets/" + enc(link.dataset.asset));
+  }
 });
-$("home").addEventListener("click", (event) => { event.preventDefault(); go("/"); });
-$("range").addEventListener("submit", (event) => { event.preventDefault(); showDag(currentDag).catch(showError); });
+$("dag-filters").addEventListener("change", () => {
+  const wanted = [...document.querySelectorAll("#dag-filters input:checked")].map((i) => ["state", i.value]);
+  go("/", new URLSearchParams(wanted));
+});
+$("home").addEventListener("click", (event) => { if (plainClick(event)) { event.preventDefault(); go("/"); } });
+$("range").addEventListener("submit", (event) => {
+  event.preventDefault();
+  requery({ start: $("range").start.value.trim(), end: $("range").end.value.trim() }).catch(showError);
+});
+$("prev").addEventListener("click", () => requery({ offset: Math.max(0, view.answer.offset - view.answer.limit) || null }));
+$("next").addEventListener("click", () => requery({ offset: view.answer.offset + view.answer.limit }));
+$("zoom-out").addEventListener("click", () => {
+  const start = view.query.get("start"), end = view.query.get("end");
+  const parent = zoomedOut(start, end);
+  requery({ start: parent, end: parent });
+});
+$("whole").addEventListener("click", () => requery({ start: null, end: null }));
+document.addEventListener("keydown", (event) => { if (event.key === "Escape" && !$("detail").hidden) $("detail").hidden = true; });
 window.addEventListener("popstate", route);
 route();

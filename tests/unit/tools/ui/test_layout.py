@@ -1,21 +1,40 @@
-"""The Partitions view's layout of keys: month calendars, day strips, rows per dimension."""
+"""
+The Partitions view's layout of keys: calendars, day strips, rows per dimension, years by period.
+
+Expected places are worked out by hand: weekdays from a calendar (2026-04-01 was a Wednesday),
+New York's DST changes from the US rules (2013-03-10 had 23 hours, 2026-11-01 repeated 01:00).
+"""
 
 from __future__ import annotations
 
-from airflow_partitions.tools.ui.layout import counted, coverage, layout, select, summary, time_part
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from airflow_partitions.tools.ui.layout import counted, coverage, layout, overview
 
 
-def _p(key, state="success", progress=()):
-    return {"partition_key": key, "state": state, "runs": [], "progress": list(progress)}
+def _p(key, state="success", progress=(), ran_with=None):
+    return {
+        "partition_key": key,
+        "state": state,
+        "runs": [],
+        "progress": list(progress),
+        "ran_with": ran_with,
+    }
 
 
-def _rollup(expected, missing, received=None, never=()):
+def _rollup(expected, missing, never=()):
+    received = [k for k in expected if k not in missing]
     return {
         "asset": "hours",
-        "received": received if received is not None else [k for k in expected if k not in missing],
+        "received": received,
         "expected": expected,
         "missing": missing,
         "never_counting": list(never),
+        "counted": len(expected) - len(missing),
+        "received_total": len(received),
+        "expected_total": len(expected),
+        "missing_total": len(missing),
     }
 
 
@@ -42,12 +61,66 @@ def test_hours_fill_a_strip_of_24_per_day_whatever_their_iso_spelling():
     )
 
 
-def test_composite_keys_make_one_row_per_first_dimension_on_shared_columns():
-    [block] = layout([_p("jfk|2013-03-10"), _p("lga|2013-03-11", "pending"), _p("jfk|2013-03-11")])
-    assert block["kind"] == "rows" and block["columns"] == ["2013-03-10", "2013-03-11"]
+def test_hours_with_offsets_show_both_occurrences_of_a_repeated_hour_earlier_first():
+    # New York repeated 01:00 on 2026-11-01: first at -04:00 (EDT), then at -05:00 (EST).
+    keys = ["2026-11-01T00-04:00", "2026-11-01T01-05:00", "2026-11-01T01-04:00", "2026-11-01T02-05:00"]
+    [block] = layout([_p(k) for k in keys])
+    labels = [c["label"] for c in block["cells"]]
+    assert len(block["cells"]) == 25 and labels[:4] == ["00", "01-04:00", "01-05:00", "02"]
+    assert [c["key"] for c in block["cells"][:4]] == [keys[0], keys[2], keys[1], keys[3]]
+
+
+def test_composite_keys_make_one_row_per_first_dimension_in_time_order_under_a_date_axis():
+    keys = ["jfk|2013-03-10", "lga|2013-03-11", "jfk|2013-03-11", "jfk|2013-04-01"]
+    [block] = layout([_p(k, "pending" if k.startswith("lga") else "success") for k in keys])
+    assert block["kind"] == "rows" and block["columns"] == ["2013-03-10", "2013-03-11", "2013-04-01"]
+    assert block["axis"] == [[0, "2013-03"], [2, "2013-04"]]  # labels where the month changes
     jfk, lga = block["rows"]
-    assert (jfk["title"], [c["key"] for c in jfk["cells"]]) == ("jfk", ["jfk|2013-03-10", "jfk|2013-03-11"])
-    assert [c["state"] for c in lga["cells"]] == ["not opened", "pending"]
+    assert (jfk["title"], [c["key"] for c in jfk["cells"]]) == (
+        "jfk",
+        ["jfk|2013-03-10", "jfk|2013-03-11", "jfk|2013-04-01"],
+    )
+    assert [c["state"] for c in lga["cells"]] == ["not opened", "pending", "not opened"]
+    [one_month] = layout([_p("jfk|2013-03-10"), _p("jfk|2013-03-11")])
+    assert one_month["axis"] == [[0, "2013-03-10"], [1, "2013-03-11"]]  # within a month: days
+
+
+def test_months_quarters_weeks_and_fiscal_keys_make_grids_of_years_by_period():
+    blocks = layout(
+        [_p(k) for k in ("2013-03", "2014-12", "FY2026-Q3", "R2025-M01", "2026-W05", "2020-W53", "FY2026")]
+    )
+    by_title = {b["title"]: b for b in blocks}
+    assert set(by_title) == {"months", "FY quarters", "R months", "weeks", "FY years"}
+    months = by_title["months"]
+    assert months["kind"] == "periods" and months["columns"] == [f"{m:02d}" for m in range(1, 13)]
+    assert [r["title"] for r in months["rows"]] == ["2013", "2014"]
+    assert [c["state"] for c in months["rows"][0]["cells"]][1:4] == ["not opened", "success", "not opened"]
+    quarters = by_title["FY quarters"]
+    assert quarters["columns"] == ["Q1", "Q2", "Q3", "Q4"] and quarters["rows"][0]["title"] == "FY2026"
+    assert quarters["rows"][0]["cells"][2]["key"] == "FY2026-Q3"
+    assert by_title["R months"]["columns"][0] == "M01" and len(by_title["R months"]["columns"]) == 12
+    weeks = by_title["weeks"]
+    assert len(weeks["columns"]) == 53 and weeks["columns"][:2] == ["W01", "W02"]  # 2020 had 53 ISO weeks
+    assert [r["title"] for r in weeks["rows"]] == ["2020", "2026"]
+    assert by_title["FY years"]["rows"][0]["cells"][0]["key"] == "FY2026"
+
+
+def test_minutes_are_grouped_by_hour_with_their_worst_state_and_one_hour_zooms_in():
+    minutes = [_p(f"2026-04-01T05:{m:02d}", "failed" if m == 30 else "success") for m in range(15, 60, 15)]
+    minutes.append(_p("2026-04-01T07:15"))
+    [day] = layout(minutes)
+    assert day["kind"] == "day" and len(day["cells"]) == 24
+    five = day["cells"][5]
+    assert (five["state"], five["count"], five["zoom"]) == ("failed", "3", ["2026-04-01T05", "2026-04-01T05"])
+    assert day["cells"][6]["state"] == "not opened" and day["cells"][7]["count"] == "1"
+    [hour] = layout(minutes[:3])
+    assert (hour["kind"], hour["title"]) == ("hour", "2026-04-01T05")
+    assert [c["label"] for c in hour["cells"]] == ["15", "30", "45"]
+    # A quarter hour on the hour is a minute key among minute keys, an hour among hours.
+    [hour] = layout([_p("2026-04-01T05:00"), *minutes[:3]])
+    assert [c["label"] for c in hour["cells"]] == ["00", "15", "30", "45"]
+    [day] = layout([_p("2026-04-01T05:00:00Z")])
+    assert day["kind"] == "day" and day["cells"][5]["key"] == "2026-04-01T05:00:00Z"
 
 
 def test_other_keys_are_listed_after_the_time_blocks():
@@ -56,29 +129,35 @@ def test_other_keys_are_listed_after_the_time_blocks():
     assert blocks[1]["cells"][0]["label"] == "exports"
 
 
-def test_pending_cells_show_counted_of_awaited_keys():
+def test_pending_cells_show_counted_of_awaited_and_a_run_that_ran_incomplete_what_it_ran_with():
     hours = [f"2026-04-01T{h:02d}" for h in range(24)]
     pending = _p("2026-04-01", "pending", [_rollup(hours, ["2026-04-01T17"])])
     assert counted(pending) == (23, 24)
     assert layout([pending])[0]["weeks"][0][2]["count"] == "23/24"
-    one_key = _p(
-        "x",
-        "pending",
-        [{"asset": "a", "received": ["k"], "expected": [], "missing": [], "never_counting": []}],
-    )
-    assert counted(one_key) == (1, 1)
-    assert counted(_p("2026-04-02", "success")) is None
+    one_key = {"asset": "a", "received": ["k"], "expected": [], "missing": [], "never_counting": []}
+    one_key |= {"counted": 1, "received_total": 1, "expected_total": 0, "missing_total": 0}
+    assert counted(_p("x", "pending", [one_key])) == (1, 1)
+    ran = {"counted": 20, "awaited": 24, "missing": hours[10:14], "missing_total": 4}
+    assert counted(_p("2026-04-02", "ran incomplete", ran_with=ran)) == (20, 24)
+    assert counted(_p("2026-04-03", "success", ran_with={**ran, "counted": 24, "missing": []})) is None
 
 
-def test_a_time_range_selects_on_the_time_part_and_an_end_keeps_its_whole_period():
-    keys = ["2026-03-31", "2026-04-01", "2026-04-30T23", "jfk|2026-04-15", "2026-05-01"]
-    chosen = select([_p(k) for k in keys], start="2026-04", end="2026-04")
-    assert [p["partition_key"] for p in chosen] == ["2026-04-01", "jfk|2026-04-15", "2026-04-30T23"]
-    assert time_part("jfk|2026-04-15") == "2026-04-15" and select([_p("a")]) == [_p("a")]
-
-
-def test_summary_counts_states():
-    assert summary([_p("a"), _p("b"), _p("c", "failed")]) == {"success": 2, "failed": 1}
+def test_the_overview_makes_cells_that_zoom_into_their_bucket():
+    state = {
+        "bucket": 7,
+        "overview": [["jfk", [["2013-03", "ran incomplete", 31], ["2013-04", "success", 30]]]],
+    }
+    answer = overview(state)
+    assert answer["bucket"] == 7
+    [row] = answer["rows"]
+    assert row["title"] == "jfk"
+    assert row["cells"][0] == {
+        "key": None,
+        "state": "ran incomplete",
+        "label": "2013-03",
+        "count": "31",
+        "zoom": ["2013-03", "2013-03"],
+    }
 
 
 def _k(key, events=1):
@@ -87,12 +166,48 @@ def _k(key, events=1):
 
 def test_coverage_lists_every_day_from_first_to_last_with_gaps_and_missing_hours():
     keys = [_k("2026-05-01T00", 2), *(_k(f"2026-05-01T{h:02d}") for h in range(1, 24)), _k("2026-05-03T04")]
-    [series] = coverage(keys)["series"]
+    answer = coverage(keys)
+    [series] = answer["series"]
+    assert answer["zone"] == "UTC"
     first, second, third = series["days"]
     assert (first["day"], first["events"], first["gap"]) == ("2026-05-01", 25, False)
     assert first["missing_hours"] == []
     assert (second["day"], second["gap"], second["keys"]) == ("2026-05-02", True, [])
     assert third["missing_hours"] == [f"{h:02d}" for h in range(24) if h != 4]
+
+
+def _utc_hours_of_new_york_day(year, month, day):
+    """The UTC hour keys of a New York day, from zoneinfo (not the code under test)."""
+    tz = ZoneInfo("America/New_York")
+    start = datetime(year, month, day, tzinfo=tz).astimezone(UTC)
+    end = (datetime(year, month, day, tzinfo=tz) + timedelta(days=1)).astimezone(UTC)
+    return [
+        (start + timedelta(hours=h)).strftime("%Y-%m-%dT%H")
+        for h in range((end - start) // timedelta(hours=1))
+    ]
+
+
+def test_coverage_in_the_consumers_zone_counts_new_york_days_of_utc_hours():
+    # 2013-03-10 had 23 hours in New York (from 05:00Z to 04:00Z); 2013-03-11, 24, but 05Z is missing.
+    keys = [
+        _k(k) for k in _utc_hours_of_new_york_day(2013, 3, 10) + _utc_hours_of_new_york_day(2013, 3, 11)[1:]
+    ]
+    answer = coverage(keys, "America/New_York", "UTC")
+    assert answer["zone"] == "America/New_York"
+    [series] = answer["series"]
+    assert [(d["day"], d["missing_hours"]) for d in series["days"]] == [
+        ("2013-03-10", []),
+        ("2013-03-11", ["00"]),
+    ]
+    in_utc = coverage(keys)["series"][0]["days"]  # the same keys in UTC days: a false gap at 00-04
+    assert in_utc[0]["missing_hours"] == ["00", "01", "02", "03", "04"]
+
+
+def test_coverage_names_the_occurrence_of_a_repeated_hour_that_is_missing():
+    # New York's 2026-11-01: 01:00 EDT is 05:00Z, 01:00 EST 06:00Z; leave out the second.
+    keys = [_k(k) for k in _utc_hours_of_new_york_day(2026, 11, 1) if k != "2026-11-01T06"]
+    [series] = coverage(keys, "America/New_York", "UTC")["series"]
+    assert series["days"][0]["missing_hours"] == ["01-05:00"]
 
 
 def test_coverage_makes_one_series_per_first_dimension_and_lists_dateless_keys():
