@@ -11,7 +11,9 @@ models (``DagRun``, ``AssetPartitionDagRun``, ``AssetEvent``, ``PartitionedAsset
   days ran complete a few minutes after the day ended, 1 % ran at the deadline with 20 of their
   24 hours (``ran incomplete``), 1 % failed, the last 2 % of the days wait, 12 to 23 hours in;
 - ``bench_minutes``: N minutes (70 days of them at 100,000), one run per minute key;
-- 198 small partitioned Dags of 30 days each, so that the overview lists 200.
+- ``bench_month_of_minutes``: a month rolled up from its minutes (44,640), pending with all but
+  600 of them (what ``status --key`` and the view's detail list page through);
+- 197 small partitioned Dags of 30 days each, so that the overview lists 200.
 
 Then times, through the api-server's HTTP API, each figure *--repeats* times (the first, cold
 answer apart): one page of ``GET /partitions/api/dags/{id}`` (1,000 partitions, the default),
@@ -51,7 +53,7 @@ from airflow_partitions.testing import AirflowInstance  # noqa: E402
 
 NEW_YORK = ZoneInfo("America/New_York")
 REGIONS = 100
-SMALL_DAGS = 198
+SMALL_DAGS = 197
 SMALL_DAYS = 30
 
 DAG_FILE = textwrap.dedent(
@@ -63,7 +65,7 @@ DAG_FILE = textwrap.dedent(
 
     from airflow_partitions import (
         CompletionDeadline, CompositeKeyMapper, Day, DimensionRollupMapper, DimensionWindow, Hour,
-        Minutes, TemporalMapper, TemporalWindow,
+        Minutes, Month, TemporalMapper, TemporalRollupMapper, TemporalWindow,
     )
 
     def consumer(dag_id, asset, mapper):
@@ -84,6 +86,11 @@ DAG_FILE = textwrap.dedent(
         ),
     )
     consumer("bench_minutes", "bench_minute_feed", TemporalMapper(Minutes(1)))
+    consumer(
+        "bench_month_of_minutes",
+        "bench_month_minute_feed",
+        TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Minutes(1))),
+    )
     for i in range(SMALL_DAGS):
         consumer(f"bench_small_{i:03d}", f"bench_small_feed_{i:03d}", TemporalMapper(Day()))
     """
@@ -232,6 +239,18 @@ def minutes(n: int, today: date) -> list[tuple[str, datetime, str, list[str], da
     return rows
 
 
+def month_of_minutes(today: date) -> list[tuple[str, datetime, str, list[str], datetime]]:
+    """Last month of ``bench_month_of_minutes``, pending with all but its last 600 minutes (44,040 keys)."""
+    first = (today.replace(day=1) - timedelta(days=1)).replace(day=1)
+    start = datetime(first.year, first.month, 1, tzinfo=UTC)
+    end = datetime(today.year, today.month, 1, tzinfo=UTC)
+    keys = [
+        f"{start + timedelta(minutes=m):%Y-%m-%dT%H:%M}"
+        for m in range(int((end - start).total_seconds() // 60))
+    ]
+    return [(f"{first:%Y-%m}", start, "pending", keys[:-600], end)]
+
+
 def small(today: date) -> list[tuple[str, datetime, str, list[str], datetime]]:
     rows = []
     for d in range(SMALL_DAYS):
@@ -330,17 +349,21 @@ def measure(
         writer = Writer()
         writer.runs("bench_region_day", "bench_region_hours", region_days(n, today))
         writer.runs("bench_minutes", "bench_minute_feed", minutes(n, today))
+        writer.runs("bench_month_of_minutes", "bench_month_minute_feed", month_of_minutes(today))
         for i in range(SMALL_DAGS):
             writer.runs(f"bench_small_{i:03d}", f"bench_small_feed_{i:03d}", small(today))
         log(f"  {n:,} partitions per Dag written in {time.perf_counter() - started:.0f} s")
         if profiling:
             profile(log)
         base, token = f"{airflow.url}/partitions", airflow._bearer()
+        month = month_of_minutes(today)[0][0]
         figures: dict[str, object] = {"partitions": n}
         for name, path in (
             ("api_page", "/api/dags/bench_region_day"),
             ("api_page_minutes", "/api/dags/bench_minutes"),
             ("overview", "/api/dags"),
+            ("month_of_minutes_page", "/api/dags/bench_month_of_minutes"),
+            ("month_of_minutes_missing", f"/api/dags/bench_month_of_minutes/partitions/{month}?list=missing"),
         ):
             cold, size = timed_get(base + path, token)
             warm = [timed_get(base + path, token)[0] for _ in range(repeats)]
@@ -370,6 +393,22 @@ def measure(
             )
             status.append(time.perf_counter() - begun)
         figures["status_s"] = round(statistics.median(status), 3)
+        begun = time.perf_counter()
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "airflow_partitions.tools.cli",
+                "status",
+                "bench_month_of_minutes",
+                "--key",
+                month,
+            ],
+            env=airflow.env,
+            capture_output=True,
+            check=False,
+        )
+        figures["status_month_of_minutes_s"] = round(time.perf_counter() - begun, 3)
         log(f"  status bench_region_day: median {statistics.median(status):.2f} s (a new process each)")
         api_rss = peak_rss_mb(airflow.pids["api-server"])
         status_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024

@@ -30,7 +30,14 @@ from airflow_partitions.grains.business import BusinessCalendar, BusinessDay
 from airflow_partitions.grains.clock import Day, Hour, IsoWeek, Minutes, Month, Quarter, Week, Year
 from airflow_partitions.grains.cron import Cron
 from airflow_partitions.grains.fiscal import FiscalMonth, FiscalQuarter, FiscalYear
-from airflow_partitions.grains.grain import Grain, Period, most_members, shortest_period
+from airflow_partitions.grains.grain import (
+    Grain,
+    Period,
+    most_members,
+    shorter_periods,
+    shortest_period,
+    typical_period,
+)
 from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.grains.retail import RetailMonth, RetailQuarter, RetailWeek, RetailYear
 from airflow_partitions.grains.sessions import ExchangeCalendar, TradingSession
@@ -60,5 +67,7 @@ __all__ = [
     "Week",
     "Year",
     "most_members",
+    "shorter_periods",
     "shortest_period",
+    "typical_period",
 ]

@@ -12,6 +12,7 @@ are found by kind in :mod:`~airflow_partitions.grains.registry`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -429,6 +430,41 @@ def shortest_period(grain: Grain) -> timedelta:
     Month())`` 28 days. Memoized per process.
     """
     return min(period.duration for period in _sample_periods(grain, _SHORTEST_SPAN))
+
+
+@lru_cache(maxsize=256)
+def typical_period(grain: Grain) -> timedelta:
+    """
+    Return the most common real length of *grain*'s periods: 24 hours for a New York day.
+
+    Over the periods :func:`shortest_period` samples; ``typical_period(Month())`` is 31 days.
+    """
+    return Counter(period.duration for period in _sample_periods(grain, _SHORTEST_SPAN)).most_common(1)[0][0]
+
+
+def shorter_periods(
+    grain: Grain, start: datetime, end: datetime, *, limit: int = 20_000
+) -> list[datetime] | None:
+    """
+    Return the UTC starts of *grain*'s periods starting from *start* to *end* that are shorter than typical.
+
+    ``shorter_periods(Day(timezone="America/New_York"), …2026-01-01…, …2026-12-31…)`` is the
+    start of 2026-03-08 (23 hours), as :func:`typical_period` is 24 hours. ``[]`` for a grain
+    whose periods all last alike (hours, UTC days); ``None`` if more than *limit* periods lie
+    between (walking them would take longer than it saves).
+    """
+    typical = typical_period(grain)
+    if shortest_period(grain) >= typical:
+        return []
+    found: list[datetime] = []
+    period = grain.floor(start)
+    for _ in range(limit):
+        if period.utc[0] > end:
+            return found
+        if period.duration < typical:
+            found.append(period.utc[0])
+        period = grain.shift(period, 1)
+    return None
 
 
 @lru_cache(maxsize=256)

@@ -21,7 +21,7 @@ from airflow.partition_mappers.wait_policy import WaitForAll
 
 from airflow_partitions.composite import CompositeKeyMapper
 from airflow_partitions.deadlines import CompletionDeadline
-from airflow_partitions.grains import Grain, shortest_period
+from airflow_partitions.grains import Grain
 from airflow_partitions.rollup import CountingRollupMapper, configured_policy, counted
 
 
@@ -80,26 +80,24 @@ class RollupView:
         self.policy = configured_policy(mapper)
         #: Whether a run can fire before every awaited key counted (any policy but ``WaitForAll``).
         self.may_fire_incomplete = not isinstance(self.policy, WaitForAll)
-        #: How long after its period's start (Airflow's ``partition_date``) a run of the rollup can
-        #: only have fired complete, or ``None`` if no such time is known (see
-        #: :meth:`_complete_before`).
-        self.complete_before = self._complete_before()
+        #: The grain of its periods and its deadline's grace, when a run's creation time can prove
+        #: it fired with every key (see :meth:`_deadline`), else ``None``.
+        self.deadline = self._deadline()
 
-    def _complete_before(self) -> timedelta | None:
+    def _deadline(self) -> tuple[Grain, timedelta] | None:
         """
-        Return how long after a period's start a run of it can only have fired with every key.
+        Return the grain of the rollup's periods and its deadline's grace, for proving runs complete.
 
-        A :class:`~airflow_partitions.CompletionDeadline` fires a run without all its keys from
-        the period's end plus its grace on, and a period lasts at least its grain's
-        :func:`~airflow_partitions.grains.shortest_period`: a run Airflow created before the
-        period's ``partition_date`` plus both counted every key, and needs no reading of what it
-        ran with. ``None`` for other policies (``MinimumCount`` fires early) and for mappers whose
-        periods are not one grain's.
+        A :class:`~airflow_partitions.CompletionDeadline` fires a run without all its keys only
+        from its period's end plus the grace on: a run Airflow created before the period's start
+        (its ``partition_date``) plus the period's length plus the grace counted every key, and
+        needs no reading of what it ran with. ``None`` for other policies (``MinimumCount`` fires
+        at any time) and for mappers whose periods are not one grain's.
         """
         if not isinstance(self.policy, CompletionDeadline):
             return None
         grain = _period_grain(getattr(self.mapper, "upstream_mapper", None))
-        return None if grain is None else shortest_period(grain) + self.policy.grace
+        return None if grain is None else (grain, self.policy.grace)
 
     @classmethod
     def of(cls, mapper: Any) -> RollupView | None:

@@ -17,11 +17,11 @@ import re
 from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_partitions.deadlines import CompletionDeadline
-from airflow_partitions.grains import Grain
+from airflow_partitions.grains import Grain, shorter_periods, shortest_period, typical_period
 from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.tools.rollup_view import RollupView
 
@@ -352,12 +352,9 @@ def consumer_dags(
     dags = [ConsumerDag(*row) for row in session.execute(query) if only is None or row[0] in only]
     if not summary:
         return dags
-    readers = {}
-    for dag in dags:
-        try:
-            readers[dag.dag_id] = _Reader(dag.dag_id, session)
-        except ValueError:  # flagged partitioned, but no serialized Dag to read it with (yet)
-            continue
+    timetables = consumer_timetables([d.dag_id for d in dags], session)
+    # A Dag flagged partitioned without a serialized Dag to read it with (yet) has no summary.
+    readers = {dag_id: _Reader(dag_id, session, found) for dag_id, found in timetables.items()}
     found = _summaries(readers, session) if readers else {}
     return [replace(dag, **found.get(dag.dag_id, {})) for dag in dags]
 
@@ -463,32 +460,55 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
     ``(name, uri)`` pairs, ``[("weather_jfk_hourly", "weather_jfk_hourly")]``, in the order of its
     asset condition; ``timetable.get_partition_mapper(name=…, uri=…)`` gives each one's mapper.
     Deserialized once per serialized version (its row id and hash), then kept: the overview reads
-    every partitioned Dag's.
+    every partitioned Dag's (:func:`consumer_timetables`, one query for them all).
 
     :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned.
     """
-    from airflow.models.serialized_dag import SerializedDagModel
-
-    version = session.execute(
-        SerializedDagModel.latest_item_select_object(dag_id).with_only_columns(
-            SerializedDagModel.id, SerializedDagModel.dag_hash
-        )
-    ).first()
-    cached = _TIMETABLES.get(dag_id)
-    if version is not None and cached is not None and cached[0] == tuple(version):
-        return cached[1], list(cached[2])
-    dag = SerializedDagModel.get_dag(dag_id, session=session)
-    timetable = getattr(dag, "timetable", None)
-    if timetable is None or not getattr(timetable, "partitioned", False):
+    found = consumer_timetables([dag_id], session).get(dag_id)
+    if found is None:
         raise ValueError(
             f"{dag_id!r} is not a partitioned consumer Dag in this deployment's metadata database "
             "(no serialized Dag, or its schedule is not partitioned by assets)."
         )
-    condition = getattr(timetable, "asset_condition", None)
-    assets = [(key.name, key.uri) for key, _ in condition.iter_assets()] if condition is not None else []
-    if version is not None:
-        _TIMETABLES[dag_id] = (tuple(version), timetable, tuple(assets))
-    return timetable, assets
+    return found
+
+
+def consumer_timetables(
+    dag_ids: Collection[str], session: Any
+) -> dict[str, tuple[Any, list[tuple[str, str]]]]:
+    """
+    Return :func:`consumer_timetable` of each of *dag_ids* that is a partitioned consumer Dag.
+
+    One query for the latest serialized version of them all; a version seen before is not
+    deserialized again.
+    """
+    from airflow.models.serialized_dag import SerializedDagModel
+
+    versions = {
+        dag_id: (row_id, dag_hash)
+        for dag_id, row_id, dag_hash in session.execute(
+            SerializedDagModel._latest_by_version_select(list(dag_ids)).with_only_columns(
+                SerializedDagModel.dag_id, SerializedDagModel.id, SerializedDagModel.dag_hash
+            )
+        )
+    }
+    found = {}
+    for dag_id in dag_ids:
+        version = versions.get(dag_id)
+        cached = _TIMETABLES.get(dag_id)
+        if version is not None and cached is not None and cached[0] == version:
+            found[dag_id] = (cached[1], list(cached[2]))
+            continue
+        dag = SerializedDagModel.get_dag(dag_id, session=session)
+        timetable = getattr(dag, "timetable", None)
+        if timetable is None or not getattr(timetable, "partitioned", False):
+            continue
+        condition = getattr(timetable, "asset_condition", None)
+        assets = [(key.name, key.uri) for key, _ in condition.iter_assets()] if condition is not None else []
+        if version is not None:
+            _TIMETABLES[dag_id] = (version, timetable, tuple(assets))
+        found[dag_id] = (timetable, assets)
+    return found
 
 
 #: Deserialized timetables by Dag id, with the serialized version (row id, hash) they were read from.
@@ -560,10 +580,12 @@ _RAN_WITH_SIZE = 200_000
 class _Reader:
     """One read of one consumer Dag's partition state, in one session (see :func:`consumer_state`)."""
 
-    def __init__(self, dag_id: str, session: Any) -> None:
+    def __init__(
+        self, dag_id: str, session: Any, found: tuple[Any, list[tuple[str, str]]] | None = None
+    ) -> None:
         self.dag_id = dag_id
         self.session = session
-        self.timetable, self.assets = consumer_timetable(dag_id, session)
+        self.timetable, self.assets = found or consumer_timetable(dag_id, session)
         self.rollups = {
             name: RollupView.of(self.timetable.get_partition_mapper(name=name, uri=uri))
             for name, uri in self.assets
@@ -574,10 +596,18 @@ class _Reader:
         self.may_fire_incomplete = any(
             rollup is not None and rollup.may_fire_incomplete for rollup in self.rollups.values()
         )
-        #: How long after its period's start every run of this Dag fired complete (the least of its
-        #: rollups' :attr:`~RollupView.complete_before`), or ``None``: each run is then read.
-        bounds = [r.complete_before for r in self.rollups.values() if r is not None and r.may_fire_incomplete]
-        self.complete_before = min(bounds) if bounds and None not in bounds else None  # type: ignore[type-var]
+        #: The grain of this Dag's periods and the least grace of its deadlines, when every rollup
+        #: that may fire incomplete has a deadline over that grain (:attr:`RollupView.deadline`):
+        #: then a run's creation time can prove it fired complete. Else ``None``: each run is read.
+        deadlines = [r.deadline for r in self.rollups.values() if r is not None and r.may_fire_incomplete]
+        grains = {d[0] for d in deadlines if d is not None}
+        self.deadline = (
+            (grains.pop(), min(d[1] for d in deadlines if d is not None))
+            if deadlines and None not in deadlines and len(grains) == 1
+            else None
+        )
+        self._shorter: list[datetime] | None = None  # looked up once, by :meth:`bounds`
+        self._shorter_read = False
         self.identity = hash(
             tuple(sorted((n, repr(r.mapper.serialize())) for n, r in self.rollups.items() if r))
         )
@@ -634,14 +664,16 @@ class _Reader:
         limit: int | None,
         offset: int,
     ) -> ConsumerState:
-        from sqlalchemy import func, select
+        from sqlalchemy import select
 
         keys = self._keys_query(start, end)
         if only is not None:
             keys = select(keys).where(keys.c.key == only).subquery()
-        first, last = self.session.execute(select(func.min(keys.c.part), func.max(keys.c.part))).one()
-        states, overrides = self._counts(start, end, only)
+        first, last = _ranges_of([self.dag_id], self.session, start, end, only).get(self.dag_id, (None, None))
         bucket = bucket_length(first, last)
+        states, overrides, overview = _tally_of(
+            {self.dag_id: self}, self.session, start, end, only, bucket, True
+        )[self.dag_id]
         if only is not None:
             page_keys = [only] if states else []
             total = len(page_keys)
@@ -678,38 +710,12 @@ class _Reader:
             first=first,
             last=last,
             bucket=bucket,
-            overview=self._strips(start, end, only, overrides, bucket, by_prefix=True),
+            overview=overview,
         )
 
     def summary(self) -> dict[str, Any]:
         """Return the Dag's counts by state, range of keys and strip (see :func:`_summaries`)."""
         return _summaries({self.dag_id: self}, self.session)[self.dag_id]
-
-    def _counts(
-        self, start: str | None, end: str | None, only: str | None
-    ) -> tuple[dict[str, int], dict[str, str]]:
-        """Return the selected partitions' counts by state and overrides (see :func:`_counts_of`)."""
-        return _counts_of({self.dag_id: self}, self.session, start, end, only)[self.dag_id]
-
-    def _strips(
-        self,
-        start: str | None,
-        end: str | None,
-        only: str | None,
-        overrides: dict[str, str],
-        length: int,
-        *,
-        by_prefix: bool,
-    ) -> tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]:
-        """Return the selected partitions as strips (see :func:`_strips_of`)."""
-        found = _strips_of(
-            [self.dag_id], self.session, start, end, only, {self.dag_id: overrides}, length, by_prefix
-        )
-        return found.get(self.dag_id, ())
-
-    def _fired(self) -> Any:
-        """Select this Dag's fired pending runs (see :func:`_fired_of`)."""
-        return _fired_of([self.dag_id])
 
     # -- what a pending run has, what a run ran with ------------------------------------------
 
@@ -753,31 +759,20 @@ class _Reader:
                 _RAN_WITH.popitem(last=False)
         return found
 
-    def _fired_runs(
-        self, start: str | None, end: str | None, only: str | None
-    ) -> dict[str, list[tuple[int, datetime | None, datetime | None]]]:
-        """Return the selected keys' fired pending runs, oldest first: ``(id, created, partition_date)``."""
+    def _fired_runs(self, keys: list[str]) -> dict[str, list[tuple[int, datetime | None, datetime | None]]]:
+        """Return the fired pending runs of *keys*, oldest first: ``(id, created, partition_date)`` each."""
         from airflow.models.dagrun import DagRun
-        from sqlalchemy import func, select
+        from sqlalchemy import func
 
-        fired = self._fired()
-        query = (
-            select(
-                DagRun.partition_key,
-                fired.c.id,
-                func.coalesce(DagRun.created_at, DagRun.run_after),
-                DagRun.partition_date,
-            )
-            .join(DagRun, DagRun.id == fired.c.dag_run_id)
-            .order_by(fired.c.id)
-        )
-        if only is not None:
-            query = query.where(DagRun.partition_key == only)
-        else:
-            query = query.where(*_in_range_sql(time_part_sql(DagRun.partition_key), start, end))
         by_key: dict[str, list[tuple[int, datetime | None, datetime | None]]] = defaultdict(list)
-        for key, apdr_id, created, anchor in self.session.execute(query):
-            by_key[key].append((apdr_id, created, anchor))
+        for chunk in _chunks(keys):
+            query = _fired_query(self.dag_id).add_columns(
+                func.coalesce(DagRun.created_at, DagRun.run_after), DagRun.partition_date
+            )
+            for key, apdr_id, created, anchor in self.session.execute(
+                query.where(DagRun.partition_key.in_(chunk))
+            ):
+                by_key[key].append((apdr_id, created, anchor))
         return by_key
 
     def _fired_complete(self, created: datetime | None, anchor: datetime | None) -> bool:
@@ -785,13 +780,46 @@ class _Reader:
         Whether a run Airflow created at *created* for a period starting at *anchor* fired complete.
 
         Every run of a Dag whose rollups wait for all their keys did; under a deadline, a run
-        created before :attr:`complete_before` past its period's start (``partition_date``) did.
+        created before its period's start (``partition_date``) plus its length plus the grace
+        (:meth:`bounds`) did.
         """
         if not self.may_fire_incomplete:
             return True
-        if self.complete_before is None or created is None or anchor is None:
+        bounds = self.bounds()
+        if bounds is None or created is None or anchor is None:
             return False
-        return _utc(created) < _utc(anchor) + self.complete_before  # type: ignore[operator]
+        shortest, typical, shorter = bounds
+        made, start = _utc(created) or created, _utc(anchor) or anchor
+        return made < start + shortest or (
+            shorter is not None and start not in shorter and made < start + typical
+        )
+
+    def bounds(self) -> tuple[timedelta, timedelta, list[datetime] | None] | None:
+        """
+        Return how long after its period's start a run can only have fired complete, and where not.
+
+        ``(shortest, typical, shorter)``: the grain's :func:`~airflow_partitions.grains.
+        shortest_period` and :func:`~airflow_partitions.grains.typical_period` plus the grace, and
+        the starts (UTC) of this Dag's periods shorter than typical (:func:`~airflow_partitions.
+        grains.shorter_periods` between its runs' first and last ``partition_date``; ``None`` if
+        too many to list: then only the shortest bound holds). ``None`` without a deadline.
+        """
+        if self.deadline is None:
+            return None
+        grain, grace = self.deadline
+        if not self._shorter_read:
+            from airflow.models.dagrun import DagRun
+            from sqlalchemy import func, select
+
+            low, high = self.session.execute(
+                select(func.min(DagRun.partition_date), func.max(DagRun.partition_date)).where(
+                    DagRun.dag_id == self.dag_id
+                )
+            ).one()
+            low, high = _utc(low), _utc(high)
+            self._shorter = shorter_periods(grain, low, high) if low and high else []
+            self._shorter_read = True
+        return shortest_period(grain) + grace, typical_period(grain) + grace, self._shorter
 
     def _complete(self, key: str) -> RanWith | None:
         """Return what a run of *key* that fired complete ran with: every awaited key (``None``: unknown)."""
@@ -817,21 +845,29 @@ class _Reader:
         runs: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
         pending: dict[str, Any] = {}
         complete: set[int] = set()  # fired runs known complete without reading their keys
-        fired = self._fired()
         for chunk in _chunks(keys):
-            for run_id, key, state, apdr_id, created, anchor in self.session.execute(
+            found = self.session.execute(
                 select(
+                    DagRun.id,
                     DagRun.run_id,
                     DagRun.partition_key,
                     DagRun.state,
-                    fired.c.id,
                     func.coalesce(DagRun.created_at, DagRun.run_after),
                     DagRun.partition_date,
                 )
-                .outerjoin(fired, fired.c.dag_run_id == DagRun.id)
                 .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.in_(chunk))
                 .order_by(DagRun.id)
-            ):
+            ).all()
+            # The pending runs they came from, by Dag run id: one scan of the table (no index).
+            came_from = dict(
+                self.session.execute(
+                    select(AssetPartitionDagRun.created_dag_run_id, AssetPartitionDagRun.id).where(
+                        AssetPartitionDagRun.created_dag_run_id.in_([row[0] for row in found])
+                    )
+                ).all()
+            )
+            for dag_run_id, run_id, key, state, created, anchor in found:
+                apdr_id = came_from.get(dag_run_id)
                 runs[key].append((run_id, _state_name(state), apdr_id))
                 if apdr_id is not None and self._fired_complete(created, anchor):
                     complete.add(apdr_id)
@@ -960,8 +996,9 @@ class _Reader:
                 .order_by(queue.c.place)
             )
         )
-        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), None)
-        return total, _blocked(head[:mine], self.session) if mine else 0, starved or 0
+        # This Dag's oldest pending run within the evaluated ones, else all of them are ahead of it.
+        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), len(head))
+        return total, _blocked(head[:mine], self.session), starved or 0
 
     def _refusals(self, only: str | None) -> tuple[tuple[Refusal, ...], int]:
         """Return the latest keys refused on arrival (at most :data:`LISTED`, oldest first), and all."""
@@ -995,41 +1032,82 @@ def _has_pending(dag: Any, key: Any, dag_ids: Collection[str]) -> Any:
     """
     Return SQL: whether the Dag *dag* (a column) has a pending run of the partition key *key*.
 
-    An uncorrelated ``IN``: the database reads the Dags' pending runs once. Airflow indexes no
-    column of ``asset_partition_dag_run`` but its id, so a correlated ``EXISTS`` would scan the
-    table once per row.
+    An uncorrelated ``IN`` on ``dag_id + " " + key`` (a Dag id holds no space): the database
+    reads the Dags' pending runs once. Airflow indexes no column of ``asset_partition_dag_run``
+    but its id, so a correlated ``EXISTS`` would scan the table once per row, and SQLite reads a
+    row-value ``IN`` ten times slower than one of strings.
     """
     from airflow.models.asset import AssetPartitionDagRun
-    from sqlalchemy import select, tuple_
+    from sqlalchemy import select
 
-    return tuple_(dag, key).in_(
-        select(AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key).where(
+    return (dag + " " + key).in_(
+        select(AssetPartitionDagRun.target_dag_id + " " + AssetPartitionDagRun.partition_key).where(
             AssetPartitionDagRun.target_dag_id.in_(dag_ids),
             AssetPartitionDagRun.created_dag_run_id.is_(None),
         )
     )
 
 
-def _fired_of(dag_ids: Collection[str]) -> Any:
-    """
-    Select the fired pending runs of the Dags *dag_ids* (``id``, ``dag_run_id``): a subquery to join to.
+#: The run type of the Dag runs the scheduler creates from asset events (``DagRunType.ASSET_TRIGGERED``).
+ASSET_TRIGGERED = "asset_triggered"
 
-    Joined on ``dag_run_id`` it is read once (with a transient index where the database builds
-    one), not scanned per Dag run, as a join on the table would (no index on the column).
+
+def _fired_query(dag_id: str) -> Any:
+    """
+    Select the fired pending runs of *dag_id* with their Dag run's key: ``(partition_key, id)``, oldest first.
+
+    Read from ``asset_partition_dag_run`` (one scan: Airflow indexes none of its columns but the
+    id), each joined to its Dag run by that run's primary key; add columns of ``DagRun`` to it.
     """
     from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
     from sqlalchemy import select
 
     return (
-        select(
-            AssetPartitionDagRun.id.label("id"), AssetPartitionDagRun.created_dag_run_id.label("dag_run_id")
-        )
-        .where(
-            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
-            AssetPartitionDagRun.created_dag_run_id.is_not(None),
-        )
-        .subquery()
+        select(DagRun.partition_key, AssetPartitionDagRun.id)
+        .select_from(AssetPartitionDagRun)
+        .join(DagRun, DagRun.id == AssetPartitionDagRun.created_dag_run_id)
+        .where(AssetPartitionDagRun.target_dag_id == dag_id)
+        .order_by(AssetPartitionDagRun.id)
     )
+
+
+def _unproven(readers: dict[str, _Reader], dialect: str) -> Any:
+    """
+    Return SQL: whether a Dag run of one of *readers*' Dags may have fired without all its keys.
+
+    ``None`` if no Dag's rollups can fire incomplete. A run is proven complete when its Dag
+    waits for all keys, or when Airflow created it before its ``partition_date`` plus the Dag's
+    :meth:`_Reader.bounds` (the comparison is the database's: no row is read for it);
+    an unknown database or a missing date proves nothing.
+    """
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import and_, false, func, literal, or_, text
+
+    created, anchor = func.coalesce(DagRun.created_at, DagRun.run_after), DagRun.partition_date
+    cases = []
+
+    def before(bound: timedelta) -> Any:
+        """Return SQL: whether the run was created before its ``partition_date`` plus *bound*."""
+        if dialect == "sqlite":
+            return func.julianday(created) < func.julianday(anchor) + bound.total_seconds() / 86400
+        if dialect == "postgresql":
+            return created < anchor + literal(bound)
+        return created < func.date_add(anchor, text(f"INTERVAL {int(bound.total_seconds())} SECOND"))
+
+    for dag_id, reader in readers.items():
+        if not reader.may_fire_incomplete:
+            continue
+        bounds = reader.bounds()
+        if bounds is None or dialect not in ("sqlite", "postgresql", "mysql"):
+            cases.append(DagRun.dag_id == dag_id)
+            continue
+        shortest, typical, shorter = bounds
+        proven = before(shortest)
+        if shorter is not None:
+            proven = or_(proven, and_(before(typical), DagRun.partition_date.not_in(shorter)))
+        cases.append(and_(DagRun.dag_id == dag_id, ~func.coalesce(proven, false())))
+    return or_(*cases) if cases else None
 
 
 def _selected(column: Any, start: str | None, end: str | None, only: str | None) -> list[Any]:
@@ -1037,51 +1115,156 @@ def _selected(column: Any, start: str | None, end: str | None, only: str | None)
     return [column == only] if only is not None else _in_range_sql(time_part_sql(column), start, end)
 
 
-def _counts_of(
-    readers: dict[str, _Reader], session: Any, start: str | None, end: str | None, only: str | None
-) -> dict[str, tuple[dict[str, int], dict[str, str]]]:
-    """
-    Return, per Dag of *readers*, its selected partitions' counts by state and its overrides.
+#: A tally of one Dag's selected partitions: counts by state, the keys whose state only the mappers
+#: tell (key to state), and the strips of states (prefix, ((bucket, worst state, partitions), …)).
+Tally = tuple[dict[str, int], dict[str, str], tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]]
 
-    The database gives each key's latest run state (streamed, not kept) and the pending runs, for
-    all the Dags at once; the mappers are needed only for a pending run's state (deadline,
-    never-counting keys) and, where a run can fire incomplete and did not provably fire complete
-    (:meth:`_Reader._fired_complete`), whether it did (memoized). Only those keys are kept
-    (``overrides``: key to state): the pending ones and the ones that ran incomplete.
+
+def _tally_of(
+    readers: dict[str, _Reader],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    length: int,
+    by_prefix: bool,
+) -> dict[str, Tally]:
+    """
+    Return, per Dag of *readers*, its selected partitions' counts by state, overrides and strips.
+
+    Grouped queries for all the Dags at once: their latest Dag runs by Dag, key prefix, bucket of
+    *length* characters of the key's time part and state (:func:`_run_cells`, kept while the
+    Dag's runs and pending runs stay as they are), and their pending runs, whose states need the
+    mappers (deadline, never-counting keys: their keys are read). *by_prefix*: one strip per key
+    prefix (``jfk`` of ``jfk|2013-03-10``), else one (prefix ``""``). ``overrides`` maps the keys
+    whose state is not their latest run's to it: the pending ones and the ones that ran
+    incomplete.
     """
     from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
-    from sqlalchemy import func, select
+    from sqlalchemy import func, literal, select
 
     dag_ids = list(readers)
-    latest, fired = _latest_of(dag_ids), _fired_of(dag_ids)
-    runs = (
+    cells, overrides = _run_cells(readers, session, start, end, only, length, by_prefix)
+    column = AssetPartitionDagRun.partition_key
+    part = time_part_sql(column)
+    prefix = func.substr(column, 1, func.length(column) - func.length(part)) if by_prefix else literal("")
+    pending = session.execute(
         select(
-            DagRun.dag_id,
-            DagRun.partition_key,
-            DagRun.state,
-            fired.c.id,
-            func.coalesce(DagRun.created_at, DagRun.run_after),
-            DagRun.partition_date,
+            AssetPartitionDagRun.target_dag_id,
+            AssetPartitionDagRun.id,
+            column,
+            prefix,
+            func.substr(part, 1, length),
+        ).where(
+            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+            *_selected(column, start, end, only),
         )
-        .join(latest, latest.c.id == DagRun.id)
-        .outerjoin(fired, fired.c.dag_run_id == DagRun.id)
-        .where(
-            ~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids),
-            *_selected(DagRun.partition_key, start, end, only),
-        )
-    )
+    ).all()
+    received = _received(session, [apdr_id for _, apdr_id, *_ in pending])
+    for dag_id, apdr_id, key, prefix_, bucket in pending:
+        state = overrides[dag_id][key] = readers[dag_id]._pending(key, received.get(apdr_id, {}))[0]
+        cells[dag_id, prefix_.rstrip(SEPARATOR), bucket][state] += 1
     counts: dict[str, Counter[str]] = {dag_id: Counter() for dag_id in dag_ids}
-    succeeded: dict[str, set[str]] = defaultdict(set)  # keys whose latest run succeeded, from asset events
-    for dag_id, key, state, apdr_id, created, anchor in session.execute(runs):
-        name = _state_name(state)
-        counts[dag_id][name] += 1
-        if name == "success" and apdr_id is not None and not readers[dag_id]._fired_complete(created, anchor):
-            succeeded[dag_id].add(key)
-    overrides: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
-    for dag_id, keys in succeeded.items():
-        reader = readers[dag_id]
-        by_key = reader._fired_runs(start, end, only)
+    strips: dict[str, dict[str, list[tuple[str, str, int]]]] = {
+        dag_id: defaultdict(list) for dag_id in dag_ids
+    }
+    for (dag_id, prefix_, bucket_), by_state in sorted(cells.items()):
+        counts[dag_id].update(by_state)
+        present = [state for state, n in by_state.items() if n > 0]
+        if present:
+            strips[dag_id][prefix_].append((bucket_, min(present, key=attention), sum(by_state.values())))
+    return {
+        dag_id: (
+            {state: n for state, n in counts[dag_id].items() if n > 0},
+            overrides[dag_id],
+            tuple((p, tuple(strip)) for p, strip in strips[dag_id].items()),
+        )
+        for dag_id in dag_ids
+    }
+
+
+#: What :func:`_run_cells` found per Dag, by (Dag, its mappers, the selection, the bucket), with the
+#: fingerprint of the rows it was read from (:func:`_fingerprints`). Bounded.
+_RUN_CELLS: OrderedDict[tuple[Any, ...], tuple[Any, dict[tuple[str, str], Counter[str]], dict[str, str]]] = (
+    OrderedDict()
+)
+_RUN_CELLS_SIZE = 1024
+
+
+def _run_cells(
+    readers: dict[str, _Reader],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    length: int,
+    by_prefix: bool,
+) -> tuple[dict[tuple[str, str, str], Counter[str]], dict[str, dict[str, str]]]:
+    """
+    Return the latest Dag runs of the keys without a pending run, counted by (Dag, prefix, bucket) and state.
+
+    Also the keys whose run succeeded without all its keys (``"ran incomplete"``): a run that
+    succeeded, from asset events, and is not proven complete by its creation time
+    (:func:`_unproven`) has its keys read (once per process). A Dag's answer is kept while its
+    runs and pending runs are unchanged (:func:`_fingerprints`): the overview is read again and
+    again, and a Dag of 100,000 runs takes a grouped scan of them all.
+    """
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, literal, select
+
+    prints = _fingerprints(list(readers), session)
+    cells: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    overrides: dict[str, dict[str, str]] = {dag_id: {} for dag_id in readers}
+    todo = {}
+    for dag_id, reader in readers.items():
+        memo = (dag_id, reader.identity, start, end, only, length, by_prefix)
+        found = _RUN_CELLS.get(memo)
+        if found is not None and found[0] == prints.get(dag_id):
+            for (prefix_, bucket_), by_state in found[1].items():
+                cells[dag_id, prefix_, bucket_].update(by_state)
+            overrides[dag_id].update(found[2])
+        else:
+            todo[dag_id] = reader
+    if not todo:
+        return cells, overrides
+    dag_ids = list(todo)
+    latest = _latest_of(dag_ids)
+    selected = (
+        ~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids),
+        *_selected(DagRun.partition_key, start, end, only),
+    )
+    part = time_part_sql(DagRun.partition_key)
+    prefix = (
+        func.substr(DagRun.partition_key, 1, func.length(DagRun.partition_key) - func.length(part))
+        if by_prefix
+        else literal("")
+    )
+    bucket = func.substr(part, 1, length)
+    mine: dict[str, dict[tuple[str, str], Counter[str]]] = {
+        dag_id: defaultdict(Counter) for dag_id in dag_ids
+    }
+    for dag_id, prefix_, bucket_, state, n in session.execute(
+        select(DagRun.dag_id, prefix, bucket, DagRun.state, func.count())
+        .join(latest, latest.c.id == DagRun.id)
+        .where(*selected)
+        # PostgreSQL refuses a constant in GROUP BY: group by the prefix only when there is one.
+        .group_by(DagRun.dag_id, *([prefix] if by_prefix else []), bucket, DagRun.state)
+    ):
+        mine[dag_id][prefix_.rstrip(SEPARATOR), bucket_][_state_name(state)] += n
+    incomplete: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
+    doubt = _unproven(todo, session.get_bind().dialect.name)
+    unproven: dict[str, set[str]] = defaultdict(set)
+    if doubt is not None:
+        for dag_id, key in session.execute(
+            select(DagRun.dag_id, DagRun.partition_key)
+            .join(latest, latest.c.id == DagRun.id)
+            .where(*selected, DagRun.state == "success", DagRun.run_type == ASSET_TRIGGERED, doubt)
+        ):
+            unproven[dag_id].add(key)
+    for dag_id, keys in unproven.items():
+        reader = todo[dag_id]
+        by_key = reader._fired_runs(sorted(keys))
         groups = {
             key: tuple(i for i, _, _ in by_key[key])
             for key in keys
@@ -1090,101 +1273,65 @@ def _counts_of(
         ran = reader._ran_with_of(groups.values())
         for key, group in groups.items():
             if not ran[group].complete:
-                overrides[dag_id][key] = "ran incomplete"
-                counts[dag_id]["success"] -= 1
-                counts[dag_id]["ran incomplete"] += 1
-    pending = list(
-        session.execute(
-            select(
-                AssetPartitionDagRun.target_dag_id,
-                AssetPartitionDagRun.id,
-                AssetPartitionDagRun.partition_key,
-            ).where(
-                AssetPartitionDagRun.target_dag_id.in_(dag_ids),
-                AssetPartitionDagRun.created_dag_run_id.is_(None),
-                *_selected(AssetPartitionDagRun.partition_key, start, end, only),
-            )
-        )
-    )
-    received = _received(session, [apdr_id for _, apdr_id, _ in pending])
-    for dag_id, apdr_id, key in pending:
-        state = overrides[dag_id][key] = readers[dag_id]._pending(key, received.get(apdr_id, {}))[0]
-        counts[dag_id][state] += 1
-    return {
-        dag_id: ({state: n for state, n in counts[dag_id].items() if n}, overrides[dag_id])
-        for dag_id in dag_ids
-    }
+                incomplete[dag_id][key] = "ran incomplete"
+                head, _, key_part = key.rpartition(SEPARATOR)
+                cell = mine[dag_id][head if by_prefix else "", key_part[:length]]
+                cell["success"] -= 1
+                cell["ran incomplete"] += 1
+    for dag_id in dag_ids:
+        memo = (dag_id, todo[dag_id].identity, start, end, only, length, by_prefix)
+        _RUN_CELLS[memo] = (prints.get(dag_id), dict(mine[dag_id]), incomplete[dag_id])
+        _RUN_CELLS.move_to_end(memo)
+        if len(_RUN_CELLS) > _RUN_CELLS_SIZE:
+            _RUN_CELLS.popitem(last=False)
+        for (prefix_, bucket_), by_state in mine[dag_id].items():
+            cells[dag_id, prefix_, bucket_].update(by_state)
+        overrides[dag_id].update(incomplete[dag_id])
+    return cells, overrides
 
 
-def _strips_of(
-    dag_ids: Collection[str],
-    session: Any,
-    start: str | None,
-    end: str | None,
-    only: str | None,
-    overrides: dict[str, dict[str, str]],
-    length: int,
-    by_prefix: bool,
-) -> dict[str, tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]]:
+def _fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
     """
-    Return, per Dag, its selected partitions as strips: ``(prefix, ((bucket, worst state, partitions), …))``.
+    Return, per Dag, what changes whenever its runs or pending runs do: counts, greatest ids, updates.
 
-    A bucket is the first *length* characters of a key's time part; *by_prefix*, one strip per
-    key prefix (what precedes the time part: ``jfk``), else one strip (prefix ``""``). Grouped in
-    the database by each key's latest run state (``"pending"`` for a key with a pending run), for
-    all the Dags at once, then corrected by *overrides* (:func:`_counts_of`): the states only the
-    mappers tell.
+    Two grouped queries (``dag_run`` through its ``dag_id`` index; ``asset_partition_dag_run``,
+    one scan). A run's state change moves its ``updated_at``; a new pending run or run, the
+    greatest id; a pending run that fires, its ``created_dag_run_id`` and ``updated_at``.
     """
     from airflow.models.asset import AssetPartitionDagRun
     from airflow.models.dagrun import DagRun
-    from sqlalchemy import func, literal, select
+    from sqlalchemy import func, select
 
-    counts: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
-    for dag, column, runs in (
-        (DagRun.dag_id, DagRun.partition_key, True),
-        (AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key, False),
+    prints: dict[str, tuple[Any, ...]] = {}
+    for dag_id, *values in session.execute(
+        select(DagRun.dag_id, func.count(), func.max(DagRun.id), func.max(DagRun.updated_at))
+        .where(DagRun.dag_id.in_(dag_ids))
+        .group_by(DagRun.dag_id)
     ):
-        part = time_part_sql(column)
-        prefix = func.substr(column, 1, func.length(column) - func.length(part)) if by_prefix else literal("")
-        bucket = func.substr(part, 1, length)
-        conditions = _selected(column, start, end, only)
-        if runs:
-            query = (
-                select(dag, prefix, bucket, DagRun.state, func.count())
-                .join(latest := _latest_of(dag_ids), latest.c.id == DagRun.id)
-                .where(~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids), *conditions)
-                .group_by(dag, prefix, bucket, DagRun.state)
-            )
-        else:
-            query = (
-                select(dag, prefix, bucket, literal("pending"), func.count())
-                .where(
-                    AssetPartitionDagRun.target_dag_id.in_(dag_ids),
-                    AssetPartitionDagRun.created_dag_run_id.is_(None),
-                    *conditions,
-                )
-                .group_by(dag, prefix, bucket)
-            )
-        for dag_id, prefix_, bucket_, state, n in session.execute(query):
-            counts[dag_id, prefix_.rstrip(SEPARATOR), bucket_][_state_name(state)] += n
-    for dag_id, changed in overrides.items():
-        for key, state in changed.items():
-            head, _, part = key.rpartition(SEPARATOR)
-            found = counts[dag_id, head if by_prefix else "", part[:length]]
-            found["pending" if state in PENDING_STATES else "success"] -= 1
-            found[state] += 1
-    strips: dict[str, dict[str, list[tuple[str, str, int]]]] = defaultdict(lambda: defaultdict(list))
-    for (dag_id, prefix_, bucket_), by_state in sorted(counts.items()):
-        present = [state for state, n in by_state.items() if n > 0]
-        strips[dag_id][prefix_].append((bucket_, min(present, key=attention), sum(by_state.values())))
-    return {
-        dag_id: tuple((p, tuple(strip)) for p, strip in by_prefix_.items())
-        for dag_id, by_prefix_ in strips.items()
-    }
+        prints[dag_id] = tuple(values)
+    for dag_id, *values in session.execute(
+        select(
+            AssetPartitionDagRun.target_dag_id,
+            func.count(),
+            func.max(AssetPartitionDagRun.id),
+            func.max(AssetPartitionDagRun.updated_at),
+            func.count(AssetPartitionDagRun.created_dag_run_id),
+        )
+        .where(AssetPartitionDagRun.target_dag_id.in_(dag_ids))
+        .group_by(AssetPartitionDagRun.target_dag_id)
+    ):
+        prints[dag_id] = (*prints.get(dag_id, ()), *values)
+    return prints
 
 
-def _ranges_of(dag_ids: Collection[str], session: Any) -> dict[str, tuple[str, str]]:
-    """Return, per Dag, the time parts of its first and last partition keys (runs and pending runs)."""
+def _ranges_of(
+    dag_ids: Collection[str],
+    session: Any,
+    start: str | None = None,
+    end: str | None = None,
+    only: str | None = None,
+) -> dict[str, tuple[str, str]]:
+    """Return, per Dag, the time parts of its first and last selected keys (runs and pending runs)."""
     from airflow.models.asset import AssetPartitionDagRun
     from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
@@ -1200,7 +1347,9 @@ def _ranges_of(dag_ids: Collection[str], session: Any) -> dict[str, tuple[str, s
     ):
         part = time_part_sql(column)
         for dag_id, low, high in session.execute(
-            select(dag, func.min(part), func.max(part)).where(dag.in_(dag_ids), condition).group_by(dag)
+            select(dag, func.min(part), func.max(part))
+            .where(dag.in_(dag_ids), condition, *_selected(column, start, end, only))
+            .group_by(dag)
         ):
             first, last = ranges.get(dag_id, (low, high))
             ranges[dag_id] = (min(first, low), max(last, high))
@@ -1216,19 +1365,16 @@ def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str,
     state (:func:`attention`) and its number of partitions, in time order. A few grouped queries
     for all the Dags together, whatever their number.
     """
-    counted = _counts_of(readers, session, None, None, None)
-    strips = _strips_of(
-        list(readers), session, None, None, None, {d: o for d, (_, o) in counted.items()}, BUCKET, False
-    )
+    tallies = _tally_of(readers, session, None, None, None, BUCKET, False)
     ranges = _ranges_of(list(readers), session)
     return {
         dag_id: {
-            "states": counted[dag_id][0],
+            "states": states,
             "first": ranges.get(dag_id, (None, None))[0],
             "last": ranges.get(dag_id, (None, None))[1],
-            "strip": strips[dag_id][0][1] if strips.get(dag_id) else (),
+            "strip": strips[0][1] if strips else (),
         }
-        for dag_id in readers
+        for dag_id, (states, _, strips) in tallies.items()
     }
 
 
@@ -1439,8 +1585,8 @@ def partition_keys(
             AssetPartitionDagRun.created_dag_run_id.is_(None),
         )
     ) or session.scalar(
-        select((fired := reader._fired()).c.id)
-        .join(DagRun, DagRun.id == fired.c.dag_run_id)
+        _fired_query(dag_id)
+        .with_only_columns(AssetPartitionDagRun.id)
         .where(DagRun.partition_key == partition_key)
         .order_by(DagRun.id.desc())
         .limit(1)

@@ -120,6 +120,17 @@ class Browser:
         for kind in ("mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
 
+    def press(self, key: str) -> None:
+        """Press and release *key* (``"Enter"``, ``"ArrowRight"``) on the focused element, as a user does."""
+        code = {"Enter": 13, "Escape": 27, "ArrowLeft": 37, "ArrowUp": 38, "ArrowRight": 39, "ArrowDown": 40}[
+            key
+        ]
+        extra = {"text": "\r"} if key == "Enter" else {}
+        self.send(
+            "Input.dispatchKeyEvent", type="keyDown", key=key, code=key, windowsVirtualKeyCode=code, **extra
+        )
+        self.send("Input.dispatchKeyEvent", type="keyUp", key=key, code=key, windowsVirtualKeyCode=code)
+
     def color_scheme(self, scheme: str) -> None:
         """Emulate ``prefers-color-scheme: SCHEME`` (``light`` or ``dark``)."""
         self.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": scheme}])

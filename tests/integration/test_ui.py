@@ -626,6 +626,14 @@ def test_a_day_that_ran_incomplete_has_a_colour_of_its_own_and_its_detail_says_w
         assert dict(legend) == {s: str(database["states"].get(s, 0)) for s in STATES}
         assert _style(browser, "#legend .swatch.s-ran-incomplete", "background-color") == incomplete
 
+        # Keyboard: a cell is a button, the arrows move between cells, Enter opens the detail.
+        browser.eval(f"document.querySelector('.cell[data-key=\"{complete}\"]').focus()")
+        browser.press("ArrowRight")
+        assert browser.eval("document.activeElement.dataset.key") == short
+        browser.press("Enter")
+        browser.wait_for(f"document.getElementById('detail').dataset.key === '{short}'")
+        browser.press("Escape")
+        assert browser.eval("document.getElementById('detail').hidden")
         browser.click(f'.cell[data-key="{short}"]')
         detail = browser.wait_for(
             "!document.getElementById('detail').hidden && document.getElementById('detail').innerText"

@@ -11,6 +11,7 @@ from airflow_partitions import (
     CompletionDeadline,
     Day,
     Hour,
+    Month,
     TemporalMapper,
     TemporalRollupMapper,
     TemporalWindow,
@@ -93,30 +94,33 @@ def test_awaited_of_a_key_the_rollup_does_not_write_is_the_mappers_error():
         RollupView(new_york_day()).awaited("2026-13-01")
 
 
-def test_a_run_created_before_its_shortest_period_and_grace_passed_can_only_have_fired_complete():
-    # A New York day lasts at least 23 hours (the spring-forward day); with a grace of 1 hour, a
-    # run Airflow created within 24 hours of its day's start fired with every hour.
+def test_a_deadline_over_one_grain_lets_a_runs_creation_time_prove_it_fired_complete():
+    # A CompletionDeadline fires without all keys only from its period's end plus the grace.
     deadline = RollupView(new_york_day(wait_policy=CompletionDeadline(timedelta(hours=1))))
-    assert deadline.may_fire_incomplete and deadline.complete_before == timedelta(hours=24)
-    waiting = RollupView(new_york_day())  # WaitForAll: every run fired complete, nothing to bound
-    assert not waiting.may_fire_incomplete and waiting.complete_before is None
+    assert deadline.may_fire_incomplete
+    assert deadline.deadline == (Day(timezone="America/New_York"), timedelta(hours=1))
+    waiting = RollupView(new_york_day())  # WaitForAll: every run fired complete, nothing to prove
+    assert not waiting.may_fire_incomplete and waiting.deadline is None
     regions = load_mapper(
         "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['region', 'time'], {'time': "
         "TemporalMapper(Month(timezone='Europe/Berlin'))}), window=DimensionWindow(time=TemporalWindow(Day("
         "timezone='Europe/Berlin'))), wait_policy=CompletionDeadline(timedelta(days=2)))"
     )
-    assert RollupView(regions).complete_before == timedelta(days=28 + 2)  # February of a common year
+    assert RollupView(regions).deadline == (
+        Month(timezone="Europe/Berlin"),
+        timedelta(days=2),
+    )  # the time dimension's
     core = RollupView(
         load_mapper(
             "RollupMapper(upstream_mapper=StartOfDayMapper(), window=DayWindow(), "
             "wait_policy=MinimumCount(20))"
         )
     )
-    assert core.may_fire_incomplete and core.complete_before is None  # MinimumCount fires at any time
+    assert core.may_fire_incomplete and core.deadline is None  # MinimumCount fires at any time
 
 
-def test_the_shortest_period_of_a_grain_is_its_shortest_under_todays_rules():
-    from airflow_partitions.grains import Month, shortest_period
+def test_the_shortest_and_typical_periods_of_a_grain_and_its_shorter_ones():
+    from airflow_partitions.grains import shorter_periods, shortest_period, typical_period
 
     assert shortest_period(Day(timezone="America/New_York")) == timedelta(hours=23)
     assert shortest_period(Day()) == timedelta(hours=24)
@@ -124,3 +128,18 @@ def test_the_shortest_period_of_a_grain_is_its_shortest_under_todays_rules():
     assert shortest_period(Hour(timezone="Australia/Lord_Howe")) == timedelta(
         minutes=30
     )  # its DST is 30 minutes
+    assert typical_period(Day(timezone="America/New_York")) == timedelta(hours=24)
+    assert typical_period(Month()) == timedelta(days=31)
+    # New York's 23-hour days of 2025 and 2026 (the US rules: the second Sunday of March, 05:00Z).
+    new_york = Day(timezone="America/New_York")
+    year_and_a_half = shorter_periods(
+        new_york, datetime(2025, 1, 1, tzinfo=UTC), datetime(2026, 6, 30, tzinfo=UTC)
+    )
+    assert year_and_a_half == [datetime(2025, 3, 9, 5, tzinfo=UTC), datetime(2026, 3, 8, 5, tzinfo=UTC)]
+    assert shorter_periods(Day(), datetime(2025, 1, 1, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC)) == []
+    months = shorter_periods(Month(), datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC))
+    assert [m.month for m in months] == [2, 4, 6, 9, 11]  # the months of fewer than 31 days
+    lord_howe = Hour(timezone="Australia/Lord_Howe")  # half-hour slots at its changes: too many hours to walk
+    assert (
+        shorter_periods(lord_howe, datetime(2000, 1, 1, tzinfo=UTC), datetime(2026, 1, 1, tzinfo=UTC)) is None
+    )

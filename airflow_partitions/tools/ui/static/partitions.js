@@ -28,7 +28,7 @@ const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
 /** An ISO 8601 time as UTC to the second, "2026-05-03 00:00:00 UTC" (the API's times are UTC). */
 const when = (iso) => { const t = new Date(iso); return isNaN(t) ? String(iso ?? "") : t.toISOString().slice(0, 19).replace("T", " ") + " UTC"; };
 let view = null;          // the Dag page on screen: its answer, partitions by key, its query
-let loads = 0;            // the latest load: an answer to an older one is dropped
+let loads = 0;            // the latest route: an answer to an older one is dropped (clicks outrun answers)
 
 async function api(path) {
   const response = await fetch(ROOT + "/api" + path, { credentials: "same-origin", headers: { Accept: "application/json" } });
@@ -50,6 +50,7 @@ function showError(error) {
 // -- routing: the path says which page, the query what it selects (start, end, state, offset) --
 
 async function route() {
+  const load = ++loads;
   delete document.body.dataset.ready;
   $("message").textContent = "";
   const path = location.pathname.slice(ROOT.length);
@@ -63,8 +64,8 @@ async function route() {
     if (dag) await showDag(decodeURIComponent(dag[1]), query);
     else if (asset) await showAsset(decodeURIComponent(asset[1]));
     else await showDags(query);
-  } catch (error) { showError(error); }
-  document.body.dataset.ready = "1";                  // for the tests: the page has its answer
+  } catch (error) { if (load === loads) showError(error); }
+  if (load === loads) document.body.dataset.ready = "1";  // for the tests: the page has its answer
 }
 
 function go(path, query) {
@@ -91,7 +92,9 @@ async function showDags(query) {
   $("crumb").textContent = "";
   const wanted = query.getAll("state");
   const params = new URLSearchParams(wanted.map((s) => ["state", s]));
+  const load = loads;
   const answer = await api("/dags" + (wanted.length ? "?" + params : ""));
+  if (load !== loads) return;
   $("dag-filter-chips").innerHTML = answer.states.filter((s) => s !== "not opened").map((s) =>
     `<label class="chip" title="${esc(MEANING.get(s) || s)}"><input type="checkbox" name="state" value="${esc(s)}"${wanted.includes(s) ? " checked" : ""}>
      <span class="swatch ${cls(s)}"></span>${esc(s)}</label>`).join("");
@@ -110,7 +113,7 @@ function dagRow(d) {
   return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
     <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
     <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
-    <td class="range">${d.first ? `${esc(d.first)}${d.last !== d.first ? ` – ${esc(d.last)}` : ""}` : ""}</td>
+    <td class="range">${d.first ? `<span>${esc(d.first)}</span>${d.last !== d.first ? ` – <span>${esc(d.last)}</span>` : ""}` : ""}</td>
     <td>${stripHtml(d)}</td>
     <td><a href="${esc(AIRFLOW)}/dags/${esc(enc(d.dag_id))}" target="_top">in Airflow</a></td></tr>`;
 }
@@ -149,7 +152,7 @@ function nextMonth(month) {
 // -- one Dag: the overview of all its selected partitions, the grid of one page -----------------
 
 async function showDag(dagId, query) {
-  const load = ++loads;
+  const load = loads;
   delete document.body.dataset.rendered;
   $("crumb").textContent = "/ " + dagId;
   $("dag-title").textContent = dagId;
@@ -325,7 +328,7 @@ function overviewHtml(overview, answer) {
   // Worth drawing when it shows more than the grid does: partitions beyond the page, key prefixes, a long range.
   if (answer.total_entries <= answer.partitions.length && overview.rows.length < 2 && columns.length <= 12) return "";
   const place = new Map(columns.map((c, i) => [c, i]));
-  const size = columns.length <= 40 ? 22 : columns.length <= 90 ? 14 : 10;
+  const size = columns.length <= 24 ? 28 : columns.length <= 40 ? 22 : columns.length <= 90 ? 14 : 10;
   const [unit, coarse] = bucketUnit(overview.bucket, columns[0]);
   // The full label where the coarser unit changes (the year of months), else its last part ("04").
   const axis = axisHtml(columns.map((c, i) => {
@@ -465,7 +468,9 @@ async function turnPage(button) {
 async function showAsset(name) {
   $("crumb").textContent = "/ asset " + name;
   $("asset-title").textContent = name;
+  const load = loads;
   const answer = await api(`/assets/${enc(name)}`);
+  if (load !== loads) return;
   $("asset-link").href = `${AIRFLOW}/assets/${enc(answer.asset_id)}`;
   const { zone, dag_id: reader } = answer.coverage;
   const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).length, 0);
@@ -530,6 +535,27 @@ $("zoom-out").addEventListener("click", () => {
   requery({ start: parent, end: parent });
 });
 $("whole").addEventListener("click", () => requery({ start: null, end: null }));
-document.addEventListener("keydown", (event) => { if (event.key === "Escape" && !$("detail").hidden) $("detail").hidden = true; });
+const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape" && !$("detail").hidden) { $("detail").hidden = true; return; }
+  // Arrows move between the cells of a block (Tab and Enter do the rest: cells are buttons).
+  const cell = event.target.closest && event.target.closest("button.cell");
+  const [dx, dy] = ARROWS[event.key] || [0, 0];
+  if (!cell || !(dx || dy)) return;
+  const cells = [...cell.closest(".block").querySelectorAll("button.cell")];
+  let next = dx ? cells[cells.indexOf(cell) + dx] : null;
+  if (dy) {
+    const here = cell.getBoundingClientRect();
+    let best = Infinity;
+    for (const other of cells) {
+      const box = other.getBoundingClientRect();
+      const rows = (box.top - here.top) * dy;        // rows away in the arrow's direction
+      if (rows < here.height / 2) continue;
+      const distance = rows * 1000 + Math.abs(box.left - here.left);
+      if (distance < best) [best, next] = [distance, other];
+    }
+  }
+  if (next) { event.preventDefault(); next.focus(); }
+});
 window.addEventListener("popstate", route);
 route();
