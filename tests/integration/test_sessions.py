@@ -62,6 +62,30 @@ def test_a_week_of_bars_over_thanksgiving_rolls_up_into_its_four_sessions(airflo
     # No refused bar opened a pending run.
     assert [row for row in rows["partitioned_dag_runs"] if row["state"] == "pending"] == []
 
+    # The Partitions view: the sessions on a calendar (Thanksgiving and the weekend are days off,
+    # not places waiting to open), the bars as day strips of each session's hours.
+    view = airflow.request("GET", f"/partitions/api/dags/{dag_id}")
+    [month] = [block for block in view["grid"] if block["kind"] == "month"]
+    places = {c["label"]: c for week in month["weeks"] for c in week if c is not None}
+    assert [places[d]["key"] for d in ("23", "24", "25", "27")] == [
+        "2026-11-23", "2026-11-24", "2026-11-25", "2026-11-27",
+    ]  # fmt: skip
+    assert [places[d]["state"] for d in ("26", "28", "29", "30")] == [
+        "closed",
+        "closed",
+        "closed",
+        "not opened",
+    ]
+    coverage = airflow.request("GET", "/partitions/api/assets/it_bars")["coverage"]
+    assert (coverage["zone"], coverage["dag_id"]) == ("America/New_York", dag_id)
+    [series] = coverage["series"]
+    days = {d["day"]: d for d in series["days"]}
+    assert [len(days[d]["strip"]) for d in THANKSGIVING_WEEK] == [13, 13, 13, 0, 7]
+    assert [days[d]["missing_hours"] for d in THANKSGIVING_WEEK] == [[]] * 5
+    assert (days["2026-11-26"]["closed"], days["2026-11-26"]["gap"], len(days["2026-11-26"]["keys"])) == (
+        True, False, 13,
+    )  # fmt: skip
+
 
 def test_a_session_producer_backfills_each_session_and_completes_its_week(airflow):
     airflow.request(
