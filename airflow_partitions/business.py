@@ -10,13 +10,23 @@ here as before (``from airflow_partitions.business import BusinessCalendar``).
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow.partition_mappers.window import Window
 
-from airflow_partitions.grains.business import MONDAY_TO_FRIDAY, ROLLS, BusinessCalendar, BusinessDay
+from airflow_partitions.grains.business import (
+    MONDAY_TO_FRIDAY,
+    ROLLS,
+    BusinessCalendar,
+    BusinessDay,
+    calendar_from_stored,
+    is_day_calendar,
+)
 from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.stored import dump, load
+
+if TYPE_CHECKING:
+    from airflow_partitions.grains.sessions import ExchangeCalendar
 
 __all__ = ["ROLLS", "BusinessCalendar", "BusinessDay", "BusinessDayWindow"]
 
@@ -72,11 +82,18 @@ class BusinessDayWindow(Window):
     from a key with ``%z``) yields naive wall-clock days instead, which the paired mapper reads
     in its own time zone.
 
+    With an :class:`~airflow_partitions.grains.sessions.ExchangeCalendar`, the business days are
+    the exchange's session dates: ``BusinessDayWindow(ExchangeCalendar("XNYS"))`` waits for the 20
+    sessions of November 2026 (Thanksgiving, 2026-11-26, has none; 2026-11-27, an early close, is a
+    session) and 21 of April 2026 (Good Friday, 2026-04-03, closed).
+
     Stored form: ``{"format_version": 1}`` for Monday to Friday (what the first release wrote,
     which still reads back to it), else ``{"calendar": {…}, "format_version": 1}``.
 
-    :param calendar: The business calendar; default Monday to Friday without holidays.
-    :raises ValueError: at construction, for a calendar that is not a :class:`BusinessCalendar`;
+    :param calendar: The business calendar, a :class:`BusinessCalendar` or an ``ExchangeCalendar``;
+        default Monday to Friday without holidays.
+    :raises ValueError: at construction, for a calendar that is neither a :class:`BusinessCalendar`
+        nor an ``ExchangeCalendar``;
         from :meth:`to_upstream`, if the period start is not a datetime on day 1 of a month at
         midnight (the paired upstream mapper must decode to month starts).
     """
@@ -85,12 +102,13 @@ class BusinessDayWindow(Window):
     #: mappers' month start (our ``TemporalRollupMapper`` checks its own pairing).
     expected_decoded_type: ClassVar[type] = datetime
 
-    def __init__(self, calendar: BusinessCalendar | None = None) -> None:
+    def __init__(self, calendar: BusinessCalendar | ExchangeCalendar | None = None) -> None:
         super().__init__()
-        if calendar is not None and not isinstance(calendar, BusinessCalendar):
+        if calendar is not None and not is_day_calendar(calendar):
             raise ValueError(
                 "BusinessDayWindow: calendar must be a BusinessCalendar such as "
-                f"BusinessCalendar(country='US'), or None for Monday to Friday; got {calendar!r}."
+                "BusinessCalendar(country='US'), an ExchangeCalendar such as ExchangeCalendar('XNYS'), or "
+                f"None for Monday to Friday; got {calendar!r}."
             )
         self.calendar = MONDAY_TO_FRIDAY if calendar is None else calendar
 
@@ -136,4 +154,4 @@ class BusinessDayWindow(Window):
     def deserialize(cls, data: dict[str, Any]) -> BusinessDayWindow:
         """Rebuild the window from :meth:`serialize`'s output (without a calendar: Monday to Friday)."""
         calendar = load(data, cls).get("calendar")
-        return cls(None if calendar is None else BusinessCalendar.deserialize(calendar))
+        return cls(None if calendar is None else calendar_from_stored(calendar))

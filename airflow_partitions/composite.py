@@ -511,7 +511,7 @@ def _sample_keys(mapper: CompositeKeyMapper) -> tuple[str, ...]:
             dimension = mapper.mappers.get(name)
             if isinstance(dimension, TemporalMapper):
                 try:
-                    segments.append(dimension.grain.key(dimension.grain.floor(instant)))
+                    segments.append(dimension.grain.key(dimension.grain.period_at_or_after(instant)))
                 except ValueError:
                     break  # no period there (a business day on a Sunday)
             elif getattr(dimension, "expected_decoded_type", str) is str:

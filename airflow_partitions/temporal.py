@@ -44,7 +44,17 @@ from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper, _
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions.business import BusinessDayWindow
-from airflow_partitions.grains import Day, Grain, IsoWeek, Month, Period, Quarter, Year, most_members
+from airflow_partitions.grains import (
+    Day,
+    Grain,
+    IsoWeek,
+    Month,
+    Period,
+    Quarter,
+    TradingSession,
+    Year,
+    most_members,
+)
 from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, read_dated, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
@@ -69,7 +79,9 @@ def _shifted_key(mapper: TemporalMapper, key: str) -> str:
 
 
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
-def _members(grain: Grain, period: Period) -> tuple[Period, ...]:
+def _members(grain: Grain, of: Grain, period: Period) -> tuple[Period, ...]:
+    # Keyed by the period's grain too (*of*): periods compare by their bounds only, and a trading
+    # session's members skip its lunch break, which another grain's period of the same bounds has not.
     return tuple(grain.members(period))
 
 
@@ -93,7 +105,9 @@ class TemporalMapper(ValueEquality, PartitionMapper):
     occurrence on fall-back's repeated hour). A key without a time of day (``2026-03-10``,
     ``20260310``, ``2026-W11-2``, ``2026-03``, or read with a date-only *input_format*) names a
     span of the grain's own local calendar whatever *input_timezone* is, and a date names its
-    own day also when days start at ``start_hour``. A fiscal or retail grain also reads the
+    own day also when days start at ``start_hour``; under a
+    :class:`~airflow_partitions.grains.sessions.TradingSession` a date names the session of that
+    date (``2026-11-27``: 09:30 to 13:00 New York time). A fiscal or retail grain also reads the
     labelled keys of its own calendar (``FY2026-Q3``, ``R2026-W05``), in its own time zone.
     With *input_format*, keys are read with ``strptime`` instead (``"%Y%m%d"``: ``20260730``).
     Writes the grain's canonical key: ``TemporalMapper(Day())`` maps all of the above to
@@ -156,8 +170,10 @@ class TemporalMapper(ValueEquality, PartitionMapper):
             )
         self.input_format = input_format
         # How far a bare date's midnight lies before the day it names (days from 06:00): fixed
-        # by the configuration, so worked out once here rather than for every key.
+        # by the configuration, so worked out once here rather than for every key. A grain whose
+        # periods a date names but which start at no fixed time (trading sessions) finds them itself.
         self._date_shift = getattr(grain, "_name_offset", None)
+        self._dated = getattr(grain, "dated_instant", None)
         self.offset = offset
 
     def to_downstream(self, key: str) -> str:
@@ -222,6 +238,13 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         # A date, week or month names a span of the grain's local calendar, not an instant of
         # input_timezone: 2026-03-10 is New York's 2026-03-10 for a New York grain.
         if dated:
+            if self._dated is not None:  # a date names its session (the exchange's own date)
+                try:
+                    return self._dated(when), self.grain.tz, True
+                except ValueError as err:  # a date without a session (OutsideCalendar) or out of range
+                    raise (OutsideCalendar if isinstance(err, OutsideCalendar) else ValueError)(
+                        f"partition key {shown(key)}: {err}"
+                    ) from None
             # A bare date names its own day, also when days start at 06:00.
             return (when + self._date_shift if self._date_shift else when), self.grain.tz, True
         return when, self._input_tz, False
@@ -330,7 +353,7 @@ class TemporalWindow(ValueEquality, Window):
 
     def to_upstream(self, decoded_downstream: Period) -> Sequence[Period]:
         """Return the member periods of *decoded_downstream*, in order (memoized)."""
-        return _members(self.grain, decoded_downstream)
+        return _members(self.grain, decoded_downstream.grain, decoded_downstream)
 
     def serialize(self) -> dict[str, Any]:
         """Return ``{"format_version": 1, "grain": …}``."""
@@ -484,7 +507,7 @@ class MemberSpelling:
         self.input_format = mapper.input_format
         zone = mapper.input_timezone or mapper.grain.timezone
         self.reader = TemporalMapper(grain, input_timezone=zone, input_format=mapper.input_format)
-        self.days = isinstance(grain, Day)
+        self.days = isinstance(grain, Day | TradingSession)  # members a date names: its own
         #: Readers of the local day a date names, and the grains whose canonical keys name longer
         #: spans of the member grain's local calendar.
         self.day = TemporalMapper(Day(timezone=grain.timezone), input_format=mapper.input_format)
@@ -654,7 +677,8 @@ def _periods_at_samples(grain: Grain) -> list[Period]:
     periods = []
     for instant in SAMPLE_INSTANTS:
         try:
-            periods.append(grain.floor(instant))
+            # A trading session's grain gives the next session: 12:00Z is outside most of them.
+            periods.append(grain.period_at_or_after(instant))
         except ValueError:
             continue  # a grain with gaps has no period there (a business day on a Sunday)
     return periods

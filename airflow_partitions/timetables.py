@@ -25,7 +25,7 @@ from dateutil.relativedelta import relativedelta
 from pendulum.tz.timezone import FixedTimezone, Timezone
 
 from airflow_partitions.business import BusinessDay
-from airflow_partitions.grains import Grain, Minutes, Period
+from airflow_partitions.grains import Grain, Minutes, Period, TradingSession
 from airflow_partitions.grains.grain import WallClockGrain
 from airflow_partitions.grains.keys import MAX_KEY_LENGTH
 from airflow_partitions.grains.stored import dump, load
@@ -282,6 +282,18 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
     no period and no run), the run on Monday 2026-11-30 for ``2026-11-27``. Read as "run at
     period end plus a lag" this could not be said: Wednesday's period ends on Thanksgiving.
 
+    **Trading sessions.** A :class:`~airflow_partitions.grains.sessions.TradingSession`'s periods
+    are an exchange's sessions, with nights and weekends between them. Its run period starts when
+    the session before it closes (a trading day begins at the previous close), and *lag* is real
+    elapsed time, so the default ``offset=-1`` runs as each session closes, for that session: "once
+    per New York session, 30 minutes after the close" is::
+
+        GrainPartitionTimetable(TradingSession(ExchangeCalendar("XNYS")), lag=timedelta(minutes=30))
+
+    runs for ``2026-11-25`` at 16:30 New York time that day, for ``2026-11-27`` (an early close) at
+    13:30 on 2026-11-27, none for Thanksgiving; ``offset=0`` runs at the same times for the next
+    session (work before its open). Keys are session dates, ``partition_date`` the session's open.
+
     **Start, end, catchup.** The Dag's ``start_date`` and ``end_date`` bound *partitions*: the
     first is the first period starting at or after ``start_date``, the last the last one starting
     at or before ``end_date`` (the axis a backfill uses). With catchup, every partition from
@@ -298,7 +310,7 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
     ``run_after`` as above, ``data_interval`` ``None`` (as core's ``CronPartitionTimetable``).
 
     :param grain: Any grain of this package (``Day``, ``BusinessDay``, ``Minutes(15)``,
-        ``FiscalQuarter`` …), in its own time zone.
+        ``FiscalQuarter``, ``TradingSession`` …), in its own time zone.
     :param offset: Which partition a run period's run is for, in periods of the grain: ``-1``
         (default) the previous one, ``0`` the run period itself, ``1`` the next; at most
         ``1000`` either way.
@@ -333,11 +345,15 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
         self._wall = isinstance(grain, WallClockGrain) and not (
             isinstance(grain, Minutes) and 60 % grain.n == 0
         )
-        # A business-day grain refuses to floor an instant on a holiday; finding the period at or
-        # before such an instant needs the preceding business day instead.
-        self._finder = (
-            dataclasses.replace(grain, roll="preceding") if isinstance(grain, BusinessDay) else grain
-        )
+        # A business-day grain refuses to floor an instant on a holiday, a session grain one outside
+        # trading hours; finding the period at or before such an instant needs the one before it.
+        self._sessions = isinstance(grain, TradingSession)
+        if isinstance(grain, BusinessDay):
+            self._finder: Grain = dataclasses.replace(grain, roll="preceding")
+        elif isinstance(grain, TradingSession):
+            self._finder = dataclasses.replace(grain, outside="previous")
+        else:
+            self._finder = grain
         self.description = self._describe()
 
     # -- periods -------------------------------------------------------------------------------
@@ -356,7 +372,9 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
         return period
 
     def _run_time(self, run_period: Period) -> datetime.datetime:
-        """Return when the run of *run_period* is due: its start plus the lag."""
+        """Return when the run of *run_period* is due: its start (a session: the last close) plus the lag."""
+        if self._sessions:
+            return self.grain.shift(run_period, -1).utc[1] + self.lag
         if self._wall:
             wall = self.grain.wall_start(run_period) + self.lag  # type: ignore[attr-defined]
             return resolve(wall, self.grain.tz).astimezone(datetime.UTC)
@@ -488,6 +506,15 @@ class GrainPartitionTimetable(_KeyedAheadTimetable):
 
     def _describe(self) -> str:
         name = type(self.grain).__name__
+        if self._sessions:
+            which = {0: "the next session", -1: "that session", -2: "the session before it"}.get(
+                self.offset,
+                f"the session {abs(self.offset + 1)} sessions {'before' if self.offset < -1 else 'after'} it",
+            )
+            return (
+                f"One run per {self.grain!r} session, {self.lag} (real time) after it closes in "
+                f"{self.grain.timezone}, for {which}; keys as TemporalMapper({name}) writes them"
+            )
         which = {0: "that period", -1: "the period before it", 1: "the period after it"}.get(
             self.offset,
             f"the period {abs(self.offset)} periods {'before' if self.offset < 0 else 'after'} it",

@@ -5,7 +5,9 @@ the package's own classes: ``python scripts/make_pictures.py [OUT_DIR]``.
 - ``dst-days.svg``: the UTC hours of New York's 23-, 24- and 25-hour days (``temporal.md``);
 - ``business-week.svg``: a US business week with Thanksgiving (``business.md``);
 - ``sliding-window.svg``: trailing 7-day windows (``concepts.md``);
-- ``retail-year.svg``: the months of a 4-5-4 retail year (``retail.md``).
+- ``retail-year.svg``: the months of a 4-5-4 retail year (``retail.md``);
+- ``trading-week.svg``: the NYSE's 30-minute bars in the week of Thanksgiving 2026, with its
+  early close (``trading.md``).
 
 The output is deterministic; ``tests/unit/test_pictures.py`` checks it equals the committed
 files, so rerun this script after changing what they show.
@@ -22,14 +24,18 @@ from airflow_partitions import (
     BusinessCalendar,
     BusinessDayWindow,
     Day,
+    ExchangeCalendar,
+    GrainPartitionTimetable,
     Hour,
     IsoWeek,
+    Minutes,
     RetailMonth,
     RetailYear,
     SlidingWindow,
     TemporalMapper,
     TemporalRollupMapper,
     TemporalWindow,
+    TradingSession,
 )
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "images"
@@ -173,11 +179,57 @@ def retail_year() -> str:
     return svg.render()
 
 
+def trading_week() -> str:
+    """The NYSE's 30-minute bars, Monday to Friday of Thanksgiving week 2026, and each session's run."""
+    sessions = TradingSession(ExchangeCalendar("XNYS"))
+    bars = TemporalWindow(Minutes(30, timezone="America/New_York"))
+    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(sessions), window=bars)
+    producer = GrainPartitionTimetable(sessions, lag=timedelta(minutes=30))
+    slots = [f"{9 + (30 + 30 * i) // 60:02d}:{(30 + 30 * i) % 60:02d}" for i in range(13)]  # 09:30 … 15:30
+    cell, left, top, row = 40, 200, 50, 34
+    days = [date(2026, 11, 23) + timedelta(days=i) for i in range(5)]
+    title = "NYSE bars in Thanksgiving week 2026"
+    svg = Svg(left + len(slots) * cell + 130, top + len(days) * row + 40, title)
+    svg.text(
+        10,
+        20,
+        "TemporalWindow(Minutes(30, timezone='America/New_York')) under "
+        "TemporalMapper(TradingSession(ExchangeCalendar('XNYS')))",
+    )
+    for i, slot in enumerate(slots):
+        svg.text(left + i * cell + cell / 2, top - 6, slot, anchor="middle", size=10)
+    svg.text(left + len(slots) * cell + 10, top - 6, "run due (close + 30 min)", size=10)
+    for r, day in enumerate(days):
+        key, y = day.isoformat(), top + r * row
+        try:
+            awaited = {member[11:16] for member in rollup.to_upstream(key)}
+        except ValueError:  # no session that day
+            awaited = set()
+        label = f"{day:%a} {key}: {len(awaited)} bars" if awaited else f"{day:%a} {key}: closed"
+        svg.text(10, y + 17, label)
+        for i, slot in enumerate(slots):
+            svg.rect(left + i * cell, y, cell, 24, MEMBER if slot in awaited else OTHER)
+        if awaited:
+            due = producer.due(key).astimezone(sessions.tz)
+            svg.text(left + len(slots) * cell + 10, y + 17, f"{due:%H:%M}", size=10)
+    last = sessions.parse("2026-11-27")
+    close = f"{last.end.astimezone(sessions.tz):%H:%M}"
+    svg.text(
+        10,
+        top + len(days) * row + 18,
+        f"blue: awaited bars; Thanksgiving has no session; 2026-11-27 closes at {close} "
+        f"(the run for it is due at {producer.due('2026-11-27').astimezone(sessions.tz):%H:%M})",
+        size=10,
+    )
+    return svg.render()
+
+
 PICTURES = {
     "dst-days.svg": dst_days,
     "business-week.svg": business_week,
     "sliding-window.svg": sliding_window,
     "retail-year.svg": retail_year,
+    "trading-week.svg": trading_week,
 }
 
 

@@ -15,7 +15,8 @@ offset shifts a period.
 - :mod:`~airflow_partitions.grains.grain`: :class:`Period`, :class:`Grain`, wall-clock grains;
 - :mod:`~airflow_partitions.grains.clock`, :mod:`~airflow_partitions.grains.cron`,
   :mod:`~airflow_partitions.grains.business`, :mod:`~airflow_partitions.grains.fiscal`,
-  :mod:`~airflow_partitions.grains.retail`: the grains;
+  :mod:`~airflow_partitions.grains.retail`, :mod:`~airflow_partitions.grains.sessions`: the grains
+  (trading sessions need the ``exchanges`` extra, imported when an ``ExchangeCalendar`` is built);
 - :mod:`~airflow_partitions.grains.registry`: grain kinds by their stored name;
 - :mod:`~airflow_partitions.grains.stored`: the versioned JSON every class writes.
 
@@ -39,12 +40,14 @@ from airflow_partitions.grains.grain import (
 )
 from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.grains.retail import RetailMonth, RetailQuarter, RetailWeek, RetailYear
+from airflow_partitions.grains.sessions import ExchangeCalendar, TradingSession
 
 __all__ = [
     "BusinessCalendar",
     "BusinessDay",
     "Cron",
     "Day",
+    "ExchangeCalendar",
     "FiscalMonth",
     "FiscalQuarter",
     "FiscalYear",
@@ -60,6 +63,7 @@ __all__ = [
     "RetailQuarter",
     "RetailWeek",
     "RetailYear",
+    "TradingSession",
     "Week",
     "Year",
     "most_members",

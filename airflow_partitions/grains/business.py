@@ -37,13 +37,16 @@ from dataclasses import dataclass, field, fields
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from importlib.metadata import version
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_partitions.grains.clock import WEEKDAYS, Day
 from airflow_partitions.grains.grain import Period, WallClockGrain
 from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.grains.stored import dump, load
 from airflow_partitions.grains.zones import naive
+
+if TYPE_CHECKING:
+    from airflow_partitions.grains.sessions import ExchangeCalendar
 
 #: Roll conventions for dates that are not business days, named as ``numpy.busday_offset`` names
 #: them: keep the date or refuse it, the next business day, the previous one, and the "modified"
@@ -365,6 +368,32 @@ class BusinessCalendar:
 MONDAY_TO_FRIDAY = BusinessCalendar()
 
 
+def is_day_calendar(calendar: Any) -> bool:
+    """
+    Return whether *calendar* is a business calendar: a :class:`BusinessCalendar` or an ``ExchangeCalendar``.
+
+    An :class:`~airflow_partitions.grains.sessions.ExchangeCalendar`'s business days are its
+    session dates.
+    """
+    from airflow_partitions.grains.sessions import ExchangeCalendar
+
+    return isinstance(calendar, BusinessCalendar | ExchangeCalendar)
+
+
+def calendar_from_stored(data: dict[str, Any]) -> BusinessCalendar | ExchangeCalendar:
+    """
+    Rebuild a business calendar from its stored form: an exchange's (``{"exchange": "XNYS", …}``) or ours.
+
+    :raises ImportError: for an exchange's calendar without the ``exchanges`` extra.
+    :raises ValueError: as the calendar's ``deserialize``.
+    """
+    if "exchange" in data:
+        from airflow_partitions.grains.sessions import ExchangeCalendar
+
+        return ExchangeCalendar.deserialize(data)
+    return BusinessCalendar.deserialize(data)
+
+
 @dataclass(frozen=True)
 class BusinessDay(Day):
     """
@@ -388,21 +417,30 @@ class BusinessDay(Day):
     as ``numpy.busday_offset`` does: under ``roll="following", offset=-1`` a Saturday maps to the
     Friday before it. Canonical keys (:meth:`parse`) are always business days, whatever *roll*.
 
-    Rules' sources: the calendar's (``holidays`` library codes, ISO 3166, ISO 10383); keys are
-    ISO 8601 calendar dates, the local date in *timezone* (IANA) the day starts on.
+    With an :class:`~airflow_partitions.grains.sessions.ExchangeCalendar` the business days are
+    the exchange's session dates (``BusinessDay(ExchangeCalendar("XNYS"), timezone="America/New_York")``:
+    2026-11-26 and Good Friday, 2026-04-03, are not); the period is still the whole local day
+    (the session's hours are :class:`~airflow_partitions.grains.sessions.TradingSession`'s).
 
-    :param calendar: The business calendar; default Monday to Friday without holidays.
+    Rules' sources: the calendar's (``holidays`` library codes, ISO 3166, ISO 10383, or
+    ``exchange_calendars``); keys are ISO 8601 calendar dates, the local date in *timezone* (IANA)
+    the day starts on.
+
+    :param calendar: The business calendar, a :class:`BusinessCalendar` or an
+        :class:`~airflow_partitions.grains.sessions.ExchangeCalendar`; default Monday to Friday
+        without holidays.
     :param roll: What :meth:`floor` does with an instant on a day that is not a business day:
         ``"raise"`` (default), ``"following"``, ``"preceding"``, ``"modifiedfollowing"``,
         ``"modifiedpreceding"``.
     :param start_hour: Local hour (0 to 23) each day starts at; default 0.
-    :raises ValueError: at construction, for a calendar that is not a :class:`BusinessCalendar`,
-        an unknown *roll*, or the errors of :class:`~airflow_partitions.grains.Day`.
+    :raises ValueError: at construction, for a calendar that is neither a :class:`BusinessCalendar`
+        nor an ``ExchangeCalendar``, an unknown *roll*, or the errors of
+        :class:`~airflow_partitions.grains.Day`.
     :raises OutsideCalendar: (a ``ValueError``) from :meth:`floor` (under ``roll="raise"``) and
         :meth:`parse`, naming the local date, for a day that is not a business day.
     """
 
-    calendar: BusinessCalendar = field(default_factory=BusinessCalendar)
+    calendar: BusinessCalendar | ExchangeCalendar = field(default_factory=BusinessCalendar)
     roll: str = "raise"
     start_hour: int = field(default=0, kw_only=True)
     kind: ClassVar[str] = "business_day"
@@ -410,10 +448,10 @@ class BusinessDay(Day):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not isinstance(self.calendar, BusinessCalendar):
+        if not is_day_calendar(self.calendar):
             raise ValueError(
-                "BusinessDay: calendar must be a BusinessCalendar such as BusinessCalendar(country='US'); "
-                f"got {self.calendar!r}."
+                "BusinessDay: calendar must be a BusinessCalendar such as BusinessCalendar(country='US') or "
+                f"an ExchangeCalendar such as ExchangeCalendar('XNYS'); got {self.calendar!r}."
             )
         _require_roll(self.roll, "BusinessDay")
 
@@ -474,4 +512,4 @@ class BusinessDay(Day):
 
     @classmethod
     def _from_parameters(cls, parameters: dict[str, Any]) -> BusinessDay:
-        return cls(**{**parameters, "calendar": BusinessCalendar.deserialize(parameters["calendar"])})
+        return cls(**{**parameters, "calendar": calendar_from_stored(parameters["calendar"])})

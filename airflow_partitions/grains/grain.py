@@ -218,31 +218,65 @@ class Grain(ABC):
         For a tiling grain they tile *period* exactly (no gap, no overlap): an hour holds four
         ``Minutes(15)``, a New York day 23, 24 or 25 ``Hour()`` periods. For :class:`Cron`
         they are the ticks inside *period* (the hourly ticks of a 09:00 to 17:00 weekday).
+        Members are listed in each of *period*'s :meth:`spans` (its grain's): the whole period,
+        but for a trading session with a lunch break the two parts around the break, so that no
+        member starts in the break (Hong Kong's 09:30 to 16:00 holds 11 ``Minutes(30)``, not 13).
 
         :raises ValueError: for a tiling grain whose periods do not start at *period*'s start or
-            end at its end (the grains do not nest, e.g. ISO weeks in a month).
+            end at its end (the grains do not nest, e.g. ISO weeks in a month), or at the start
+            and end of each span.
         """
-        start, end = period.utc
+        spans = period.grain.spans(period)
+        if len(spans) == 1:
+            return self._members_between(period, *spans[0])
+        return [member for start, end in spans for member in self._members_between(period, start, end)]
+
+    def _members_between(self, period: Period, start: datetime, end: datetime) -> list[Period]:
+        """Return the periods of this grain that start in ``[start, end)`` (UTC), a span of *period*."""
         slot = self.fixed_length
-        if slot is not None and not (end - start) % slot and self.floor(period.start).utc[0] == start:
+        if slot is not None and not (end - start) % slot and self.floor(start).utc[0] == start:
             # Slots of one real length from an aligned start: counted out, not stepped one by one.
             return [
                 Period._between(start + slot * i, start + slot * (i + 1), self)
                 for i in range((end - start) // slot)
             ]
         members = []
-        current = self.floor(period.start)
+        current = self.floor(start)
         if current.utc[0] < start and not self.tiles:
             current = self.shift(current, 1)
         while current.utc[0] < end:
             members.append(current)
             current = self.shift(current, 1)
         if self.tiles and (not members or members[0].utc[0] != start or members[-1].utc[1] != end):
+            within = "" if (start, end) == period.utc else f" in its hours {_span_text(period, start, end)}"
             raise ValueError(
-                f"{self!r} periods do not tile {period.grain!r} period {period.key!r} "
+                f"{self!r} periods do not tile {period.grain!r} period {period.key!r}{within} "
                 f"[{period.start.isoformat()}, {period.end.isoformat()}); pick a grain that nests in it."
             )
         return members
+
+    def spans(self, period: Period) -> tuple[tuple[datetime, datetime], ...]:
+        """
+        Return the parts of *period* its members are listed in, as ``(start, end)`` UTC instants.
+
+        The whole period, ``(period.utc,)``, for every grain but
+        :class:`~airflow_partitions.grains.sessions.TradingSession`, whose sessions with a lunch
+        break (Hong Kong, Tokyo) have two: from the open to the break, and from the break's end
+        to the close.
+        """
+        return (period.utc,)
+
+    def period_at_or_after(self, instant: datetime) -> Period:
+        """
+        Return the period holding the aware *instant*; for a grain with gaps, the first one after it.
+
+        :meth:`floor` for every grain but :class:`~airflow_partitions.grains.sessions.TradingSession`,
+        whose sessions leave the nights and weekends out: an instant between two sessions gives
+        the next. Used where a sample period near an instant is wanted (checks at Dag parse).
+
+        :raises ValueError: as :meth:`floor` (a business day's grain on a Sunday).
+        """
+        return self.floor(instant)
 
     def serialize(self) -> dict[str, Any]:
         """Return the grain as sorted, plain JSON: its ``kind`` and its parameters."""
@@ -344,6 +378,11 @@ class WallClockGrain(Grain):
         return self._period(self._shift_wall(self.wall_start(period), n))
 
 
+def _span_text(period: Period, start: datetime, end: datetime) -> str:
+    """Return ``09:30-12:00`` for a span of *period*, in local wall-clock time."""
+    return f"{start.astimezone(period.grain.tz):%H:%M}-{end.astimezone(period.grain.tz):%H:%M}"
+
+
 #: The stretch :func:`most_members` samples: December 2027 through 2028, a leap year, so it
 #: holds every month length, a 53-week ISO year's end and the 2028 DST changes of any zone.
 _SAMPLE_SPAN = (datetime(2027, 12, 1, tzinfo=UTC), datetime(2029, 1, 1, tzinfo=UTC))
@@ -356,7 +395,7 @@ _CRON_SAMPLE = timedelta(days=42)
 def _sample_periods(grain: Grain, span: tuple[datetime, datetime] = _SAMPLE_SPAN) -> list[Period]:
     """Return the periods of *grain* in *span* :func:`most_members` inspects (at most a few thousand)."""
     first, last = span
-    period = grain.floor(first)
+    period = grain.period_at_or_after(first)
     if period.duration >= timedelta(hours=23):
         starts = [first]
         stop = last
@@ -370,7 +409,7 @@ def _sample_periods(grain: Grain, span: tuple[datetime, datetime] = _SAMPLE_SPAN
         stop = None
     periods: list[Period] = []
     for start in starts:
-        period = grain.floor(start)
+        period = grain.period_at_or_after(start)
         end = stop or start + timedelta(hours=48)
         while period.utc[0] < end:
             periods.append(period)
@@ -442,12 +481,17 @@ def most_members(grain: Grain, member: Grain) -> tuple[int, Period]:
     grains the DST changes), since each tick costs about a millisecond: a fraction of a second
     for hourly ticks in days, seconds for hourly ticks in a year. Members of one fixed length
     (:attr:`Grain.fixed_length`: minutes, hours) are not listed but counted from the longest
-    period's length: a year of minutes (527,040) takes no longer than a day of hours. Memoized per
-    process: it runs once per configuration.
+    period's length: a year of minutes (527,040) takes no longer than a day of hours. Members of
+    trading sessions with a lunch break are counted in every sampled session (none starts in the
+    break). Memoized per process: it runs once per configuration.
 
     :raises ValueError: if *member* periods do not tile *grain* periods.
     """
     periods = _sample_periods(grain)
+    if member.tiles and any(len(grain.spans(p)) > 1 for p in periods):
+        # Trading sessions with a lunch break: the longest is not the one with the most members
+        # (a half day has no break); the sampled sessions, a few dozen, are each counted.
+        return max(((len(member.members(p)), p) for p in periods), key=lambda pair: pair[0])
     if member.tiles:  # tiling members of fixed rules: the longest period holds the most
         longest = max(periods, key=lambda p: p.duration)
         slot = member.fixed_length

@@ -15,6 +15,7 @@ from airflow_partitions.grains.cron import Cron
 from airflow_partitions.grains.fiscal import FiscalMonth, FiscalQuarter, FiscalYear
 from airflow_partitions.grains.grain import Grain
 from airflow_partitions.grains.retail import RetailMonth, RetailQuarter, RetailWeek, RetailYear
+from airflow_partitions.grains.sessions import TradingSession
 
 #: ``kind`` → grain class, for every grain of this package.
 GRAIN_KINDS: dict[str, type[Grain]] = {
@@ -37,5 +38,6 @@ GRAIN_KINDS: dict[str, type[Grain]] = {
         RetailQuarter,
         RetailMonth,
         RetailWeek,
+        TradingSession,
     )
 }

@@ -96,7 +96,7 @@ class RollupView:
         """
         if not isinstance(self.policy, CompletionDeadline):
             return None
-        grain = _period_grain(getattr(self.mapper, "upstream_mapper", None))
+        grain = period_grain(getattr(self.mapper, "upstream_mapper", None))
         return None if grain is None else (grain, self.policy.grace)
 
     @classmethod
@@ -205,7 +205,7 @@ class RollupView:
         )
 
 
-def _period_grain(mapper: Any) -> Grain | None:
+def period_grain(mapper: Any) -> Grain | None:
     """
     Return the grain of the periods whose start Airflow stamps on a run as its ``partition_date``.
 
@@ -216,6 +216,6 @@ def _period_grain(mapper: Any) -> Grain | None:
     if isinstance(grain, Grain):
         return grain
     if isinstance(mapper, CompositeKeyMapper):
-        grains = [g for name in mapper.output if (g := _period_grain(mapper.mappers.get(name))) is not None]
+        grains = [g for name in mapper.output if (g := period_grain(mapper.mappers.get(name))) is not None]
         return grains[0] if len(grains) == 1 else None
     return None

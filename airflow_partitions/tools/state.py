@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains import Grain, shorter_periods, shortest_period, typical_period
 from airflow_partitions.grains.keys import OutsideCalendar
-from airflow_partitions.tools.rollup_view import RollupView
+from airflow_partitions.tools.rollup_view import RollupView, period_grain
 
 #: Pending partitioned Dag runs the scheduler evaluates per loop, oldest first (Airflow 3.3's
 #: ``MAX_PARTITION_DAG_RUNS_PER_LOOP``).
@@ -428,26 +428,104 @@ def consumer_zone(
     *only* if given) whose mapper for the asset is one of ours with a grain (a rollup's upstream
     mapper's, a composite's time dimension's); ``("UTC", "UTC", None)`` if none has one.
     """
+    found = consumer_reader(asset_name, session=session, only=only)
+    if found is None:
+        return "UTC", "UTC", None
+    mapper, dag_id = found
+    zone, input_zone = zones_of(mapper) or ("UTC", "UTC")
+    return zone, input_zone, dag_id
+
+
+def consumer_reader(
+    asset_name: str, *, session: Any, only: Collection[str] | None = None
+) -> tuple[Any, str] | None:
+    """
+    Return the mapper of the Dag :func:`consumer_zone` names for *asset_name*, and that Dag's id.
+
+    ``None`` if no partitioned Dag (of *only*, if given) reads the asset with one of our mappers
+    with a grain.
+    """
     for dag in consumer_dags(session, only=only):
         try:
             timetable, assets = consumer_timetable(dag.dag_id, session)
         except ValueError:
             continue
         for name, uri in assets:
-            if name == asset_name and (
-                zones := _zones_of(timetable.get_partition_mapper(name=name, uri=uri))
-            ):
-                return (*zones, dag.dag_id)
-    return "UTC", "UTC", None
+            if name == asset_name and zones_of(mapper := timetable.get_partition_mapper(name=name, uri=uri)):
+                return mapper, dag.dag_id
+    return None
 
 
-def _zones_of(mapper: Any) -> tuple[str, str] | None:
+def consumer_grain(dag_id: str, session: Any) -> Grain | None:
+    """
+    Return the grain of the periods *dag_id*'s partition keys name, if all its assets' mappers agree.
+
+    A rollup's upstream mapper's grain (``TradingSession(ExchangeCalendar("XNYS"))`` for a
+    session's 30-minute bars), a temporal mapper's own; ``None`` for a Dag whose mappers name no
+    one grain. The Partitions view lays a month of its keys out by it: a date without a period
+    (a weekend of business days, a day without a session) is a closed place, not an unopened one.
+
+    :raises ValueError: as :func:`consumer_state`.
+    """
+    timetable, assets = consumer_timetable(dag_id, session)
+    grains = set()
+    for name, uri in assets:
+        mapper = timetable.get_partition_mapper(name=name, uri=uri)
+        grains.add(period_grain(getattr(mapper, "upstream_mapper", None) or mapper))
+    return grains.pop() if len(grains) == 1 else None
+
+
+def has_period_on(grain: Grain, day: str) -> bool:
+    """
+    Whether *grain* has a period keyed by the date *day* (``2026-11-26`` under NYSE sessions: no).
+
+    A grain whose periods tile time (days, hours) has one on every date; a business day or a
+    trading session only on its calendar's days (a date it refuses, or moves to another key, has
+    none).
+    """
+    if grain.tiles:
+        return True
+    try:
+        return grain.parse(day).key == day
+    except ValueError:
+        return False
+
+
+def awaited_by_date(mapper: Any) -> Callable[[str], tuple[str, ...] | None] | None:
+    """
+    Return what the period of each date awaits under *mapper*, for a grain that does not tile time.
+
+    For a rollup of 30-minute bars into NYSE sessions, ``awaited("2026-11-27")`` is its 7 bars in
+    time order (``2026-11-27T09:30-05:00`` … ``T12:30-05:00``), ``awaited("2026-11-26")`` is
+    ``None`` (no session); for a mapper that is no rollup, ``()`` on a date with a period. The
+    whole function is ``None`` for mappers whose grain tiles time (every date has a period: the
+    view's hours of a day say what is missing) or that have no grain.
+    """
+    rollup = RollupView.of(mapper)
+    grain = getattr(getattr(mapper, "upstream_mapper", None) if rollup else mapper, "grain", None)
+    if not isinstance(grain, Grain) or grain.tiles:  # plain keys only: no composite's dimensions
+        return None
+
+    def awaited(day: str) -> tuple[str, ...] | None:
+        if not has_period_on(grain, day):
+            return None
+        if rollup is None:
+            return ()
+        try:
+            return rollup.in_order(rollup.awaited(day))
+        except ValueError:
+            return None
+
+    return awaited
+
+
+def zones_of(mapper: Any) -> tuple[str, str] | None:
     """Return ``(grain zone, input zone)`` of the first of our temporal mappers in *mapper*, else ``None``."""
     grain = getattr(mapper, "grain", None)
     if isinstance(grain, Grain):
         return grain.timezone, getattr(mapper, "input_timezone", None) or grain.timezone
     for inner in (getattr(mapper, "upstream_mapper", None), *getattr(mapper, "mappers", {}).values()):
-        if inner is not None and (found := _zones_of(inner)):
+        if inner is not None and (found := zones_of(inner)):
             return found
     return None
 

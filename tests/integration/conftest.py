@@ -66,6 +66,10 @@ DAG_IDS = [
     "it_shape_deadline_day",
     "it_shape_month_of_hours",
     "it_shape_business_month",
+    # it_sessions.py: trading sessions (test_sessions.py)
+    "it_session_of_bars",
+    "it_session_producer",
+    "it_week_of_sessions",
 ]
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]

@@ -94,6 +94,42 @@ CASES: dict[str, dict[str, str]] = {
             "window=BusinessDayWindow(BusinessCalendar(country='US', subdiv='NY')))"
         ),
     },
+    "sessions": {
+        "ExchangeCalendar(XNYS)": "ExchangeCalendar('XNYS')",
+        "ExchangeCalendar(alias NYSE)": "ExchangeCalendar('NYSE')",
+        "TradingSession(XNYS)": "TradingSession(ExchangeCalendar('XNYS'))",
+        "TradingSession(XHKG, next)": "TradingSession(ExchangeCalendar('XHKG'), outside='next')",
+        "TradingSession(XLON, previous)": "TradingSession(ExchangeCalendar('XLON'), outside='previous')",
+        "TemporalMapper(TradingSession, offset -1)": (
+            "TemporalMapper(TradingSession(ExchangeCalendar('XNYS')), offset=-1)"
+        ),
+        "TemporalRollupMapper(TradingSession of 30-minute bars)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(TradingSession(ExchangeCalendar('XNYS'))), "
+            "window=TemporalWindow(Minutes(30, timezone='America/New_York')))"
+        ),
+        "TemporalRollupMapper(TradingSession of UTC bars, Tokyo)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(TradingSession(ExchangeCalendar('XTKS')), "
+            "input_timezone='UTC'), window=TemporalWindow(Minutes(30)))"
+        ),
+        "TemporalRollupMapper(week of sessions)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(Week(timezone='America/New_York')), "
+            "window=TemporalWindow(TradingSession(ExchangeCalendar('XNYS'))))"
+        ),
+        "DimensionRollupMapper(symbol and session of bars)": (
+            "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['symbol', 'session'], "
+            "{'session': TemporalMapper(TradingSession(ExchangeCalendar('XNYS')))}), "
+            "window=DimensionWindow(session=TemporalWindow(Minutes(30, timezone='America/New_York'))))"
+        ),
+        "BusinessDay(XNYS sessions)": "BusinessDay(ExchangeCalendar('XNYS'), timezone='America/New_York')",
+        "BusinessDayWindow(XNYS sessions)": "BusinessDayWindow(ExchangeCalendar('XNYS'))",
+        "GrainPartitionTimetable(TradingSession, 30 minutes after the close)": (
+            "GrainPartitionTimetable(TradingSession(ExchangeCalendar('XNYS')), lag=timedelta(minutes=30))"
+        ),
+        "GrainPartitionTimetable(TradingSession, before the next open)": (
+            "GrainPartitionTimetable(TradingSession(ExchangeCalendar('XLON')), offset=0, "
+            "lag=timedelta(hours=2))"
+        ),
+    },
     "namespace": {
         "PrefixStripMapper(eu)": "PrefixStripMapper('eu')",
         "PrefixStripMapper(all options)": "PrefixStripMapper('eu', separator='/', max_downstream_keys=40)",

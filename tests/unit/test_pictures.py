@@ -22,6 +22,7 @@ def test_the_pictures_are_up_to_date(tmp_path):
         "business-week.svg",
         "sliding-window.svg",
         "retail-year.svg",
+        "trading-week.svg",
     ]
     for path in written:
         committed = ROOT / "docs" / "images" / path.name
@@ -38,11 +39,15 @@ def test_the_pictures_show_what_the_pages_say():
     assert "awaited: 4 keys, 2026-11-23, 2026-11-24, 2026-11-25, 2026-11-27" in week
     assert "7 runs: 2026-03-05 … 2026-03-11" in (images / "sliding-window.svg").read_text(encoding="utf-8")
     assert "52 weeks" in (images / "retail-year.svg").read_text(encoding="utf-8")
+    trading = (images / "trading-week.svg").read_text(encoding="utf-8")
+    assert "Fri 2026-11-27: 7 bars" in trading and "Thu 2026-11-26: closed" in trading
+    assert "Mon 2026-11-23: 13 bars" in trading and "2026-11-27 closes at 13:00" in trading
     pages = {
         "dst-days.svg": "temporal.md",
         "business-week.svg": "business.md",
         "sliding-window.svg": "concepts.md",
         "retail-year.svg": "retail.md",
+        "trading-week.svg": "trading.md",
     }
     for picture, page in pages.items():
         assert f"images/{picture}" in (ROOT / "docs" / page).read_text(encoding="utf-8"), page

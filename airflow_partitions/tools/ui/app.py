@@ -39,12 +39,15 @@ from fastapi.staticfiles import StaticFiles
 from airflow_partitions.tools.state import (
     STATES,
     asset_coverage,
+    awaited_by_date,
     consumer_dags,
+    consumer_grain,
     consumer_range,
+    consumer_reader,
     consumer_state,
-    consumer_zone,
     jsonable,
     partition_keys,
+    zones_of,
 )
 from airflow_partitions.tools.ui import layout
 from airflow_partitions.tools.ui.layout import VIEW_STATES
@@ -111,13 +114,16 @@ def dag_partitions(
     ``ran_with`` (``{"counted", "awaited", "missing", "missing_total"}``) for its latest run,
     ``overview`` lays every selected partition out in buckets, ``grid`` the page, and ``range``
     is the Dag's whole range (``[first, last]`` time parts). The audit-log rows of refused keys
-    are left out for a user who may not read the Dag's audit log.
+    are left out for a user who may not read the Dag's audit log. The grid knows the Dag's grain
+    (:func:`~airflow_partitions.tools.state.consumer_grain`): a month of trading sessions has
+    no places on weekends and holidays.
     """
     try:
         answer = consumer_state(
             dag_id, start=start, end=end, states=state, limit=limit, offset=offset, session=session
         ).to_dict()
         whole = consumer_range(dag_id, session=session)
+        grain = consumer_grain(dag_id, session)
     except ValueError as err:
         raise HTTPException(404, str(err)) from err
     if not _reads_audit_log(dag_id, user):
@@ -127,7 +133,7 @@ def dag_partitions(
         "total_entries": answer["total"],
         "range": list(whole),
         "overview": layout.overview(answer),
-        "grid": layout.layout(answer["partitions"]),
+        "grid": layout.layout(answer["partitions"], grain),
     }
 
 
@@ -177,7 +183,10 @@ def asset_keys(
     Return ``asset_coverage(asset_name).to_dict()`` with ``coverage``, its keys laid out by day.
 
     Days are local days of the zone of a partitioned Dag that reads the asset (``coverage.zone``
-    names it, ``coverage.dag_id`` the Dag), else UTC. Guarded as Airflow's asset endpoints
+    names it, ``coverage.dag_id`` the Dag), else UTC. Under a Dag whose grain has days off
+    (trading sessions, business days) each day also says what its period awaits
+    (:func:`~airflow_partitions.tools.state.awaited_by_date`): a session's bars as a strip of its
+    hours, a day without a session closed rather than a gap. Guarded as Airflow's asset endpoints
     (``requires_access_asset("GET")``). A refusal is kept only if the caller may read its
     consumer Dag's audit log.
     """
@@ -189,8 +198,11 @@ def asset_keys(
     allowed = {d: d is not None and _reads_audit_log(d, user) for d in dags}
     answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
     readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    zone, input_zone, reader = consumer_zone(asset_name, session=session, only=readable)
-    return {**answer, "coverage": {**layout.coverage(answer["keys"], zone, input_zone), "dag_id": reader}}
+    found = consumer_reader(asset_name, session=session, only=readable)
+    mapper, reader = found if found else (None, None)
+    zone, input_zone = zones_of(mapper) or ("UTC", "UTC")
+    laid = layout.coverage(answer["keys"], zone, input_zone, awaited_by_date(mapper) if mapper else None)
+    return {**answer, "coverage": {**laid, "dag_id": reader}}
 
 
 def _page(request: Request) -> HTMLResponse:

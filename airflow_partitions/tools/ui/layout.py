@@ -5,7 +5,9 @@ A key is placed by its shape, read off its spelling (no mapper needed):
 
 - a composite key (``jfk|2013-03-10``): one row per first dimension, cells in time order under a
   date axis (labels where the month or day changes, not on every cell);
-- a day (``2013-03-10``): a month calendar, weeks from Monday;
+- a day (``2013-03-10``): a month calendar, weeks from Monday; under a grain with days off
+  (trading sessions, business days), a date without a period is a closed place, not an
+  unopened one;
 - an hour (``2013-03-10T05``, ``2026-10-25T02+02:00``, other ISO spellings): a strip of its
   local day, hours in time order (both occurrences of a repeated hour);
 - a minute (``2013-03-10T05:15``): the hours of its day, each cell the worst state of its
@@ -14,7 +16,8 @@ A key is placed by its shape, read off its spelling (no mapper needed):
   ``FY2026``): a grid of years by periods;
 - any other key: a plain list.
 
-Places in a month, day or year with no partition are "not opened" cells.
+Places in a month, day or year with no partition are "not opened" cells; dates the Dag's grain
+has no period on are "closed" (no partition will open there: the view draws them blank).
 """
 
 from __future__ import annotations
@@ -22,15 +25,20 @@ from __future__ import annotations
 import calendar
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from airflow_partitions.tools.state import PENDING_STATES, SEPARATOR, STATES, attention
+from airflow_partitions.grains import Grain
+from airflow_partitions.tools.state import PENDING_STATES, SEPARATOR, STATES, attention, has_period_on
 
 #: The states the view colours: a partition's own (:data:`~airflow_partitions.tools.state.STATES`)
 #: and a place of the grid no partition has opened yet.
 VIEW_STATES = (*STATES, "not opened")
+#: A place of a month calendar where the Dag's grain has no period (a weekend of business days,
+#: a day without a trading session): no state, drawn blank with its date.
+CLOSED = "closed"
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
 #: An hour or minute key: its date, hour, minute, and offset (``Z``, ``+02:00``) if any.
 _TIME = re.compile(
@@ -84,6 +92,10 @@ def _unopened(label: str) -> dict[str, Any]:
     return {"key": None, "state": "not opened", "label": label, "count": None}
 
 
+def _closed(label: str) -> dict[str, Any]:
+    return {"key": None, "state": CLOSED, "label": label, "count": None}
+
+
 def _group(label: str, members: list[dict[str, Any]], zoom: tuple[str, str]) -> dict[str, Any]:
     """Return a cell standing for several partitions: their worst state, how many, the range to zoom to."""
     return {
@@ -95,15 +107,20 @@ def _group(label: str, members: list[dict[str, Any]], zoom: tuple[str, str]) -> 
     }
 
 
-def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list[dict[str, Any]]:
     """
     Lay *partitions* (one page, in time order) out in blocks, each a dict with ``kind`` and ``title``.
+
+    *grain* is the grain of the Dag's periods, if known (:func:`~airflow_partitions.tools.state.
+    consumer_grain`): under ``TradingSession(ExchangeCalendar("XNYS"))`` a month's weekends and
+    holidays are :data:`CLOSED` places.
 
     - ``rows``: composite keys; ``columns`` (the rest of each key, in time order), ``axis``
       (``[column index, label]`` where the month, or the day, changes) and ``rows`` (``{"title":
       first dimension, "cells": [...]}``, one cell per column);
     - ``periods``: periods of a year; ``columns`` (``Q1`` …) and ``rows`` (one per year);
-    - ``month``: days; ``weeks`` of seven cells from Monday (``None`` outside the month);
+    - ``month``: days; ``weeks`` of seven cells from Monday (``None`` outside the month; state
+      :data:`CLOSED` on a date *grain* has no period on);
     - ``day``: hours of one date; ``cells`` in time order, hours 00 to 23 (an unopened place for
       an hour without a key), or for minute keys one cell per hour holding them (``zoom``: the
       hour's range);
@@ -148,12 +165,7 @@ def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
         _periods(kind, by_year)
         for kind, by_year in sorted(periods.items(), key=lambda item: (item[0][0], item[0][1] or ""))
     )
-    for (year, month), by_day in sorted(months.items()):
-        weeks = [
-            [None if d == 0 else cell(by_day[d], str(d)) if d in by_day else _unopened(str(d)) for d in week]
-            for week in calendar.Calendar(calendar.MONDAY).monthdayscalendar(year, month)
-        ]
-        blocks.append({"kind": "month", "title": f"{year}-{month:02d}", "weeks": weeks})
+    blocks.extend(_month(year, month, by_day, grain) for (year, month), by_day in sorted(months.items()))
     for date_key, found in sorted(hours.items()):
         blocks.append({"kind": "day", "title": date_key, "cells": _hours(found)})
     if len(minutes) == 1 and len(next(iter(minutes.values()))) == 1:
@@ -175,6 +187,24 @@ def layout(partitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
             {"kind": "list", "title": "other keys", "cells": [cell(p, p["partition_key"]) for p in others]}
         )
     return blocks
+
+
+def _month(year: int, month: int, by_day: dict[int, dict[str, Any]], grain: Grain | None) -> dict[str, Any]:
+    """Return a ``month`` block: weeks from Monday, a date *grain* has no period on :data:`CLOSED`."""
+
+    def place(d: int) -> dict[str, Any] | None:
+        if d == 0:
+            return None
+        if d in by_day:
+            return cell(by_day[d], str(d))
+        if grain is not None and not has_period_on(grain, f"{year}-{month:02d}-{d:02d}"):
+            return _closed(str(d))
+        return _unopened(str(d))
+
+    weeks = [
+        [place(d) for d in week] for week in calendar.Calendar(calendar.MONDAY).monthdayscalendar(year, month)
+    ]
+    return {"kind": "month", "title": f"{year}-{month:02d}", "weeks": weeks}
 
 
 def _rows(rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -293,7 +323,12 @@ MAX_COVERAGE_DAYS = 3660
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
-def coverage(keys: list[dict[str, Any]], zone: str = "UTC", input_zone: str = "UTC") -> dict[str, Any]:
+def coverage(
+    keys: list[dict[str, Any]],
+    zone: str = "UTC",
+    input_zone: str = "UTC",
+    awaited: Callable[[str], tuple[str, ...] | None] | None = None,
+) -> dict[str, Any]:
     """
     Lay out an asset's keys (``AssetCoverage.to_dict()["keys"]``) by local day of *zone*, gaps marked.
 
@@ -305,6 +340,15 @@ def coverage(keys: list[dict[str, Any]], zone: str = "UTC", input_zone: str = "U
     day with no key, ``missing_hours`` the local hours of a day with hour keys that have none
     (``"01-05:00"`` for an occurrence of a repeated hour). Keys with no date go to ``other``.
     Over :data:`MAX_COVERAGE_DAYS`, only the days with keys are listed.
+
+    *awaited* (:func:`~airflow_partitions.tools.state.awaited_by_date` of the consumer's mapper,
+    for a grain with days off) says what the period of each date awaits, ``None`` for a date
+    without one. Then each day of plain keys also has ``closed`` (no period: not a gap, whatever
+    arrived) and ``strip``: the awaited keys as a strip of the period's hours, each ``{"key",
+    "label", "state"}`` (``label`` its local time, ``"09:30"``; ``state`` ``"received"`` if a key
+    names that instant, in any spelling, else ``"missing"``); ``missing_hours`` then lists the
+    labels of the missing ones. A rollup of 30-minute bars into NYSE sessions has 13 on
+    2026-11-23, 7 on 2026-11-27 (an early close) and none on 2026-11-26 (Thanksgiving: closed).
     """
     tz, naive_tz = ZoneInfo(zone), ZoneInfo(input_zone)
     by_series: dict[str, dict[str, list[tuple[dict[str, Any], datetime | None]]]] = defaultdict(
@@ -329,7 +373,14 @@ def coverage(keys: list[dict[str, Any]], zone: str = "UTC", input_zone: str = "U
             if span <= MAX_COVERAGE_DAYS
             else sorted(by_day)
         )
-        series.append({"title": prefix, "days": [_day(d, by_day.get(d, []), tz) for d in days]})
+        listed = [_day(d, by_day.get(d, []), tz) for d in days]
+        if awaited is not None and prefix == "":
+            arrived = {i["partition_key"] for found in by_day.values() for i, _ in found}
+            arrived |= {
+                local.astimezone(UTC).isoformat() for found in by_day.values() for _, local in found if local
+            }
+            listed = [_awaited_day(day, awaited(day["day"]), arrived, tz, naive_tz) for day in listed]
+        series.append({"title": prefix, "days": listed})
     return {"zone": zone, "series": series, "other": sorted(other)}
 
 
@@ -373,3 +424,20 @@ def _day(day: str, found: list[tuple[dict[str, Any], datetime | None]], tz: Zone
         "gap": not items,
         "missing_hours": missing,
     }
+
+
+def _awaited_day(
+    day: dict[str, Any], expected: tuple[str, ...] | None, arrived: set[str], tz: ZoneInfo, naive_tz: ZoneInfo
+) -> dict[str, Any]:
+    """Return a coverage *day* with what its period awaits: ``closed``, ``strip``, its ``missing_hours``."""
+    if expected is None:
+        return {**day, "gap": False, "closed": True, "strip": [], "missing_hours": []}
+    strip = []
+    for key in expected:
+        time = _TIME.match(key)
+        at = _instant(time, naive_tz) if time else None
+        seen = key in arrived or (at is not None and at.astimezone(UTC).isoformat() in arrived)
+        label = at.astimezone(tz).strftime("%H:%M") if at is not None else key
+        strip.append({"key": key, "label": label, "state": "received" if seen else "missing"})
+    missing = [c["label"] for c in strip if c["state"] == "missing"]
+    return {**day, "closed": False, "strip": strip, "missing_hours": missing}

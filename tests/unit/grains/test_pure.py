@@ -14,9 +14,12 @@ import airflow_partitions.grains as grains
 for module in pkgutil.iter_modules(grains.__path__):
     importlib.import_module(f"airflow_partitions.grains.{module.name}")
 from airflow_partitions.grains import BusinessCalendar, BusinessDay, Cron, Day, FiscalQuarter, Grain
-from airflow_partitions.grains import RetailWeek
+from airflow_partitions.grains import ExchangeCalendar, RetailWeek, TradingSession
+assert "exchange_calendars" not in sys.modules, "imported with the grains, not when a calendar is built"
 for grain in (Day(timezone="Europe/Berlin"), Cron("0 9-17 * * 1-5"), FiscalQuarter(start_month=7),
-              RetailWeek(), BusinessDay(BusinessCalendar(country="US"))):
+              RetailWeek(), BusinessDay(BusinessCalendar(country="US")),
+              TradingSession(ExchangeCalendar("XNYS")),
+              BusinessDay(ExchangeCalendar("XNYS"), timezone="America/New_York")):
     rebuilt = Grain.deserialize(json.loads(json.dumps(grain.serialize())))
     assert rebuilt == grain and rebuilt.floor_key("2026-11-27T12").key
 print(json.dumps(sorted(name for name in sys.modules if name == "airflow" or name.startswith("airflow."))))
@@ -25,7 +28,8 @@ print(json.dumps(sorted(name for name in sys.modules if name == "airflow" or nam
 
 def test_the_grains_package_has_every_grain_module():
     found = {module.name for module in pkgutil.iter_modules(airflow_partitions.grains.__path__)}
-    assert {"keys", "zones", "grain", "registry", "clock", "cron", "business", "fiscal", "retail"} <= found
+    expected = {"keys", "zones", "grain", "registry", "clock", "cron", "business", "fiscal", "retail"}
+    assert expected | {"sessions"} <= found
 
 
 def test_importing_and_using_every_grain_imports_no_airflow_module():

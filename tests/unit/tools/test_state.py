@@ -172,3 +172,36 @@ def test_a_weekend_day_refused_by_a_business_day_month_is_an_expected_refusal_le
     assert Refusal.read(NOW, "some other wording") == Refusal(
         NOW, "some other wording", reason="some other wording"
     )
+
+
+def test_what_each_date_awaits_is_known_only_under_a_grain_with_days_off():
+    from airflow_partitions import CompositeKeyMapper, Day, ExchangeCalendar, Hour, TradingSession
+    from airflow_partitions.tools.state import awaited_by_date, has_period_on
+
+    nyse = TradingSession(ExchangeCalendar("XNYS"))  # NYSE 2026: closed 26 Nov, 13:00 close on 27 Nov
+    assert [has_period_on(nyse, f"2026-11-{d}") for d in (25, 26, 27, 28)] == [True, False, True, False]
+    assert has_period_on(BusinessDay(), "2026-11-26") and not has_period_on(BusinessDay(), "2026-11-28")
+    assert has_period_on(Day(), "2026-11-28")
+    sessions = awaited_by_date(TemporalMapper(nyse))  # one key is enough: no list, but days off
+    assert (sessions("2026-11-27"), sessions("2026-11-26")) == ((), None)
+    hours = awaited_by_date(
+        TemporalRollupMapper(upstream_mapper=TemporalMapper(BusinessDay()), window=TemporalWindow(Hour()))
+    )
+    assert len(hours("2026-11-27")) == 24 and hours("2026-11-28") is None
+    assert awaited_by_date(TemporalMapper(Day())) is None  # every date has a period
+    assert awaited_by_date(CompositeKeyMapper(["airport", "day"], {"day": TemporalMapper(nyse)})) is None
+
+
+def test_bars_refused_by_a_session_rollup_are_expected_refusals_of_the_exchanges_calendar():
+    from airflow_partitions import ExchangeCalendar, Minutes, TradingSession
+
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(TradingSession(ExchangeCalendar("XNYS"))),
+        window=TemporalWindow(Minutes(30, timezone="America/New_York")),
+    )
+    # NYSE 2026: closed on Thanksgiving (26 Nov); on 27 Nov it closes at 13:00 (18:00Z).
+    for bar in ("2026-11-26T15:00Z", "2026-11-27T18:30Z"):
+        with pytest.raises(OutsideCalendar) as refused:
+            rollup.to_downstream(bar)
+        refusal = Refusal.read(NOW, _audit_log_row(bar, refused.value))
+        assert refusal.expected and "outside the trading sessions of XNYS" in refusal.reason

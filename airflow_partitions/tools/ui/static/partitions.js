@@ -213,6 +213,7 @@ function renderLegend(answer, wanted) {
 
 function tip(cell) {
   if (cell.zoom) return `${cell.label}: ${plural(Number(cell.count), "partition")}, the worst ${cell.state}. Zoom in`;
+  if (cell.state === "closed") return `${cell.label}: no period of this Dag's calendar (a day off)`;
   if (!cell.key) return `${cell.label}: not yet opened`;
   return `${cell.key}: ${cell.state}${cell.count ? " " + cell.count : ""}`;
 }
@@ -484,9 +485,10 @@ async function showAsset(name) {
   $("coverage").innerHTML = answer.coverage.series.map((series) => `
     ${series.title ? `<h3>${esc(series.title)}</h3>` : ""}
     <table class="coverage"><thead><tr><th>Day (${esc(zone)})</th><th>Events</th><th>Keys</th></tr></thead><tbody>${series.days.map((d) =>
-      `<tr class="${d.gap ? "gap" : d.missing_hours.length ? "partial" : ""}" data-day="${esc(d.day)}"><td>${esc(d.day)}</td><td>${d.events}</td>
-       <td>${d.gap ? "<strong>gap: no key</strong>" : d.keys.map((k) => `<code data-key="${esc(k)}">${esc(k)}</code>`).join(" ")}
-       ${d.missing_hours.length ? `<br><strong>missing hours: ${esc(d.missing_hours.join(", "))}</strong>` : ""}</td></tr>`).join("")}</tbody></table>`).join("") +
+      `<tr class="${d.closed ? "closed" : d.gap ? "gap" : d.missing_hours.length ? "partial" : ""}" data-day="${esc(d.day)}"><td>${esc(d.day)}</td><td>${d.events}</td>
+       <td>${d.closed && !d.keys.length ? '<span class="muted">closed: no period</span>' : d.gap ? "<strong>gap: no key</strong>" : d.keys.map((k) => `<code data-key="${esc(k)}">${esc(k)}</code>`).join(" ")}
+       ${d.strip && d.strip.length ? `<div class="bars">${d.strip.map((c) => `<span class="bar ${c.state}" title="${esc(c.key)}: ${esc(c.state)}">${esc(c.label)}</span>`).join("")}</div>` : ""}
+       ${d.missing_hours.length ? `<br><strong>missing${d.strip && d.strip.length ? "" : " hours"}: ${esc(d.missing_hours.join(", "))}</strong>` : ""}</td></tr>`).join("")}</tbody></table>`).join("") +
     (answer.coverage.other.length ? `<h3>Other keys</h3>${keysHtml(answer.coverage.other)}` : "") ||
     "<p>No partition key has an event yet.</p>";
   $("asset-refusals").innerHTML = refusalsHtml(answer.refusals, answer.refusals.length, true);

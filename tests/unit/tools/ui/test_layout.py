@@ -221,3 +221,107 @@ def test_coverage_makes_one_series_per_first_dimension_and_lists_dateless_keys()
 def test_an_asset_page_lists_only_keyed_days_past_the_cap():
     [series] = coverage([_k("2000-01-01"), _k("2026-01-01")])["series"]
     assert [d["day"] for d in series["days"]] == ["2000-01-01", "2026-01-01"]
+
+
+# -- trading sessions: NYSE's published 2026 calendar ("Holidays and Trading Hours", nyse.com):
+# 09:30 to 16:00 New York time (EST in late November: 14:30Z to 21:00Z), closed Thursday 26
+# November (Thanksgiving), closing at 13:00 (18:00Z) on Friday 27 November.
+NOVEMBER_2026_SESSIONS = [2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 23, 24, 25, 27, 30]
+NOVEMBER_2026_DAYS_OFF = [1, 7, 8, 14, 15, 21, 22, 26, 28, 29]  # Sundays, Saturdays, Thanksgiving
+
+
+def _nyse():
+    from airflow_partitions import ExchangeCalendar, TradingSession
+
+    return TradingSession(ExchangeCalendar("XNYS"))
+
+
+def _session_of_bars():
+    from airflow_partitions import Minutes, TemporalMapper, TemporalRollupMapper, TemporalWindow
+
+    return TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(_nyse()),
+        window=TemporalWindow(Minutes(30, timezone="America/New_York")),
+    )
+
+
+def _bars(day, first="14:30", count=13, suffix="Z"):
+    """*count* 30-minute bar keys of *day* from the wall time *first*, spelled with *suffix* ("": naive)."""
+    start = datetime.fromisoformat(f"{day}T{first}")
+    return [f"{start + timedelta(minutes=30 * n):%Y-%m-%dT%H:%M}{suffix}" for n in range(count)]
+
+
+def _places(block):
+    return [c for week in block["weeks"] for c in week if c is not None]
+
+
+def test_a_month_of_nyse_sessions_has_places_only_on_session_days():
+    partitions = [_p("2026-11-02"), _p("2026-11-27", "pending"), _p("2026-11-30", "failed")]
+    [block] = layout(partitions, _nyse())
+    assert (block["kind"], block["title"]) == ("month", "2026-11")
+    places = _places(block)
+    assert len(places) == 30
+    sessions = [int(c["label"]) for c in places if c["state"] != "closed"]
+    closed = [int(c["label"]) for c in places if c["state"] == "closed"]
+    assert sessions == NOVEMBER_2026_SESSIONS and len(sessions) == 20
+    assert closed == NOVEMBER_2026_DAYS_OFF
+    thursday = block["weeks"][4][3]  # the week of 23 November, its Thursday
+    assert thursday == {"key": None, "state": "closed", "label": "26", "count": None}
+    assert [c["key"] for c in places if c["key"]] == ["2026-11-02", "2026-11-27", "2026-11-30"]
+    assert sum(c["state"] == "not opened" for c in places) == 17
+    # Without the grain every date is a place that may open, weekends and Thanksgiving too.
+    [plain] = layout(partitions)
+    assert sum(c["state"] == "not opened" for c in _places(plain)) == 27
+
+
+def test_a_month_of_business_days_closes_weekends_only():
+    from airflow_partitions import BusinessDay
+
+    [block] = layout([_p("2026-11-02")], BusinessDay())
+    closed = [int(c["label"]) for c in _places(block) if c["state"] == "closed"]
+    assert closed == [1, 7, 8, 14, 15, 21, 22, 28, 29]  # BusinessCalendar(): Monday to Friday
+
+
+def test_a_session_rollup_of_bars_shows_each_session_as_a_strip_of_its_bars():
+    from airflow_partitions.tools.state import awaited_by_date
+
+    keys = [
+        *(_k(k) for k in _bars("2026-11-23")),  # a full session: 13 bars
+        *(_k(k) for k in _bars("2026-11-24")[:-1]),  # its 15:30 bar missing
+        _k("2026-11-26T15:00Z"),  # Thanksgiving: refused on arrival, but it has an event
+        *(_k(k) for k in _bars("2026-11-27", "09:30", 7, suffix="")),  # naive New York times
+        _k("2026-11-30T14:30Z"),
+    ]
+    awaited = awaited_by_date(_session_of_bars())
+    [series] = coverage(keys, "America/New_York", "America/New_York", awaited)["series"]
+    days = {d["day"]: d for d in series["days"]}
+    assert list(days) == [f"2026-11-{d}" for d in range(23, 31)]
+    full = days["2026-11-23"]
+    assert [c["label"] for c in full["strip"]] == [
+        "09:30", "10:00", "10:30", "11:00", "11:30", "12:00", "12:30",
+        "13:00", "13:30", "14:00", "14:30", "15:00", "15:30",
+    ]  # fmt: skip
+    assert full["strip"][0] == {"key": "2026-11-23T09:30-05:00", "label": "09:30", "state": "received"}
+    assert full["strip"][-1]["label"] == "15:30" and full["missing_hours"] == []
+    assert {c["state"] for c in full["strip"]} == {"received"}  # UTC spellings count as the bars
+    assert days["2026-11-24"]["missing_hours"] == ["15:30"] and len(days["2026-11-24"]["strip"]) == 13
+    assert (days["2026-11-25"]["gap"], len(days["2026-11-25"]["missing_hours"])) == (True, 13)
+    early = days["2026-11-27"]
+    assert [c["label"] for c in early["strip"]] == [
+        "09:30",
+        "10:00",
+        "10:30",
+        "11:00",
+        "11:30",
+        "12:00",
+        "12:30",
+    ]
+    assert (early["missing_hours"], early["closed"]) == ([], False)
+    for day_off in ("2026-11-26", "2026-11-28", "2026-11-29"):
+        assert (days[day_off]["closed"], days[day_off]["gap"], days[day_off]["strip"]) == (True, False, [])
+    assert days["2026-11-26"]["keys"] == ["2026-11-26T15:00Z"] and days["2026-11-26"]["missing_hours"] == []
+    assert len(days["2026-11-30"]["missing_hours"]) == 12
+    # Read without the consumer's sessions, a session's day misses the hours it never trades.
+    plain = {d["day"]: d for d in coverage(keys, "America/New_York")["series"][0]["days"]}
+    assert plain["2026-11-23"]["missing_hours"][:2] == ["00", "01"] and plain["2026-11-26"]["gap"] is False
+    assert plain["2026-11-28"]["gap"] is True
