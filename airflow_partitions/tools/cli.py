@@ -277,8 +277,8 @@ def format_state(state: Any) -> str:
     )
     if state.blocked_ahead:
         lines.append(
-            f"  {state.blocked_ahead} pending runs ahead of this Dag's, of the 500 evaluated per loop, hold only "
-            "keys that never count"
+            f"  {state.blocked_ahead} pending runs ahead of this Dag's, of the 500 evaluated per loop, "
+            "hold only keys that never count"
         )
     shown = len(state.partitions)
     if shown < state.total:
