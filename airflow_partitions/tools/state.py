@@ -654,6 +654,15 @@ def _state_name(state: Any) -> str:
 _RAN_WITH: OrderedDict[tuple[int, tuple[int, ...]], RanWith] = OrderedDict()
 _RAN_WITH_SIZE = 200_000
 
+#: What a pending run's received keys give it, by (its Dag's mappers, its key, the keys): its
+#: progress and the times its state turns on (:func:`pending_times`, which depend on the keys, not
+#: the clock). The overview counts every pending run of a Dag each time it is read, and building
+#: their awaited sets again (thousands, more than the rollups' own cache holds) was most of it.
+_PENDING: OrderedDict[
+    tuple[Any, ...], tuple[tuple[AssetProgress, ...], datetime | None, datetime | None, bool]
+] = OrderedDict()
+_PENDING_SIZE = 10_000
+
 
 class _Reader:
     """One read of one consumer Dag's partition state, in one session (see :func:`consumer_state`)."""
@@ -747,10 +756,12 @@ class _Reader:
         keys = self._keys_query(start, end)
         if only is not None:
             keys = select(keys).where(keys.c.key == only).subquery()
-        first, last = _ranges_of([self.dag_id], self.session, start, end, only).get(self.dag_id, (None, None))
+        prints = _fingerprints([self.dag_id], self.session)
+        ranges = _ranges_of([self.dag_id], self.session, start, end, only, prints)
+        first, last = ranges.get(self.dag_id, (None, None))
         bucket = bucket_length(first, last)
         states, overrides, overview = _tally_of(
-            {self.dag_id: self}, self.session, start, end, only, bucket, True
+            {self.dag_id: self}, self.session, start, end, only, bucket, True, prints
         )[self.dag_id]
         if only is not None:
             page_keys = [only] if states else []
@@ -758,7 +769,11 @@ class _Reader:
         elif wanted is None:
             total = sum(states.values())
             ordered = select(keys.c.key).order_by(keys.c.part, keys.c.key).offset(offset)
-            page_keys = list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered))
+            page_keys = _kept(
+                ("page", self.dag_id, start, end, limit, offset),
+                prints.get(self.dag_id),
+                lambda: list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered)),
+            )
         else:  # a state filter: walk the keys in order (only the page is kept)
             total = sum(n for state, n in states.items() if state in wanted)
             page_keys, seen = [], 0
@@ -805,8 +820,17 @@ class _Reader:
         )
 
     def _pending(self, key: str, received: dict[str, set[str]]) -> tuple[str, Partition]:
-        partition = pending_partition(key, self._progress(key, received), self.rollups, now=self.now)
-        return partition.state, partition
+        """Return a pending run's state and partition (what its keys give it: :data:`_PENDING`)."""
+        memo = (self.identity, key, frozenset((name, frozenset(keys)) for name, keys in received.items()))
+        found = _PENDING.get(memo)
+        if found is None:
+            progress = self._progress(key, received)
+            found = _PENDING[memo] = (progress, *pending_times(key, progress, self.rollups))
+            if len(_PENDING) > _PENDING_SIZE:
+                _PENDING.popitem(last=False)
+        progress, fires_at, ends, deadline = found
+        state = _pending_state(progress, fires_at, ends, deadline, self.now)
+        return state, Partition(key, state, progress=progress, fires_at=fires_at)
 
     def _ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith]:
         """
@@ -1206,6 +1230,7 @@ def _tally_of(
     only: str | None,
     length: int,
     by_prefix: bool,
+    prints: dict[str, tuple[Any, ...]],
 ) -> dict[str, Tally]:
     """
     Return, per Dag of *readers*, its selected partitions' counts by state, overrides and strips.
@@ -1222,7 +1247,7 @@ def _tally_of(
     from sqlalchemy import func, literal, select
 
     dag_ids = list(readers)
-    cells, overrides = _run_cells(readers, session, start, end, only, length, by_prefix)
+    cells, overrides = _run_cells(readers, session, start, end, only, length, by_prefix, prints)
     column = AssetPartitionDagRun.partition_key
     part = time_part_sql(column)
     prefix = func.substr(column, 1, func.length(column) - func.length(part)) if by_prefix else literal("")
@@ -1278,6 +1303,7 @@ def _run_cells(
     only: str | None,
     length: int,
     by_prefix: bool,
+    prints: dict[str, tuple[Any, ...]],
 ) -> tuple[dict[tuple[str, str, str], Counter[str]], dict[str, dict[str, str]]]:
     """
     Return the latest Dag runs of the keys without a pending run, counted by (Dag, prefix, bucket) and state.
@@ -1291,7 +1317,6 @@ def _run_cells(
     from airflow.models.dagrun import DagRun
     from sqlalchemy import func, literal, select
 
-    prints = _fingerprints(list(readers), session)
     cells: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
     overrides: dict[str, dict[str, str]] = {dag_id: {} for dag_id in readers}
     todo = {}
@@ -1405,16 +1430,31 @@ def _fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]
 def _ranges_of(
     dag_ids: Collection[str],
     session: Any,
-    start: str | None = None,
-    end: str | None = None,
-    only: str | None = None,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    prints: dict[str, tuple[Any, ...]],
 ) -> dict[str, tuple[str, str]]:
-    """Return, per Dag, the time parts of its first and last selected keys (runs and pending runs)."""
+    """
+    Return, per Dag, the time parts of its first and last selected keys (runs and pending runs).
+
+    Kept while the Dag's fingerprint (*prints*, :func:`_fingerprints`) holds: a scan of all its keys.
+    """
     from airflow.models.asset import AssetPartitionDagRun
     from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
 
     ranges: dict[str, tuple[str, str]] = {}
+    todo = []
+    for dag_id in dag_ids:
+        found = _KEPT.get(("range", dag_id, start, end, only))
+        if found is not None and found[0] == prints.get(dag_id):
+            if found[1] is not None:
+                ranges[dag_id] = found[1]
+        else:
+            todo.append(dag_id)
+    if not todo:
+        return ranges
     for dag, column, condition in (
         (DagRun.dag_id, DagRun.partition_key, DagRun.partition_key.is_not(None)),
         (
@@ -1426,12 +1466,37 @@ def _ranges_of(
         part = time_part_sql(column)
         for dag_id, low, high in session.execute(
             select(dag, func.min(part), func.max(part))
-            .where(dag.in_(dag_ids), condition, *_selected(column, start, end, only))
+            .where(dag.in_(todo), condition, *_selected(column, start, end, only))
             .group_by(dag)
         ):
             first, last = ranges.get(dag_id, (low, high))
             ranges[dag_id] = (min(first, low), max(last, high))
+    for dag_id in todo:
+        _keep(("range", dag_id, start, end, only), prints.get(dag_id), ranges.get(dag_id))
     return ranges
+
+
+#: Answers read from all of a Dag's rows (its range, a page of its keys), by what was asked, with
+#: the Dag's fingerprint when read (:func:`_fingerprints`): kept while the fingerprint holds. Bounded.
+_KEPT: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
+_KEPT_SIZE = 4096
+
+
+def _keep(memo: tuple[Any, ...], fingerprint: Any, value: Any) -> None:
+    _KEPT[memo] = (fingerprint, value)
+    _KEPT.move_to_end(memo)
+    if len(_KEPT) > _KEPT_SIZE:
+        _KEPT.popitem(last=False)
+
+
+def _kept(memo: tuple[Any, ...], fingerprint: Any, read: Any) -> Any:
+    """Return what *read* () returned for *memo* while *fingerprint* holds, else read it again."""
+    found = _KEPT.get(memo)
+    if found is not None and found[0] == fingerprint:
+        return found[1]
+    value = read()
+    _keep(memo, fingerprint, value)
+    return value
 
 
 def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str, Any]]:
@@ -1443,8 +1508,9 @@ def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str,
     state (:func:`attention`) and its number of partitions, in time order. A few grouped queries
     for all the Dags together, whatever their number.
     """
-    tallies = _tally_of(readers, session, None, None, None, BUCKET, False)
-    ranges = _ranges_of(list(readers), session)
+    prints = _fingerprints(list(readers), session)
+    tallies = _tally_of(readers, session, None, None, None, BUCKET, False, prints)
+    ranges = _ranges_of(list(readers), session, None, None, None, prints)
     return {
         dag_id: {
             "states": states,
@@ -1558,34 +1624,56 @@ def pending_partition(
     still missing and no deadline will fire it, else ``"pending"`` (also a complete one the
     scheduler has not fired yet: see its queue position).
     """
-    times, ended, deadline = [], False, False
-    for item in progress:
-        rollup = rollups.get(item.asset)
-        if rollup is not None and item.expected_total:
-            expected = rollup.awaited(downstream_key)
-            times.append(rollup.fires_at(expected, item.counted))
-            closes_at = getattr(expected, "closes_at", None)
-            ended = ended or (closes_at is not None and closes_at <= now and item.missing_total > 0)
-            deadline = deadline or isinstance(rollup.policy, CompletionDeadline)
-    fires_at = max((t for t in times if t is not None), default=None)
-    state = (
-        "never counting"
-        if any(p.never_counting for p in progress)
-        else "past deadline"
-        if fires_at is not None and fires_at <= now
-        else "overdue"
-        if ended and not deadline
-        else "pending"
-    )
+    fires_at, ends, deadline = pending_times(downstream_key, progress, rollups)
     return Partition(
         downstream_key,
-        state,
+        _pending_state(progress, fires_at, ends, deadline, now),
         runs=runs,
         progress=progress,
         opened_at=opened_at,
         fires_at=fires_at,
         queue_position=queue_position,
     )
+
+
+def pending_times(
+    downstream_key: str, progress: tuple[AssetProgress, ...], rollups: dict[str, RollupView | None]
+) -> tuple[datetime | None, datetime | None, bool]:
+    """
+    Return when a pending run's state turns: ``(fires_at, ends, deadline)``, UTC, from its keys alone.
+
+    *fires_at*: when a :class:`~airflow_partitions.CompletionDeadline` lets it fire (the latest of
+    its assets'), else ``None``; *ends*: when the first period still missing keys ends (``None``
+    if none is); *deadline*: whether a deadline will fire it.
+    """
+    times, ends, deadline = [], None, False
+    for item in progress:
+        rollup = rollups.get(item.asset)
+        if rollup is not None and item.expected_total:
+            expected = rollup.awaited(downstream_key)
+            times.append(rollup.fires_at(expected, item.counted))
+            closes_at = getattr(expected, "closes_at", None)
+            if closes_at is not None and item.missing_total > 0:
+                ends = closes_at if ends is None else min(ends, closes_at)
+            deadline = deadline or isinstance(rollup.policy, CompletionDeadline)
+    return max((t for t in times if t is not None), default=None), ends, deadline
+
+
+def _pending_state(
+    progress: tuple[AssetProgress, ...],
+    fires_at: datetime | None,
+    ends: datetime | None,
+    deadline: bool,
+    now: datetime,
+) -> str:
+    """Return a pending run's state at *now* (UTC) from :func:`pending_times` (:func:`pending_partition`)."""
+    if any(p.never_counting for p in progress):
+        return "never counting"
+    if fires_at is not None and fires_at <= now:
+        return "past deadline"
+    if ends is not None and ends <= now and not deadline:
+        return "overdue"
+    return "pending"
 
 
 def _blocked(ahead: list[Any], session: Any) -> int:
