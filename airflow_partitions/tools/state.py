@@ -407,15 +407,14 @@ def consumer_range(dag_id: str, *, session: Any) -> tuple[str | None, str | None
     """
     Return the time parts of the first and last partition keys of *dag_id* (runs and pending runs).
 
-    ``("2013-03-01", "2013-12-31")``; ``(None, None)`` for a Dag without partitions yet. One query.
+    ``("2013-03-01", "2013-12-31")``; ``(None, None)`` for a Dag without partitions yet. Kept
+    while the Dag's runs and pending runs are unchanged (:func:`_fingerprints`).
 
     :raises ValueError: as :func:`consumer_state`.
     """
-    from sqlalchemy import func, select
-
-    keys = _Reader(dag_id, session)._keys_query(None, None)
-    first, last = session.execute(select(func.min(keys.c.part), func.max(keys.c.part))).one()
-    return first, last
+    _Reader(dag_id, session)  # the Dag is a partitioned consumer, or ValueError
+    ranges = _ranges_of([dag_id], session, None, None, None, _fingerprints([dag_id], session))
+    return ranges.get(dag_id, (None, None))
 
 
 def consumer_zone(

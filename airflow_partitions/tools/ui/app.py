@@ -20,6 +20,7 @@ as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,7 +34,7 @@ from airflow.api_fastapi.core_api.security import (
     requires_access_dag,
 )
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from airflow_partitions.tools.state import (
@@ -59,13 +60,28 @@ DEFAULT_LIMIT = 1_000
 MAX_LIMIT = 10_000
 
 app = FastAPI(title="airflow-partitions: Partitions", docs_url=None, redoc_url=None, openapi_url=None)
+
+
+class PlainJSON(Response):
+    """
+    The answers, plain JSON already (:func:`~airflow_partitions.tools.state.jsonable`), dumped as they are.
+
+    FastAPI's default walks every value again (``jsonable_encoder``): 0.1 s of a 1,000-partition page.
+    """
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode()
+
+
 app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
-@app.get("/api/dags", dependencies=[Depends(requires_access_dag("GET"))])
+@app.get("/api/dags", dependencies=[Depends(requires_access_dag("GET"))], response_class=PlainJSON)
 def list_dags(
     user: GetUserDep, session: SessionDep, state: Annotated[list[str] | None, Query()] = None
-) -> dict[str, Any]:
+) -> PlainJSON:
     """
     Return the partitioned Dags the caller may read, with their counts by state, range and strip.
 
@@ -78,13 +94,15 @@ def list_dags(
     if state:
         dags = [d for d in dags if any(d.states.get(s) for s in state)]
     dags.sort(key=lambda d: (d.attention, d.dag_id))
-    return {
-        "dags": [
-            {**jsonable(asdict(d)), "attention": STATES[d.attention] if d.states else None} for d in dags
-        ],
-        "total_entries": len(dags),
-        "states": list(VIEW_STATES),
-    }
+    return PlainJSON(
+        {
+            "dags": [
+                {**jsonable(asdict(d)), "attention": STATES[d.attention] if d.states else None} for d in dags
+            ],
+            "total_entries": len(dags),
+            "states": list(VIEW_STATES),
+        }
+    )
 
 
 @app.get(
@@ -93,6 +111,7 @@ def list_dags(
         Depends(requires_access_dag("GET", DagAccessEntity.RUN)),
         Depends(requires_access_asset("GET")),
     ],
+    response_class=PlainJSON,
 )
 def dag_partitions(
     dag_id: str,
@@ -103,7 +122,7 @@ def dag_partitions(
     state: Annotated[list[str] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
     offset: Annotated[int, Query(ge=0)] = 0,
-) -> dict[str, Any]:
+) -> PlainJSON:
     """
     Return one page of ``consumer_state(dag_id)``: its partitions, counts, overview and grid.
 
@@ -128,13 +147,15 @@ def dag_partitions(
         raise HTTPException(404, str(err)) from err
     if not _reads_audit_log(dag_id, user):
         answer["refusals"], answer["refusals_total"] = [], 0
-    return {
-        **answer,
-        "total_entries": answer["total"],
-        "range": list(whole),
-        "overview": layout.overview(answer),
-        "grid": layout.layout(answer["partitions"], grain),
-    }
+    return PlainJSON(
+        {
+            **answer,
+            "total_entries": answer["total"],
+            "range": list(whole),
+            "overview": layout.overview(answer),
+            "grid": layout.layout(answer["partitions"], grain),
+        }
+    )
 
 
 @app.get(
