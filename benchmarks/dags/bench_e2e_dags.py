@@ -7,7 +7,7 @@ to its asset in one ``outlet_events[asset].add_partitions(keys)``, as
 scheduler marks done itself: no worker runs it, so what is measured is the scheduler turning
 events into runs. The names come from ``e2e_spec.py`` beside this file; the trend's sizes from
 ``$AIRFLOW_PARTITIONS_BENCH_SIZES`` (``1000,10000``), the spellings from
-``$AIRFLOW_PARTITIONS_BENCH_SPELLINGS`` (``canonical,offset``; canonical if unset).
+``$AIRFLOW_PARTITIONS_BENCH_SPELLINGS`` (``canonical,zulu``; canonical if unset).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from airflow.sdk import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e_spec import OFFSET_FORMAT, SIZES_ENV, SPELLINGS_ENV, producer_id, scenarios
+from e2e_spec import SIZES_ENV, SPELLED, SPELLINGS_ENV, producer_id, rollup_kind, scenarios
 
 from airflow_partitions import (
     CompositeKeyMapper,
@@ -47,8 +47,9 @@ from airflow_partitions import (
 
 
 def rollup(kind: str):
-    """Return a fresh rollup mapper of *kind* (see ``e2e_spec.py``; ``…_offset`` reads OFFSET_FORMAT)."""
-    offset = OFFSET_FORMAT if kind.endswith("_offset") else None
+    """Return a fresh rollup mapper of *kind* (see ``e2e_spec.py``; ``…_zulu`` reads that spelling)."""
+    base, spelling = rollup_kind(kind)
+    _, offset, core_format = SPELLED[spelling]
     ny_day = TemporalMapper(Day(timezone="America/New_York"), input_timezone="UTC", input_format=offset)
     return {
         "ny_day": lambda: TemporalRollupMapper(upstream_mapper=ny_day, window=TemporalWindow(Hour())),
@@ -63,12 +64,12 @@ def rollup(kind: str):
             upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day())
         ),
         "core_day": lambda: RollupMapper(
-            upstream_mapper=StartOfDayMapper(input_format=offset or "%Y-%m-%dT%H"), window=DayWindow()
+            upstream_mapper=StartOfDayMapper(input_format=core_format), window=DayWindow()
         ),
         "core_week": lambda: RollupMapper(
             upstream_mapper=StartOfWeekMapper(input_format="%Y-%m-%d"), window=WeekWindow()
         ),
-    }[kind.removesuffix("_offset")]()
+    }[base]()
 
 
 def producer(asset: Asset) -> None:

@@ -24,10 +24,18 @@ AIRPORTS = ("ewr", "jfk", "lga")
 DATASETS = ("jfk", "airports")
 DELIVERIES = ("tasks", "rest")
 SIDES = ("ours", "core")
-#: How the hours are spelled: ``2013-03-10T07`` (canonical) or as the data writes them,
-#: ``2013-03-10T07:00:00+00:00`` (offset, read by both sides with :data:`OFFSET_FORMAT`).
-SPELLINGS = ("canonical", "offset")
+#: How the hours are spelled: what follows ``2013-03-10T07``, the ``input_format`` our rollups
+#: read it with (``None``: every ISO 8601 spelling) and core's (core reads only its format):
+#: canonical ``2013-03-10T07``; as the data writes them, ``2013-03-10T07:00:00+00:00`` (offset:
+#: ours with :data:`OFFSET_FORMAT`, as core; offset_bare: ours without) or ``…T07:00:00Z`` (zulu).
 OFFSET_FORMAT = "%Y-%m-%dT%H:%M:%S+00:00"
+SPELLED = {
+    "canonical": ("", None, "%Y-%m-%dT%H"),
+    "offset": (":00:00+00:00", OFFSET_FORMAT, OFFSET_FORMAT),
+    "offset_bare": (":00:00+00:00", None, OFFSET_FORMAT),
+    "zulu": (":00:00Z", None, "%Y-%m-%dT%H:%M:%SZ"),
+}
+SPELLINGS = tuple(SPELLED)
 #: The environment variables naming the trend sizes and the spellings for which the Dag file builds Dags.
 SIZES_ENV = "AIRFLOW_PARTITIONS_BENCH_SIZES"
 SPELLINGS_ENV = "AIRFLOW_PARTITIONS_BENCH_SPELLINGS"
@@ -39,7 +47,7 @@ SPELLINGS_ENV = "AIRFLOW_PARTITIONS_BENCH_SPELLINGS"
 #   iso_week        ours: days into ISO weeks "2013-W11" (7)
 #   core_day        core: RollupMapper(StartOfDayMapper(input_format="%Y-%m-%dT%H"), DayWindow())
 #   core_week       core: RollupMapper(StartOfWeekMapper(input_format="%Y-%m-%d"), WeekWindow())
-# A kind ending in "_offset" reads the hours spelled 2013-03-10T07:00:00+00:00 (input_format=OFFSET_FORMAT).
+# A kind ending in "_<spelling>" (ny_day_zulu) reads the hours in that spelling (SPELLED).
 
 
 @dataclass(frozen=True)
@@ -109,8 +117,9 @@ def scenarios(
     """
     Return every scenario, ours then core for each dataset, delivery and spelling, then the trend's.
 
-    A dataset's scenarios in the ``offset`` spelling are named ``<dataset>_<delivery>_offset``
-    (assets, producers and consumers of their own); the trend is canonical only.
+    A dataset's scenarios in a spelling other than canonical are named
+    ``<dataset>_<delivery>_<spelling>`` (assets, producers and consumers of their own); the trend
+    is canonical only.
 
     :param with_keys: Read and generate the keys; without, every asset's list is empty (the Dag
         file needs the names only, and is parsed again and again).
@@ -120,11 +129,11 @@ def scenarios(
     hours = weather_hours() if datasets and with_keys else {a: [] for a in AIRPORTS}
     hours = {airport: found[:limit] for airport, found in hours.items()}
     for dataset, delivery, spelling in ((d, v, s) for d in datasets for v in deliveries for s in spellings):
-        offset = spelling == "offset"
-        name = f"{dataset}_{delivery}" + ("_offset" if offset else "")
+        kind = "" if spelling == "canonical" else f"_{spelling}"
+        name = f"{dataset}_{delivery}{kind}"
         prefix = f"e2e_{name}"
-        kind = "_offset" if offset else ""
-        spelled = {a: [f"{h}:00:00+00:00" for h in hs] if offset else hs for a, hs in hours.items()}
+        suffix = SPELLED[spelling][0]
+        spelled = {a: [h + suffix for h in hs] for a, hs in hours.items()}
         if dataset == "jfk":
             ours = {f"{prefix}_ours": spelled["jfk"]}
             core = {f"{prefix}_core": spelled["jfk"]}
@@ -168,7 +177,7 @@ def expected_runs(rollup: str, keys: list[str]) -> int:
         return round((end - start).total_seconds() / 3600)
 
     distinct = set(keys)
-    rollup = rollup.removesuffix("_offset")
+    rollup = rollup_kind(rollup)[0]
     if rollup in ("utc_day", "core_day"):
         return sum(n == 24 for n in Counter(k[:10] for k in distinct).values())
     if rollup == "ny_day":
@@ -186,3 +195,11 @@ def expected_runs(rollup: str, keys: list[str]) -> int:
 def producer_id(asset: str) -> str:
     """Return the id of the Dag whose task adds the keys it is given to *asset*."""
     return f"produce__{asset}"
+
+
+def rollup_kind(kind: str) -> tuple[str, str]:
+    """Split a rollup kind into its rollup and its spelling: ``("ny_day", "zulu")`` of ``ny_day_zulu``."""
+    for spelling in SPELLINGS:
+        if kind.endswith(f"_{spelling}"):
+            return kind.removesuffix(f"_{spelling}"), spelling
+    return kind, "canonical"
