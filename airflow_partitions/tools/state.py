@@ -1097,9 +1097,11 @@ class _Reader:
                 .order_by(queue.c.place)
             )
         )
-        # This Dag's oldest pending run within the evaluated ones, else all of them are ahead of it.
-        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), len(head))
-        return total, _blocked(head[:mine], self.session), starved or 0
+        # This Dag's oldest pending run within the evaluated ones; if it is beyond them (starved),
+        # all of them are ahead of it; without a pending run nothing is.
+        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), None)
+        ahead = head[:mine] if mine is not None else head if starved else []
+        return total, _blocked(ahead, self.session), starved or 0
 
     def _refusals(self, only: str | None) -> tuple[tuple[Refusal, ...], int]:
         """Return the latest keys refused on arrival (at most :data:`LISTED`, oldest first), and all."""
@@ -1678,7 +1680,6 @@ def _pending_state(
 def _blocked(ahead: list[Any], session: Any) -> int:
     """Return how many pending runs *ahead* hold only keys their rollup will never count."""
     from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
-    from airflow.models.serialized_dag import SerializedDagModel
     from sqlalchemy import select
 
     if not ahead:
@@ -1699,9 +1700,8 @@ def _blocked(ahead: list[Any], session: Any) -> int:
         ):
             keys[apdr_id].append((name, uri, key, target))
     timetables = {
-        d.dag_id: d.timetable
-        for d in (SerializedDagModel.get_dag(dag_id, session=session) for dag_id in set(dag_of.values()))
-        if d is not None
+        dag_id: timetable
+        for dag_id, (timetable, _) in consumer_timetables(set(dag_of.values()), session).items()
     }
     blocked = 0
     for apdr_id, logged in keys.items():
