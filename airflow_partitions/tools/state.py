@@ -694,6 +694,9 @@ class _Reader:
         )
         self._shorter: list[datetime] | None = None  # looked up once, by :meth:`bounds`
         self._shorter_read = False
+        #: The Dag's fingerprint (:func:`_fingerprints`) once a read took it; until then one that
+        #: matches nothing kept.
+        self.fingerprint: Any = object()
         self.identity = hash(
             tuple(sorted((n, repr(r.mapper.serialize())) for n, r in self.rollups.items() if r))
         )
@@ -756,6 +759,7 @@ class _Reader:
         if only is not None:
             keys = select(keys).where(keys.c.key == only).subquery()
         prints = _fingerprints([self.dag_id], self.session)
+        self.fingerprint = prints.get(self.dag_id)
         ranges = _ranges_of([self.dag_id], self.session, start, end, only, prints)
         first, last = ranges.get(self.dag_id, (None, None))
         bucket = bucket_length(first, last)
@@ -912,11 +916,15 @@ class _Reader:
             from airflow.models.dagrun import DagRun
             from sqlalchemy import func, select
 
-            low, high = self.session.execute(
-                select(func.min(DagRun.partition_date), func.max(DagRun.partition_date)).where(
-                    DagRun.dag_id == self.dag_id
-                )
-            ).one()
+            low, high = _kept(
+                ("dates", self.dag_id),
+                self.fingerprint,
+                lambda: self.session.execute(
+                    select(func.min(DagRun.partition_date), func.max(DagRun.partition_date)).where(
+                        DagRun.dag_id == self.dag_id
+                    )
+                ).one(),
+            )
             low, high = _utc(low), _utc(high)
             self._shorter = shorter_periods(grain, low, high) if low and high else []
             self._shorter_read = True
@@ -1510,6 +1518,8 @@ def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str,
     for all the Dags together, whatever their number.
     """
     prints = _fingerprints(list(readers), session)
+    for dag_id, reader in readers.items():
+        reader.fingerprint = prints.get(dag_id)
     tallies = _tally_of(readers, session, None, None, None, BUCKET, False, prints)
     ranges = _ranges_of(list(readers), session, None, None, None, prints)
     return {

@@ -141,7 +141,8 @@ def dag_partitions(
         answer = consumer_state(
             dag_id, start=start, end=end, states=state, limit=limit, offset=offset, session=session
         ).to_dict()
-        whole = consumer_range(dag_id, session=session)
+        selected = start or end or state
+        whole = consumer_range(dag_id, session=session) if selected else (answer["first"], answer["last"])
         grain = consumer_grain(dag_id, session)
     except ValueError as err:
         raise HTTPException(404, str(err)) from err
