@@ -36,7 +36,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from functools import cache, lru_cache
+from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -93,7 +93,7 @@ class _Exchange(NamedTuple):
     last_year: int
 
 
-@cache
+@lru_cache(maxsize=128)  # exchange_calendars knows about 60 exchanges, and their aliases
 def _exchange(code: str) -> _Exchange:
     """
     Return the calendar class, zone and years of the exchange *code* (a name or an alias).

@@ -133,3 +133,21 @@ def test_a_stored_grain_of_any_kind_loads_in_a_process_that_never_imported_its_m
         "print(grain.key(grain.floor_key('2025-08-15')))"
     )
     assert run_python(code).strip() == "FY2026-Q1"  # a July fiscal year named by its end: Aug 2025 is Q1
+
+
+def test_every_memo_of_the_package_is_bounded():
+    """A memo without a bound grows with every distinct key a scheduler or api-server ever sees."""
+    import functools
+    import pkgutil
+
+    unbounded = []
+    for found in pkgutil.walk_packages(airflow_partitions.__path__, "airflow_partitions."):
+        deprecated = found.name.split(".")[1] in ("inspect", "fiscal", "retail")  # aliases that warn
+        if deprecated or found.name.endswith("__main__"):
+            continue
+        module = import_module(found.name)
+        for name, value in vars(module).items():
+            memo = isinstance(value, functools._lru_cache_wrapper) and value.__module__ == found.name
+            if memo and value.cache_info().maxsize is None:
+                unbounded.append(f"{found.name}.{name}")
+    assert unbounded == []
