@@ -40,8 +40,11 @@ def test_501_pending_runs_that_never_complete_starve_a_complete_one_and_status_s
         assert partition["state"] == "pending" and partition["progress"][0]["missing"] == []
         assert partition["queue_position"] > 500  # beyond what the scheduler evaluates a loop
         state = _state(airflow, "it_status_day", day)
-        # The 500 evaluated per loop are all stuck runs; this Dag's run is beyond them.
-        assert state["blocked_ahead"] == 500 and state["starved"] >= 1 and state["pending_total"] >= 502
+        # The 500 evaluated per loop are the stuck runs and what earlier tests left pending (at
+        # most pending_total - 502 of them); this Dag's run is beyond them.
+        others = state["pending_total"] - 502
+        assert others >= 0 and state["starved"] >= 1
+        assert 500 - others <= state["blocked_ahead"] <= 500
         starved = _cli(airflow, "status", "it_status_day", "--key", day)
         assert starved.returncode == 1 and "hold only keys that never count" in starved.stdout
         assert all(r["partition_key"] != day for r in airflow.dag_runs("it_status_day"))  # starved
