@@ -23,7 +23,7 @@ from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitFor
 
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.grain import Period
-from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, shown
+from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, refusal, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.grains.zones import naive
 from airflow_partitions.mapping import downstream_keys
@@ -416,7 +416,8 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                 why = str(error or "")
                 # A key read as members outside every window, or naming a day its calendar leaves
                 # out (a Saturday into a business-day month), is the rule at work, not a mistake.
-                raise (OutsideCalendar if members or isinstance(error, OutsideCalendar) else ValueError)(
+                raise refusal(
+                    OutsideCalendar() if members else error,
                     f"partition key {shown(key)} would never count towards {downstream!r}: "
                     + (
                         why.removeprefix(f"partition key {shown(key)}: ").rstrip(".")
@@ -427,7 +428,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                         f" (it awaits {len(awaited)} keys: {awaited[0]!r} … {awaited[-1]!r})."
                         if awaited
                         else "."
-                    )
+                    ),
                 )
         return routed[0] if len(routed) == 1 and not self.sliding else routed
 

@@ -55,7 +55,7 @@ from airflow_partitions.grains import (
     Year,
     most_members,
 )
-from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, read_dated, shown
+from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, read_dated, refusal, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
 from airflow_partitions.mapping import as_core, check_fan_out
@@ -242,9 +242,7 @@ class TemporalMapper(ValueEquality, PartitionMapper):
                 try:
                     return self._dated(when), self.grain.tz, True
                 except ValueError as err:  # a date without a session (OutsideCalendar) or out of range
-                    raise (OutsideCalendar if isinstance(err, OutsideCalendar) else ValueError)(
-                        f"partition key {shown(key)}: {err}"
-                    ) from None
+                    raise refusal(err, f"partition key {shown(key)}: {err}") from None
             # A bare date names its own day, also when days start at 06:00.
             return (when + self._date_shift if self._date_shift else when), self.grain.tz, True
         return when, self._input_tz, False
@@ -263,9 +261,7 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         except ValueError as err:
             # A grain with gaps (business days) has no period for some instants: name the key,
             # and keep telling a day the calendar leaves out (OutsideCalendar) from a mistake.
-            raise (OutsideCalendar if isinstance(err, OutsideCalendar) else ValueError)(
-                f"partition key {shown(key)}: {err}"
-            ) from None
+            raise refusal(err, f"partition key {shown(key)}: {err}") from None
         except OverflowError:
             raise ValueError(f"partition key {shown(key)}: its period lies past year 1 or 9999.") from None
 

@@ -417,7 +417,6 @@ def _sample_periods(grain: Grain, span: tuple[datetime, datetime] = _SAMPLE_SPAN
     return periods
 
 
-@lru_cache(maxsize=256)
 def shortest_period(grain: Grain) -> timedelta:
     """
     Return the real length of the shortest period of *grain*: 23 hours for a New York day.
@@ -427,19 +426,24 @@ def shortest_period(grain: Grain) -> timedelta:
     quarters), and each DST change of the grain's zone under today's rules; a period of a year
     whose rules differ (a zone that moved its offset by more than its DST shift) may be shorter.
     ``shortest_period(Day(timezone="America/New_York"))`` is 23 hours, ``shortest_period(
-    Month())`` 28 days. Memoized per process.
+    Month())`` 28 days. The sample is read once per process and grain (:func:`_lengths`).
     """
-    return min(period.duration for period in _sample_periods(grain, _SHORTEST_SPAN))
+    return min(_lengths(grain))
 
 
-@lru_cache(maxsize=256)
 def typical_period(grain: Grain) -> timedelta:
     """
     Return the most common real length of *grain*'s periods: 24 hours for a New York day.
 
     Over the periods :func:`shortest_period` samples; ``typical_period(Month())`` is 31 days.
     """
-    return Counter(period.duration for period in _sample_periods(grain, _SHORTEST_SPAN)).most_common(1)[0][0]
+    return _lengths(grain).most_common(1)[0][0]
+
+
+@lru_cache(maxsize=256)
+def _lengths(grain: Grain) -> Counter[timedelta]:
+    """Return the real lengths of the periods :func:`shortest_period` samples, counted (memoized)."""
+    return Counter(period.duration for period in _sample_periods(grain, _SHORTEST_SPAN))
 
 
 def shorter_periods(

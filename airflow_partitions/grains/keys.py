@@ -45,6 +45,16 @@ class OutsideCalendar(ValueError):
     """
 
 
+def refusal(cause: BaseException | None, message: str) -> ValueError:
+    """
+    Return a ``ValueError`` saying *message*, of *cause*'s kind: :class:`OutsideCalendar` if it is one.
+
+    For a refusal raised again with more said (the key, the window): a day its calendar leaves out
+    stays a refusal by design however many layers name it.
+    """
+    return (OutsideCalendar if isinstance(cause, OutsideCalendar) else ValueError)(message)
+
+
 PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
 #: A period key of a fiscal or retail calendar: the calendar's label, a year and optionally a unit
 #: letter and number (``FY2026``, ``FY2026-Q3``, ``R2026-M01``, ``R2026-W53``). The instants it

@@ -1253,20 +1253,17 @@ def _tally_of(
     incomplete.
     """
     from airflow.models.asset import AssetPartitionDagRun
-    from sqlalchemy import func, literal, select
+    from sqlalchemy import select
 
     dag_ids = list(readers)
     cells, overrides = _run_cells(readers, session, start, end, only, length, by_prefix, prints)
     column = AssetPartitionDagRun.partition_key
-    part = time_part_sql(column)
-    prefix = func.substr(column, 1, func.length(column) - func.length(part)) if by_prefix else literal("")
     pending = session.execute(
         select(
             AssetPartitionDagRun.target_dag_id,
             AssetPartitionDagRun.id,
             column,
-            prefix,
-            func.substr(part, 1, length),
+            *_prefix_and_bucket_sql(column, length, by_prefix),
         ).where(
             AssetPartitionDagRun.target_dag_id.in_(dag_ids),
             AssetPartitionDagRun.created_dag_run_id.is_(None),
@@ -1296,12 +1293,18 @@ def _tally_of(
     }
 
 
-#: What :func:`_run_cells` found per Dag, by (Dag, its mappers, the selection, the bucket), with the
-#: fingerprint of the rows it was read from (:func:`_fingerprints`). Bounded.
-_RUN_CELLS: OrderedDict[tuple[Any, ...], tuple[Any, dict[tuple[str, str], Counter[str]], dict[str, str]]] = (
-    OrderedDict()
-)
-_RUN_CELLS_SIZE = 1024
+def _prefix_and_bucket_sql(column: Any, length: int, by_prefix: bool) -> tuple[Any, Any]:
+    """
+    Select a key's prefix before its time part and the first *length* characters of its time part.
+
+    ``jfk|`` and ``2013-03`` of ``jfk|2013-03-10``; the prefix is ``""`` unless *by_prefix*, an
+    expression all the same: PostgreSQL refuses a constant in ``GROUP BY``.
+    """
+    from sqlalchemy import func
+
+    part = time_part_sql(column)
+    cut = func.length(column) - func.length(part) if by_prefix else 0
+    return func.substr(column, 1, cut), func.substr(part, 1, length)
 
 
 def _run_cells(
@@ -1320,39 +1323,49 @@ def _run_cells(
     Also the keys whose run succeeded without all its keys (``"ran incomplete"``): a run that
     succeeded, from asset events, and is not proven complete by its creation time
     (:func:`_unproven`) has its keys read (once per process). A Dag's answer is kept while its
-    runs and pending runs are unchanged (:func:`_fingerprints`): the overview is read again and
+    runs and pending runs are unchanged (:func:`_kept_value`): the overview is read again and
     again, and a Dag of 100,000 runs takes a grouped scan of them all.
     """
-    from airflow.models.dagrun import DagRun
-    from sqlalchemy import func, literal, select
 
+    def memo(dag_id: str) -> tuple[Any, ...]:
+        return ("cells", dag_id, readers[dag_id].identity, start, end, only, length, by_prefix)
+
+    found = {dag_id: _kept_value(memo(dag_id), prints) for dag_id in readers}
+    answers = {dag_id: kept[1] for dag_id, kept in found.items() if kept is not None}
+    todo = {dag_id: reader for dag_id, reader in readers.items() if dag_id not in answers}
+    if todo:
+        answers.update(_read_run_cells(todo, session, start, end, only, length, by_prefix))
+        for dag_id in todo:
+            _keep(memo(dag_id), prints.get(dag_id), answers[dag_id])
     cells: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
-    overrides: dict[str, dict[str, str]] = {dag_id: {} for dag_id in readers}
-    todo = {}
-    for dag_id, reader in readers.items():
-        memo = (dag_id, reader.identity, start, end, only, length, by_prefix)
-        found = _RUN_CELLS.get(memo)
-        if found is not None and found[0] == prints.get(dag_id):
-            for (prefix_, bucket_), by_state in found[1].items():
-                cells[dag_id, prefix_, bucket_].update(by_state)
-            overrides[dag_id].update(found[2])
-        else:
-            todo[dag_id] = reader
-    if not todo:
-        return cells, overrides
+    overrides: dict[str, dict[str, str]] = {}
+    for dag_id, (by_bucket, incomplete) in answers.items():
+        for (prefix_, bucket_), by_state in by_bucket.items():
+            cells[dag_id, prefix_, bucket_].update(by_state)
+        overrides[dag_id] = dict(incomplete)
+    return cells, overrides
+
+
+def _read_run_cells(
+    todo: dict[str, _Reader],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    length: int,
+    by_prefix: bool,
+) -> dict[str, tuple[dict[tuple[str, str], Counter[str]], dict[str, str]]]:
+    """Read :func:`_run_cells`' answer for the Dags of *todo*: cells, and keys that ran incomplete."""
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
     dag_ids = list(todo)
     latest = _latest_of(dag_ids)
     selected = (
         ~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids),
         *_selected(DagRun.partition_key, start, end, only),
     )
-    part = time_part_sql(DagRun.partition_key)
-    prefix = (
-        func.substr(DagRun.partition_key, 1, func.length(DagRun.partition_key) - func.length(part))
-        if by_prefix
-        else literal("")
-    )
-    bucket = func.substr(part, 1, length)
+    prefix, bucket = _prefix_and_bucket_sql(DagRun.partition_key, length, by_prefix)
     mine: dict[str, dict[tuple[str, str], Counter[str]]] = {
         dag_id: defaultdict(Counter) for dag_id in dag_ids
     }
@@ -1360,8 +1373,7 @@ def _run_cells(
         select(DagRun.dag_id, prefix, bucket, DagRun.state, func.count())
         .join(latest, latest.c.id == DagRun.id)
         .where(*selected)
-        # PostgreSQL refuses a constant in GROUP BY: group by the prefix only when there is one.
-        .group_by(DagRun.dag_id, *([prefix] if by_prefix else []), bucket, DagRun.state)
+        .group_by(DagRun.dag_id, prefix, bucket, DagRun.state)
     ):
         mine[dag_id][prefix_.rstrip(SEPARATOR), bucket_][_state_name(state)] += n
     incomplete: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
@@ -1390,16 +1402,7 @@ def _run_cells(
                 cell = mine[dag_id][head if by_prefix else "", key_part[:length]]
                 cell["success"] -= 1
                 cell["ran incomplete"] += 1
-    for dag_id in dag_ids:
-        memo = (dag_id, todo[dag_id].identity, start, end, only, length, by_prefix)
-        _RUN_CELLS[memo] = (prints.get(dag_id), dict(mine[dag_id]), incomplete[dag_id])
-        _RUN_CELLS.move_to_end(memo)
-        if len(_RUN_CELLS) > _RUN_CELLS_SIZE:
-            _RUN_CELLS.popitem(last=False)
-        for (prefix_, bucket_), by_state in mine[dag_id].items():
-            cells[dag_id, prefix_, bucket_].update(by_state)
-        overrides[dag_id].update(incomplete[dag_id])
-    return cells, overrides
+    return {dag_id: (dict(mine[dag_id]), incomplete[dag_id]) for dag_id in dag_ids}
 
 
 def _fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
@@ -1456,12 +1459,11 @@ def _ranges_of(
     ranges: dict[str, tuple[str, str]] = {}
     todo = []
     for dag_id in dag_ids:
-        found = _KEPT.get(("range", dag_id, start, end, only))
-        if found is not None and found[0] == prints.get(dag_id):
-            if found[1] is not None:
-                ranges[dag_id] = found[1]
-        else:
+        found = _kept_value(("range", dag_id, start, end, only), prints)
+        if found is None:
             todo.append(dag_id)
+        elif found[1] is not None:
+            ranges[dag_id] = found[1]
     if not todo:
         return ranges
     for dag, column, condition in (
@@ -1496,6 +1498,12 @@ def _keep(memo: tuple[Any, ...], fingerprint: Any, value: Any) -> None:
     _KEPT.move_to_end(memo)
     if len(_KEPT) > _KEPT_SIZE:
         _KEPT.popitem(last=False)
+
+
+def _kept_value(memo: tuple[Any, ...], prints: dict[str, tuple[Any, ...]]) -> tuple[Any, Any] | None:
+    """Return the kept ``(fingerprint, value)`` of *memo* (the Dag id second) while its Dag's print holds."""
+    found = _KEPT.get(memo)
+    return found if found is not None and found[0] == prints.get(memo[1]) else None
 
 
 def _kept(memo: tuple[Any, ...], fingerprint: Any, read: Any) -> Any:

@@ -39,6 +39,14 @@ async function api(path) {
   throw error;
 }
 
+/** The answer for the route on screen: a later route (a click outran the answer) drops it by throwing. */
+async function routed(path) {
+  const load = loads;
+  const answer = await api(path);
+  if (load !== loads) throw new Error("a later route replaced this one");
+  return answer;
+}
+
 function showError(error) {
   const login = `${AIRFLOW}/api/v2/auth/login?next=${enc(location.href)}`;
   $("message").innerHTML = error.status === 401
@@ -92,9 +100,7 @@ async function showDags(query) {
   $("crumb").textContent = "";
   const wanted = query.getAll("state");
   const params = new URLSearchParams(wanted.map((s) => ["state", s]));
-  const load = loads;
-  const answer = await api("/dags" + (wanted.length ? "?" + params : ""));
-  if (load !== loads) return;
+  const answer = await routed("/dags" + (wanted.length ? "?" + params : ""));
   $("dag-filter-chips").innerHTML = answer.states.filter((s) => s !== "not opened").map((s) =>
     `<label class="chip" title="${esc(MEANING.get(s) || s)}"><input type="checkbox" name="state" value="${esc(s)}"${wanted.includes(s) ? " checked" : ""}>
      <span class="swatch ${cls(s)}"></span>${esc(s)}</label>`).join("");
@@ -152,7 +158,6 @@ function nextMonth(month) {
 // -- one Dag: the overview of all its selected partitions, the grid of one page -----------------
 
 async function showDag(dagId, query) {
-  const load = loads;
   delete document.body.dataset.rendered;
   $("crumb").textContent = "/ " + dagId;
   $("dag-title").textContent = dagId;
@@ -164,8 +169,7 @@ async function showDag(dagId, query) {
   for (const name of ["start", "end", "offset"]) if (query.get(name)) params.set(name, query.get(name));
   for (const state of query.getAll("state")) params.append("state", state);
   const started = performance.now();
-  const answer = await api(`/dags/${enc(dagId)}${String(params) ? "?" + params : ""}`);
-  if (load !== loads) return;
+  const answer = await routed(`/dags/${enc(dagId)}${String(params) ? "?" + params : ""}`);
   view = { answer, query, byKey: new Map(answer.partitions.map((p) => [p.partition_key, p])) };
   const [first, last] = answer.range || [];
   form.start.placeholder = first || "first key";
@@ -469,9 +473,7 @@ async function turnPage(button) {
 async function showAsset(name) {
   $("crumb").textContent = "/ asset " + name;
   $("asset-title").textContent = name;
-  const load = loads;
-  const answer = await api(`/assets/${enc(name)}`);
-  if (load !== loads) return;
+  const answer = await routed(`/assets/${enc(name)}`);
   $("asset-link").href = `${AIRFLOW}/assets/${enc(answer.asset_id)}`;
   const { zone, dag_id: reader } = answer.coverage;
   const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).length, 0);
