@@ -241,7 +241,7 @@ def clear_pending(url: str, consumers: list[str]) -> int:
 
 
 def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argparse.Namespace) -> list[dict]:
-    """Start Airflow on *db*, run every chosen scenario (in pairs, alternating which side goes first)."""
+    """Start Airflow on *db* and a database of its own, and run the *chosen* scenarios in turn."""
     results = []
     with contextlib.ExitStack() as stack:
         url = stack.enter_context(PostgresServer()).url if db == "postgresql" else None
@@ -252,16 +252,24 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
         started = time.monotonic()
         airflow.wait_for_dags(sorted(dag_ids), timeout=600)
         print(f"[{db}] {len(dag_ids)} Dags ready in {time.monotonic() - started:.0f} s", flush=True)
-        pairs = [chosen[i : i + 2] for i in range(0, len(chosen), 2)]
-        for number, pair in enumerate(pairs, start=int(args.core_first)):
-            for scenario in pair if number % 2 == 0 else pair[::-1]:
-                result = {"db": db, **run_scenario(airflow, scenario, batch=args.batch, settle=args.settle)}
-                result["cleared_pending"] = clear_pending(
-                    airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"], [c.dag_id for c in scenario.consumers]
-                )
-                results.append(result)
-                print(json.dumps(result), flush=True)
+        for scenario in chosen:
+            result = {"db": db, **run_scenario(airflow, scenario, batch=args.batch, settle=args.settle)}
+            result["cleared_pending"] = clear_pending(
+                airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"], [c.dag_id for c in scenario.consumers]
+            )
+            results.append(result)
+            print(json.dumps(result), flush=True)
     return results
+
+
+def in_order(chosen: list[Scenario], core_first: bool) -> list[Scenario]:
+    """Return the scenarios pair by pair (ours and core's), alternating which side goes first."""
+    pairs = [chosen[i : i + 2] for i in range(0, len(chosen), 2)]
+    return [
+        scenario
+        for number, pair in enumerate(pairs, start=int(core_first))
+        for scenario in (pair if number % 2 == 0 else pair[::-1])
+    ]
 
 
 def table(results: list[dict]) -> str:
@@ -377,6 +385,11 @@ def main() -> None:
     parser.add_argument(
         "--core-first", action="store_true", help="core first in the first pair (ours by default)"
     )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="each scenario on a new Airflow and database (slower; no side runs on the other's rows)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--plot-only", type=Path, help="draw the trend from a --json file, run nothing")
     args = parser.parse_args()
@@ -404,8 +417,12 @@ def main() -> None:
         f"{len(chosen)} scenarios, load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores", flush=True
     )
     results = []
+    ordered = in_order(chosen, args.core_first)
     for db in pick(args.db, ["postgresql", "sqlite"]):
-        results += run_database(db, chosen, sizes, args)
+        # --fresh: each scenario on a new Airflow and database, so the second side of a pair does
+        # not run on tables (and a database) that already hold the first side's events and runs.
+        for run in [[s] for s in ordered] if args.fresh else [ordered]:
+            results += run_database(db, run, sizes, args)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     print(table(results))

@@ -70,13 +70,15 @@ case "${1:-}" in
     if [ $# -gt 0 ]; then
       exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
     fi
-    "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}"
+    # --durations: the slowest tests are listed, to see where CI's time goes (we aim for 25 min).
+    "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --durations=15
     # The oldest Airflow supported, in a virtual environment of its own: the unit tests and the
     # SQLite integration tests (the PostgreSQL ones run on the newest above).
     VENV=${VENV_OLDEST:-.venv-oldest}
     echo "On the oldest Airflow supported ($(grep -m1 '^apache-airflow==' scripts/oldest-airflow.txt)) …"
     setup test scripts/oldest-airflow.txt
-    exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" tests/unit tests/integration -k "not postgresql"
+    exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --durations=15 tests/unit tests/integration \
+      -k "not postgresql"
     ;;
   *)
     sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
