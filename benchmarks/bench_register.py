@@ -36,17 +36,10 @@ KINDS = {"ours, New York days": "ny_day", "ours, UTC days": "utc_day", "core, UT
 
 def stored(kind: str) -> str:
     """Return the stored form (JSON) of a consumer Dag of *kind*, as the dag-processor writes it."""
-    from airflow.providers.standard.operators.empty import EmptyOperator
-    from airflow.sdk import DAG, Asset, PartitionedAssetTimetable
     from airflow.serialization.serialized_objects import DagSerialization
-    from bench_e2e_dags import rollup
+    from bench_e2e_dags import consumer_dag
 
-    with DAG(
-        f"register__{kind}",
-        schedule=PartitionedAssetTimetable(assets=Asset("hours"), default_partition_mapper=rollup(kind)),
-    ) as dag:
-        EmptyOperator(task_id="done")
-    return json.dumps(DagSerialization.to_dict(dag))
+    return json.dumps(DagSerialization.to_dict(consumer_dag(f"register__{kind}", "hours", kind)))
 
 
 def per_event(blob: str, keys: list[str]) -> float:
@@ -72,10 +65,10 @@ def main() -> None:
     hours = weather_hours()["jfk"][: args.keys]
     best: dict[tuple[str, str], float] = {}
     blobs = {(s, label): stored(f"{kind}_{s}") for s in SPELLED for label, kind in KINDS.items()}
+    spelled = {spelling: [hour + suffix for hour in hours] for spelling, (suffix, _, _) in SPELLED.items()}
     for _ in range(args.repeat):
         for (spelling, label), blob in blobs.items():
-            keys = [hour + SPELLED[spelling][0] for hour in hours]
-            seconds = per_event(blob, keys)
+            seconds = per_event(blob, spelled[spelling])
             best[spelling, label] = min(best.get((spelling, label), seconds), seconds)
     print(f"{len(hours):,} JFK hours, fastest of {args.repeat}, load average {os.getloadavg()[0]:.1f}")
     print("| spelling | consumer | µs per event | ours/core |\n|---|---|---:|---:|")

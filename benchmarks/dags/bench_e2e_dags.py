@@ -72,6 +72,18 @@ def rollup(kind: str):
     }[base]()
 
 
+def consumer_dag(dag_id: str, asset: str, kind: str) -> DAG:
+    """Build the consumer Dag *dag_id*: a rollup of *kind* over *asset*, one ``EmptyOperator``."""
+    with DAG(
+        dag_id,
+        schedule=PartitionedAssetTimetable(assets=Asset(asset), default_partition_mapper=rollup(kind)),
+        catchup=False,
+        tags=["benchmark"],
+    ) as dag:
+        EmptyOperator(task_id="done")
+    return dag
+
+
 def producer(asset: Asset) -> None:
     """Build the Dag whose one task adds the run's ``conf["keys"]`` to *asset*."""
     with DAG(
@@ -99,12 +111,4 @@ for scenario in scenarios(sizes=SIZES, spellings=SPELLINGS, with_keys=False):
         if scenario.delivery == "tasks":
             producer(Asset(name))
     for consumer in scenario.consumers:
-        with DAG(
-            consumer.dag_id,
-            schedule=PartitionedAssetTimetable(
-                assets=Asset(consumer.asset), default_partition_mapper=rollup(consumer.rollup)
-            ),
-            catchup=False,
-            tags=["benchmark"],
-        ):
-            EmptyOperator(task_id="done")
+        consumer_dag(consumer.dag_id, consumer.asset, consumer.rollup)
