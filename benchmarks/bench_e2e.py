@@ -16,12 +16,16 @@ or as data writes them (``--spelling offset``: ``2013-03-10T07:00:00+00:00``, bo
 them with ``input_format``; ``offset_bare``: ours without it; ``zulu``: ``…T07:00:00Z``). Ours
 and core run in the same Airflow one after the other (alternating who goes first), so their
 ratio is fair on a shared machine; ``--fresh`` gives each scenario a new Airflow and database,
-so the second side does not run on tables holding the first side's rows. Numbers are printed
-(and the trend plotted), never asserted::
+so the second side does not run on tables holding the first side's rows; ``--interleave`` runs a
+pair's two sides round by round (a batch of keys each, ABBA) in one Airflow, so both see tables of
+the same size and the same minutes of a machine whose speed drifts. Numbers are printed (and the
+trend plotted), never asserted::
 
     python benchmarks/bench_e2e.py --quick                      # smoke run, a few minutes
     python benchmarks/bench_e2e.py --db postgresql --delivery tasks --dataset jfk
     python benchmarks/bench_e2e.py --db postgresql --delivery tasks --dataset jfk --spelling offset
+    python benchmarks/bench_e2e.py --db postgresql --delivery tasks --dataset jfk --spelling offset \
+        --interleave --fresh
     python benchmarks/bench_e2e.py --dataset none --sizes 1000,10000,100000 --db postgresql
 """
 
@@ -36,6 +40,7 @@ import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import zip_longest
 from pathlib import Path
@@ -45,6 +50,7 @@ sys.path.insert(0, str(HERE / "dags"))
 from e2e_spec import (  # noqa: E402 - beside the Dags, found through the path above
     DATASETS,
     DELIVERIES,
+    SIDES,
     SIZES_ENV,
     SPELLINGS,
     SPELLINGS_ENV,
@@ -106,13 +112,20 @@ def quoted(names) -> str:
     return ", ".join(f"'{name}'" for name in names)
 
 
-def deliver_by_tasks(airflow: AirflowInstance, scenario: Scenario, batch: int) -> None:
-    """Trigger one producer run per *batch* keys (assets in turn) and wait until all succeeded."""
+def deliver_by_tasks(airflow: AirflowInstance, scenario: Scenario, batch: int, first: int = 0) -> None:
+    """
+    Trigger one producer run per *batch* keys (assets in turn) and wait until all succeeded.
+
+    The runs are numbered from *first* (``batch_00000``, …), so that later deliveries to the same
+    producers (``--interleave``'s rounds) get run ids of their own.
+    """
     batches = [
         [(asset, keys[i : i + batch]) for i in range(0, len(keys), batch)]
         for asset, keys in scenario.keys.items()
     ]
-    for number, (asset, keys) in enumerate(b for row in zip_longest(*batches) for b in row if b):
+    for number, (asset, keys) in enumerate(
+        (b for row in zip_longest(*batches) for b in row if b), start=first
+    ):
         body = {"dag_run_id": f"batch_{number:05d}", "logical_date": None, "conf": {"keys": keys}}
         airflow.request("POST", f"/api/v2/dags/{producer_id(asset)}/dagRuns", body=body)
     producers = quoted(producer_id(asset) for asset in scenario.keys)
@@ -147,22 +160,22 @@ def deliver_by_rest(airflow: AirflowInstance, scenario: Scenario, clients: int =
             pass
 
 
-def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, settle: float) -> dict:
-    """Send the scenario's keys, wait for its runs, and return what was measured."""
-    consumers = [c.dag_id for c in scenario.consumers]
-    expected = sum(expected_runs(c.rollup, scenario.keys[c.asset]) for c in scenario.consumers)
-    asset_ids = [airflow.asset_id(asset) for asset in scenario.keys]
-    load = os.getloadavg()[0]
-    cpu_before, started = cpu_seconds(airflow), time.monotonic()
+def deliver(airflow: AirflowInstance, scenario: Scenario, batch: int, first: int = 0) -> None:
+    """Send the scenario's keys by its delivery: producer tasks (numbered from *first*) or REST."""
     if scenario.delivery == "tasks":
-        deliver_by_tasks(airflow, scenario, batch)
+        deliver_by_tasks(airflow, scenario, batch, first)
     else:
         # On SQLite, concurrent REST writes freeze the api-server (its audit log commits on the
         # event loop while another request holds the one write lock): one client there.
         sqlite = airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("sqlite")
         deliver_by_rest(airflow, scenario, clients=1 if sqlite else 4)
-    delivered = time.monotonic()
-    count_sql = f"SELECT count(*) FROM dag_run WHERE dag_id IN ({quoted(consumers)})"
+
+
+def wait_for_runs(airflow: AirflowInstance, scenario: Scenario, expected: int, settle: float) -> None:
+    """Wait until the scenario's consumers have *expected* runs, or *settle* s pass without a new one."""
+    count_sql = (
+        f"SELECT count(*) FROM dag_run WHERE dag_id IN ({quoted(c.dag_id for c in scenario.consumers)})"
+    )
     last = {"count": -1, "at": time.monotonic()}
 
     def finished() -> bool:
@@ -178,42 +191,156 @@ def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, se
         what=f"the runs of {scenario.name} ({scenario.side})",
         interval=0.25,
     )
-    cpu = {name: used - cpu_before[name] for name, used in cpu_seconds(airflow).items()}
-    wall = time.monotonic() - started
 
-    ids = ", ".join(map(str, asset_ids))
-    [(events, first_event, last_event)] = airflow.query(
-        f"SELECT count(*), min(timestamp), max(timestamp) FROM asset_event WHERE asset_id IN ({ids})"
+
+def span(airflow: AirflowInstance, scenario: Scenario, after: tuple[int, int] = (0, 0)) -> dict:
+    """
+    Read the scenario's asset events and consumer runs with ids above *after* (event id, run id).
+
+    Returns the count, first and last timestamps of the events (``None`` without events), the
+    last run's ``created_at`` (``None`` without runs), each run's lag (its ``created_at`` minus
+    the latest event it consumed), the number of runs without events, and the highest ids read
+    (the next *after*).
+    """
+    ids = ", ".join(str(airflow.asset_id(asset)) for asset in scenario.keys)
+    consumers = quoted(c.dag_id for c in scenario.consumers)
+    [(events, first_event, last_event, last_id)] = airflow.query(
+        "SELECT count(*), min(timestamp), max(timestamp), max(id) FROM asset_event"
+        f" WHERE asset_id IN ({ids}) AND id > :after",
+        after=after[0],
     )
     runs = airflow.query(
-        f"""SELECT r.created_at, (SELECT max(e.timestamp) FROM dagrun_asset_event l
+        f"""SELECT r.id, r.created_at, (SELECT max(e.timestamp) FROM dagrun_asset_event l
                 JOIN asset_event e ON e.id = l.event_id WHERE l.dag_run_id = r.id)
-            FROM dag_run r WHERE r.dag_id IN ({quoted(consumers)})"""
+            FROM dag_run r WHERE r.dag_id IN ({consumers}) AND r.id > :after""",
+        after=after[1],
     )
-    lags = [(as_utc(created) - as_utc(latest)).total_seconds() for created, latest in runs if latest]
-    last_run = max((as_utc(created) for created, _ in runs), default=None)
-    first = as_utc(first_event)
-    drain = (last_run - first).total_seconds() if last_run else float("nan")
+    lags = [(as_utc(created) - as_utc(latest)).total_seconds() for _, created, latest in runs if latest]
+    return {
+        "events": events,
+        "first_event": as_utc(first_event) if events else None,
+        "last_event": as_utc(last_event) if events else None,
+        "last_run": max((as_utc(created) for _, created, _ in runs), default=None),
+        "lags": lags,
+        "runs": len(runs),
+        "runs_without_events": len(runs) - len(lags),
+        "after": (last_id or after[0], max((r[0] for r in runs), default=after[1])),
+    }
+
+
+def measured(scenario: Scenario, expected: int, seen: dict, times: dict, cpu: dict, load: float) -> dict:
+    """
+    Return one side's results: *seen* as :func:`span` reads it (all of the side's events and runs),
+    *times* its ``drain`` (first event to last run), ``events_s`` (first to last event),
+    ``delivery_s`` and ``wall_s``, and *cpu* the CPU seconds by process.
+    """
+    drain = times["drain"]
     return {
         "scenario": scenario.name,
         "side": scenario.side,
         "delivery": scenario.delivery,
         "events": scenario.events,
-        "events_in_db": events,
+        "events_in_db": seen["events"],
         "events_per_s": scenario.events / drain if drain > 0 else float("nan"),
-        "first_event_to_last_event_s": (as_utc(last_event) - first).total_seconds(),
+        "first_event_to_last_event_s": times["events_s"],
         "first_event_to_last_run_s": drain,
-        "median_lag_s": statistics.median(lags) if lags else float("nan"),
-        "runs": len(runs),
-        "runs_without_events": len(runs) - len(lags),
+        "median_lag_s": statistics.median(seen["lags"]) if seen["lags"] else float("nan"),
+        "runs": seen["runs"],
+        "runs_without_events": seen["runs_without_events"],
         "expected_runs": expected,
         "scheduler_cpu_s": cpu["scheduler"],
         **{f"{name}_cpu_s_per_1k_events": used / scenario.events * 1000 for name, used in cpu.items()},
-        "delivery_s": delivered - started,
-        "wall_s": wall,
+        "delivery_s": times["delivery_s"],
+        "wall_s": times["wall_s"],
         "load_average": load,
         "load_average_end": os.getloadavg()[0],
     }
+
+
+def expected_of(scenario: Scenario, keys: dict[str, list[str]] | None = None) -> int:
+    """Return the runs the scenario's consumers must create from *keys* (by default all of its keys)."""
+    keys = scenario.keys if keys is None else keys
+    return sum(expected_runs(c.rollup, keys[c.asset]) for c in scenario.consumers)
+
+
+def run_scenario(airflow: AirflowInstance, scenario: Scenario, *, batch: int, settle: float) -> dict:
+    """Send the scenario's keys, wait for its runs, and return what was measured."""
+    expected = expected_of(scenario)
+    load = os.getloadavg()[0]
+    cpu_before, started = cpu_seconds(airflow), time.monotonic()
+    deliver(airflow, scenario, batch)
+    delivered = time.monotonic()
+    wait_for_runs(airflow, scenario, expected, settle)
+    cpu = {name: used - cpu_before[name] for name, used in cpu_seconds(airflow).items()}
+    wall = time.monotonic() - started
+    seen = span(airflow, scenario)
+    drain = (seen["last_run"] - seen["first_event"]).total_seconds() if seen["last_run"] else float("nan")
+    times = {
+        "drain": drain,
+        "events_s": (seen["last_event"] - seen["first_event"]).total_seconds(),
+        "delivery_s": delivered - started,
+        "wall_s": wall,
+    }
+    return measured(scenario, expected, seen, times, cpu, load)
+
+
+def run_interleaved(
+    airflow: AirflowInstance, pair: list[Scenario], *, batch: int, settle: float
+) -> list[dict]:
+    """
+    Run a pair (ours and core's) in one Airflow round by round, and return each side's results.
+
+    Round *i* sends batch *i* of each side's keys (*batch* keys an asset, one producer task or
+    *batch* REST calls) and waits for the runs those keys complete, one side after the other, the
+    side going first alternating (ABBA): so both sides run on tables of the same size and through
+    the same minutes of the machine, whose speed drifts by ±15 % over minutes (quiet or not).
+    A side's time is the sum over its rounds of the round's first event to its last run (or last
+    event); the pauses between rounds (a producer run being scheduled) are not counted.
+    """
+    load = os.getloadavg()[0]
+    state = {
+        s.side: {
+            "sent": {asset: [] for asset in s.keys},
+            "after": span(airflow, s)["after"],
+            "times": dict.fromkeys(("drain", "events_s", "delivery_s", "wall_s"), 0.0),
+            "cpu": {"scheduler": 0.0, "tasks": 0.0, "api_server": 0.0},
+        }
+        for s in pair
+    }
+    start = {s.side: state[s.side]["after"] for s in pair}
+    rounds = max(-(-len(keys) // batch) for s in pair for keys in s.keys.values())
+    for number in range(rounds):
+        for scenario in pair if number % 2 == 0 else pair[::-1]:
+            side = state[scenario.side]
+            keys = {
+                asset: all_keys[number * batch : (number + 1) * batch]
+                for asset, all_keys in scenario.keys.items()
+            }
+            for asset, sent in keys.items():
+                side["sent"][asset] += sent
+            part = replace(scenario, keys=keys)
+            cpu_before, started = cpu_seconds(airflow), time.monotonic()
+            deliver(airflow, part, batch, first=number * len(keys))  # one producer run an asset
+            delivered = time.monotonic()
+            wait_for_runs(airflow, part, expected_of(scenario, side["sent"]), settle)
+            for name, used in cpu_seconds(airflow).items():
+                side["cpu"][name] += used - cpu_before[name]
+            seen = span(airflow, scenario, side["after"])
+            side["after"] = seen["after"]
+            if not seen["events"]:  # this side's keys ended in an earlier round
+                continue
+            end = max(seen["last_run"] or seen["last_event"], seen["last_event"])
+            side["times"]["drain"] += (end - seen["first_event"]).total_seconds()
+            side["times"]["events_s"] += (seen["last_event"] - seen["first_event"]).total_seconds()
+            side["times"]["delivery_s"] += delivered - started
+            side["times"]["wall_s"] += time.monotonic() - started
+    results = []
+    for scenario in sorted(pair, key=lambda s: SIDES.index(s.side)):
+        side = state[scenario.side]
+        seen = span(airflow, scenario, start[scenario.side])
+        result = measured(scenario, expected_of(scenario), seen, side["times"], side["cpu"], load)
+        results.append({**result, "interleaved": True, "first": pair[0].side})
+    return results
 
 
 def clear_pending(url: str, consumers: list[str]) -> int:
@@ -254,13 +381,23 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
         started = time.monotonic()
         airflow.wait_for_dags(sorted(dag_ids), timeout=600)
         print(f"[{db}] {len(dag_ids)} Dags ready in {time.monotonic() - started:.0f} s", flush=True)
-        for scenario in chosen:
-            result = {"db": db, **run_scenario(airflow, scenario, batch=args.batch, settle=args.settle)}
-            result["cleared_pending"] = clear_pending(
-                airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"], [c.dag_id for c in scenario.consumers]
+        # --interleave: a pair's two sides round by round, else each scenario in turn.
+        for run in (
+            [chosen[i : i + 2] for i in range(0, len(chosen), 2)]
+            if args.interleave
+            else [[s] for s in chosen]
+        ):
+            if args.interleave:
+                done = run_interleaved(airflow, run, batch=args.batch, settle=args.settle)
+            else:
+                done = [run_scenario(airflow, run[0], batch=args.batch, settle=args.settle)]
+            cleared = clear_pending(
+                airflow.env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"],
+                [c.dag_id for s in run for c in s.consumers],
             )
-            results.append(result)
-            print(json.dumps(result), flush=True)
+            for result in done:
+                results.append({"db": db, **result, "cleared_pending": cleared})
+                print(json.dumps(results[-1]), flush=True)
     return results
 
 
@@ -392,6 +529,11 @@ def main() -> None:
         action="store_true",
         help="each scenario on a new Airflow and database (slower; no side runs on the other's rows)",
     )
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="run each pair's two sides in one Airflow round by round (a batch each, ABBA), not in turn",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--plot-only", type=Path, help="draw the trend from a --json file, run nothing")
     args = parser.parse_args()
@@ -423,7 +565,8 @@ def main() -> None:
     for db in pick(args.db, ["postgresql", "sqlite"]):
         # --fresh: each scenario on a new Airflow and database, so the second side of a pair does
         # not run on tables (and a database) that already hold the first side's events and runs.
-        for run in [[s] for s in ordered] if args.fresh else [ordered]:
+        size = 2 if args.interleave else 1  # --fresh: a new Airflow for each pair interleaved
+        for run in [ordered[i : i + size] for i in range(0, len(ordered), size)] if args.fresh else [ordered]:
             results += run_database(db, run, sizes, args)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
