@@ -4,8 +4,11 @@ How pytest-xdist shares the suite between workers (``bash scripts/dev.sh test`` 
 Each backend's integration tests form one unit of work, so one worker starts Airflow on SQLite
 and the other on PostgreSQL, and each runs its backend's tests in order on its one Airflow; the
 other tests go by module (a module's tests in order, as ``test_docs.py``'s blocks of a page need).
-xdist's own ``--dist loadgroup`` cannot do this under pytest 9.2: it renames ``item._nodeid``,
-which pytest 9.2 no longer reads, so its groups are silently ignored.
+With ``--integration-by-module`` the integration tests go by module too, and each worker starts
+an Airflow of its own for the backend it runs: for a run on one backend (the oldest Airflow's
+SQLite tests), two Airflows side by side instead of one worker running them all while the other
+idles. xdist's own ``--dist loadgroup`` cannot do this under pytest 9.2: it renames
+``item._nodeid``, which pytest 9.2 no longer reads, so its groups are silently ignored.
 """
 
 from __future__ import annotations
@@ -18,9 +21,21 @@ import pytest
 _BACKEND = re.compile(r"^tests/integration/.*\[(?:.*-)?(?P<backend>sqlite|postgresql)(?:-.*)?\]$")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--integration-by-module",
+        action="store_true",
+        help="share the integration tests between workers by module, each worker with its own Airflow "
+        "(for a run on one backend: -k 'not postgresql')",
+    )
+
+
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
+
+    if config.getoption("integration_by_module"):
+        return LoadScopeScheduling(config, log)
 
     class ByBackend(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
