@@ -298,16 +298,16 @@ def run_interleaved(
     event); the pauses between rounds (a producer run being scheduled) are not counted.
     """
     load = os.getloadavg()[0]
+    start = {s.side: span(airflow, s)["after"] for s in pair}  # the ids before the pair's first round
     state = {
         s.side: {
             "sent": {asset: [] for asset in s.keys},
-            "after": span(airflow, s)["after"],
+            "after": start[s.side],
             "times": dict.fromkeys(("drain", "events_s", "delivery_s", "wall_s"), 0.0),
-            "cpu": {"scheduler": 0.0, "tasks": 0.0, "api_server": 0.0},
+            "cpu": dict.fromkeys(cpu_seconds(airflow), 0.0),
         }
         for s in pair
     }
-    start = {s.side: state[s.side]["after"] for s in pair}
     rounds = max(-(-len(keys) // batch) for s in pair for keys in s.keys.values())
     for number in range(rounds):
         for scenario in pair if number % 2 == 0 else pair[::-1]:
@@ -329,7 +329,7 @@ def run_interleaved(
             side["after"] = seen["after"]
             if not seen["events"]:  # this side's keys ended in an earlier round
                 continue
-            end = max(seen["last_run"] or seen["last_event"], seen["last_event"])
+            end = max(t for t in (seen["last_run"], seen["last_event"]) if t)  # a round may create no run
             side["times"]["drain"] += (end - seen["first_event"]).total_seconds()
             side["times"]["events_s"] += (seen["last_event"] - seen["first_event"]).total_seconds()
             side["times"]["delivery_s"] += delivered - started
@@ -382,11 +382,7 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
         airflow.wait_for_dags(sorted(dag_ids), timeout=600)
         print(f"[{db}] {len(dag_ids)} Dags ready in {time.monotonic() - started:.0f} s", flush=True)
         # --interleave: a pair's two sides round by round, else each scenario in turn.
-        for run in (
-            [chosen[i : i + 2] for i in range(0, len(chosen), 2)]
-            if args.interleave
-            else [[s] for s in chosen]
-        ):
+        for run in units(chosen, 2 if args.interleave else 1):
             if args.interleave:
                 done = run_interleaved(airflow, run, batch=args.batch, settle=args.settle)
             else:
@@ -401,12 +397,16 @@ def run_database(db: str, chosen: list[Scenario], sizes: list[int], args: argpar
     return results
 
 
+def units(chosen: list[Scenario], size: int) -> list[list[Scenario]]:
+    """Return the scenarios cut into runs of *size*: 2, a pair (ours and core's); 1, each alone."""
+    return [chosen[i : i + size] for i in range(0, len(chosen), size)]
+
+
 def in_order(chosen: list[Scenario], core_first: bool) -> list[Scenario]:
     """Return the scenarios pair by pair (ours and core's), alternating which side goes first."""
-    pairs = [chosen[i : i + 2] for i in range(0, len(chosen), 2)]
     return [
         scenario
-        for number, pair in enumerate(pairs, start=int(core_first))
+        for number, pair in enumerate(units(chosen, 2), start=int(core_first))
         for scenario in (pair if number % 2 == 0 else pair[::-1])
     ]
 
@@ -565,8 +565,8 @@ def main() -> None:
     for db in pick(args.db, ["postgresql", "sqlite"]):
         # --fresh: each scenario on a new Airflow and database, so the second side of a pair does
         # not run on tables (and a database) that already hold the first side's events and runs.
-        size = 2 if args.interleave else 1  # --fresh: a new Airflow for each pair interleaved
-        for run in [ordered[i : i + size] for i in range(0, len(ordered), size)] if args.fresh else [ordered]:
+        # Interleaved, a pair shares its Airflow.
+        for run in units(ordered, 2 if args.interleave else 1) if args.fresh else [ordered]:
             results += run_database(db, run, sizes, args)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
