@@ -26,17 +26,9 @@ setup() {  # $1: the optional dependencies to install with the package; $2: pip 
     ${2:+--constraint "$2"}
 }
 
-ensure_package() {  # $1: a command the package provides, $2: Debian's package, $3: what needs it
-  if command -v "$1" >/dev/null || ls /usr/lib/postgresql/*/bin/"$1" >/dev/null 2>&1; then
-    return
-  fi
-  if [ "$(id -u)" != 0 ]; then
-    echo "$3 need Debian's $2 package: sudo apt-get install -y $2" >&2
-    exit 1
-  fi
-  echo "Installing Debian's $2 package …"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+missing_packages() {  # the Debian packages the tests need that are not installed, by name
+  command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql
+  command -v chromium >/dev/null || echo chromium
 }
 
 case "${1:-}" in
@@ -47,9 +39,22 @@ case "${1:-}" in
     ;;
   test)
     shift
+    # Debian's packages (the PostgreSQL tests', and the Partitions view's browser tests') install
+    # while the venv is made and the checks before pytest run, with one apt-get update: on a
+    # fresh machine apt and pip each took a minute or more, one after the other.
+    read -ra missing <<<"$(missing_packages | xargs)"
+    packages_log=$(mktemp)
+    if [ ${#missing[@]} -gt 0 ]; then
+      if [ "$(id -u)" != 0 ]; then
+        echo "The tests need Debian's packages: sudo apt-get install -y ${missing[*]}" >&2
+        exit 1
+      fi
+      echo "Installing Debian's ${missing[*]} in the background …"
+    fi
+    { [ ${#missing[@]} -eq 0 ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+      apt-get install -y -qq "${missing[@]}"; }; } >"$packages_log" 2>&1 &
+    installing_packages=$!
     setup test
-    ensure_package initdb postgresql "The PostgreSQL tests"
-    ensure_package chromium chromium "The Partitions view's browser tests (headless)"
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     "$VENV/bin/mypy"  # pyproject's [tool.mypy]: strict on the pure time layer
@@ -66,6 +71,8 @@ case "${1:-}" in
     NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --site-dir "$(mktemp -d)" 2>&1 \
       | { grep -v '^INFO' || true; }
     "$VENV/bin/airflow-partitions" check example_dags
+    wait "$installing_packages" || { cat "$packages_log" >&2; exit 1; }
+    rm -f "$packages_log"
     # Two workers: the SQLite and the PostgreSQL integration sessions run side by side (each
     # backend's tests stay on one worker, tests/conftest.py), the unit tests between.
     if [ $# -gt 0 ]; then

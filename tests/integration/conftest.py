@@ -33,6 +33,7 @@ DAG_IDS = [
     "it_region_day_from_hours",
     "it_trailing_seven_days",
     "it_minute_of_all_regions_by_deadline",
+    "it_minute_of_all_regions_by_later_deadline",
     "it_exports_by_dataset",
     "it_day_of_spelled_hours",
     "it_month_of_formatted_days",

@@ -312,21 +312,29 @@ def test_trailing_seven_day_window_fires_once_per_complete_window(airflow):
     }
 
 
-#: As in integration_dags.py: the deadline rollup waits for these regions' keys of each UTC
-#: minute, and, once the minute has ended plus this grace, fires with two of the three.
-DEADLINE_GRACE = timedelta(seconds=5)
+#: As in integration_dags.py: the deadline rollups wait for three regions' keys of each UTC
+#: minute, and, once the minute has ended plus their grace, fire with two of the three.
+DEADLINE_GRACES = {
+    "it_minute_of_all_regions_by_deadline": timedelta(seconds=5),
+    "it_minute_of_all_regions_by_later_deadline": timedelta(seconds=35),
+}
 
 
 def test_deadline_rollup_fires_after_its_grace_and_reports_the_missing_key(airflow):
-    dag_id = "it_minute_of_all_regions_by_deadline"
+    # The first deadline at least 20 s away (time to send the keys and see the rollup held),
+    # among the last, this and the next minute of either rollup: at most about 50 s to wait.
     now = datetime.now(UTC)
-    minute = now.replace(second=0, microsecond=0)
-    if minute + timedelta(minutes=1) - now < timedelta(seconds=20):
-        minute += timedelta(minutes=1)  # send the keys well before the minute ends
+    this_minute = now.replace(second=0, microsecond=0)
+    deadline, minute, dag_id = min(
+        (minute + timedelta(minutes=1) + grace, minute, dag_id)
+        for dag_id, grace in DEADLINE_GRACES.items()
+        for minute in (this_minute + timedelta(minutes=n) for n in (-1, 0, 1))
+        if minute + timedelta(minutes=1) + grace - now >= timedelta(seconds=20)
+    )
     key = minute.strftime("%Y-%m-%dT%H:%M")
-    deadline = minute + timedelta(minutes=1) + DEADLINE_GRACE
+    asset = f"it_regional_minutes_{DEADLINE_GRACES[dag_id].seconds}s"
     for region in ("eu", "us"):  # apac never comes
-        airflow.create_asset_event("it_regional_minutes", partition_key=f"{region}|{key}")
+        airflow.create_asset_event(asset, partition_key=f"{region}|{key}")
     assert _pending_rollups(airflow, dag_id, also_fired=True) == {key: (2, 3)}
 
     _let_the_scheduler_evaluate_pending_rollups(airflow, f"deadline-{key}")

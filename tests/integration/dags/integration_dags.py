@@ -69,12 +69,16 @@ daily_orders = Asset("it_daily_orders")
 landed_files = Asset("it_landed_files")
 regional_hours = Asset("it_regional_hours")
 daily_metrics = Asset("it_daily_metrics")
-regional_minutes = Asset("it_regional_minutes")
 export_files = Asset("it_export_files")
 #: Regions the deadline rollup waits for, per minute (test_scheduler.py sends their keys).
 DEADLINE_REGIONS = ["apac", "eu", "us"]
-#: How long after each minute ends the deadline rollup waits (test_scheduler.py relies on it).
-DEADLINE_GRACE = timedelta(seconds=5)
+#: The deadline rollups by how long after each minute ends they wait, each fed by an asset of
+#: its own (``it_regional_minutes_5s``). test_scheduler.py takes whichever deadline comes first
+#: (two graces half a minute apart: a deadline every half minute).
+DEADLINE_GRACES = {
+    "it_minute_of_all_regions_by_deadline": timedelta(seconds=5),
+    "it_minute_of_all_regions_by_later_deadline": timedelta(seconds=35),
+}
 #: How long a partial period must see no new key before a deadline fires it, in these tests.
 DEADLINE_SETTLE = timedelta(seconds=5)
 #: A nested quantifier, ``([a-z]+)+``, that Python's backtracking ``re`` takes exponential time
@@ -241,34 +245,42 @@ consumer(
     TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7)),
 )
 
-with DAG(
-    "it_minute_of_all_regions_by_deadline",
-    default_args=RETRY_TRANSIENT_FAILURES,
-    # Per UTC minute, one key from each region (``eu|2026-03-10T09:01``); after the minute
-    # has ended plus the grace, two of the three regions are enough.
-    schedule=PartitionedAssetTimetable(
-        assets=regional_minutes,
-        default_partition_mapper=DimensionRollupMapper(
-            upstream_mapper=CompositeKeyMapper(
-                ["region", "time"], {"time": TemporalMapper(Minutes(1))}, output=["time"]
+
+def minute_of_all_regions_by_deadline(dag_id: str, grace: timedelta) -> None:
+    """Declare a deadline rollup of ``it_regional_minutes_<grace>s``, whose task reports what it lacked."""
+    regional_minutes = Asset(f"it_regional_minutes_{grace.seconds}s")
+    with DAG(
+        dag_id,
+        default_args=RETRY_TRANSIENT_FAILURES,
+        # Per UTC minute, one key from each region (``eu|2026-03-10T09:01``); after the minute
+        # has ended plus the grace, two of the three regions are enough.
+        schedule=PartitionedAssetTimetable(
+            assets=regional_minutes,
+            default_partition_mapper=DimensionRollupMapper(
+                upstream_mapper=CompositeKeyMapper(
+                    ["region", "time"], {"time": TemporalMapper(Minutes(1))}, output=["time"]
+                ),
+                window=DimensionWindow(region=DEADLINE_REGIONS),
+                wait_policy=CompletionDeadline(grace, min_count=2, settle=DEADLINE_SETTLE),
             ),
-            window=DimensionWindow(region=DEADLINE_REGIONS),
-            wait_policy=CompletionDeadline(DEADLINE_GRACE, min_count=2, settle=DEADLINE_SETTLE),
         ),
-    ),
-    catchup=False,
-):
+        catchup=False,
+    ):
 
-    @task
-    def report_missing() -> dict:
-        """Return the run's partition and the upstream keys the deadline fired without."""
-        context = get_current_context()
-        return {
-            "partition_key": context["dag_run"].partition_key,
-            "missing": missing_upstream_keys(context, regional_minutes),
-        }
+        @task
+        def report_missing() -> dict:
+            """Return the run's partition and the upstream keys the deadline fired without."""
+            context = get_current_context()
+            return {
+                "partition_key": context["dag_run"].partition_key,
+                "missing": missing_upstream_keys(context, regional_minutes),
+            }
 
-    report_missing()
+        report_missing()
+
+
+for deadline_dag_id, deadline_grace in DEADLINE_GRACES.items():
+    minute_of_all_regions_by_deadline(deadline_dag_id, deadline_grace)
 
 consumer("it_exports_by_dataset", export_files, RegexMapper(ADVERSARIAL_PATTERN, "{dataset}|{day}"))
 
