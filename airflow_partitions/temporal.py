@@ -55,7 +55,7 @@ from airflow_partitions.grains import (
     Year,
     most_members,
 )
-from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, read_dated, refusal, shown
+from airflow_partitions.grains.keys import FIRST_YEAR, ISO_WEEK_KEY, LAST_YEAR, read_dated, refusal, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
 from airflow_partitions.mapping import as_core, check_fan_out
@@ -527,6 +527,8 @@ class MemberSpelling:
     def _names_day(self, key: str) -> bool:
         if self.input_format:
             return "%d" in self.input_format or "%j" in self.input_format
+        if ISO_WEEK_KEY.fullmatch(key):
+            return False  # 2026-W11 is a week, though date.fromisoformat reads its Monday
         try:
             date.fromisoformat(key)
         except ValueError:
@@ -537,6 +539,8 @@ class MemberSpelling:
         """Return the local day or period a key without a time of day names, if it names one."""
         if self._names_day(key):
             return self.day.downstream_period(key)
+        if week := ISO_WEEK_KEY.fullmatch(key):
+            key = f"{week['y']}-W{week['w']}"  # the basic 2026W11, as IsoWeek writes it
         for grain in self.spans:
             try:
                 return grain.parse(key)

@@ -3,7 +3,8 @@ Reading partition keys: ISO 8601 dates and times, period keys, ``strptime`` form
 
 :func:`read_key` reads any ISO 8601 date or time that Python's ``datetime.fromisoformat`` reads
 (``2026-07-30``, ``2026-07-30T09``, ``20260730T0915Z``, ``2026-07-30T09:15:30.25+02:00``,
-``2026-W31-4`` …) and our period keys (``2026``, ``2026-03``, ``2026-Q1``, ``2026-W11``). A key
+``2026-W31-4`` …; ``2026-07-30T09.5`` is 09:30, as ISO 8601 reads a fraction of the hour) and our
+period keys (``2026``, ``2026-03``, ``2026-Q1``, ``2026-W11``). A key
 without an offset is naive: the caller reads it in a time zone. Labelled keys of fiscal and retail
 calendars (``FY2026-Q3``) are read by the grain of their calendar. Also the limits every key
 meets: Airflow's 250 characters, and the years 0003 to 9997.
@@ -14,7 +15,7 @@ Rules followed: ISO 8601 (calendar dates, ISO week dates, UTC offsets), RFC 3339
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -56,6 +57,15 @@ def refusal(cause: BaseException | None, message: str) -> ValueError:
 
 
 PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")
+#: An ISO week without a weekday, extended or basic (``2026-W11``, ``2026W11``): a week, although
+#: ``date.fromisoformat`` reads it as its Monday.
+ISO_WEEK_KEY = re.compile(r"(?P<y>\d{4})-?W(?P<w>\d{2})")
+#: A time of day whose lowest-order part is the hour or the minute with a decimal fraction (ISO
+#: 8601-1:2019 5.3.1.4: ``T04.5`` is 04:30, ``T04:30,5`` and ``T0430.5`` are 04:30:30), which
+#: ``datetime.fromisoformat`` would read as a fraction of a second.
+_FRACTION_OF_HOUR_OR_MINUTE = re.compile(
+    r"(?P<whole>.+[Tt]\d{2}(?P<minute>:?\d{2})?)[.,](?P<fraction>\d+)(?P<offset>[Zz]|[+-].+)?"
+)
 #: A period key of a fiscal or retail calendar: the calendar's label, a year and optionally a unit
 #: letter and number (``FY2026``, ``FY2026-Q3``, ``R2026-M01``, ``R2026-W53``). The instants it
 #: names depend on the calendar, so only a grain of that calendar reads it
@@ -83,7 +93,9 @@ def read_key(key: str, input_format: str | None = None, grain: Grain | None = No
     Return the date and time a partition key names, naive if the key carries no offset.
 
     Reads every ISO 8601 form ``datetime.fromisoformat`` reads (with ``z`` for ``Z``, as RFC 3339
-    section 5.6 allows: ``2026-03-10T09:15:00z``), and the period keys ``YYYY``, ``YYYY-MM``,
+    section 5.6 allows: ``2026-03-10T09:15:00z``; a decimal fraction of the hour or the minute as
+    ISO 8601 means it, ``2026-03-10T09.5`` is 09:30, where ``fromisoformat`` would read 09:00:00.5),
+    and the period keys ``YYYY``, ``YYYY-MM``,
     ``YYYY-Qn`` and ``YYYY-Www`` (their first instant). With *input_format*, reads the key with
     ``datetime.strptime`` instead (``"%Y%m%d"`` for ``20260730``). With a fiscal or retail
     *grain*, also reads the labelled keys of its calendar (``FY2026-Q3``, ``R2026-W05``): the
@@ -122,7 +134,7 @@ def read_dated(
             return datetime.strptime(key, input_format), not has_time(input_format)
         # fromisoformat's dates are 7 to 10 characters; with a time of day a key has at least 10,
         # and only a 7-character date (2026W10) leaves room for one: 2026W10T09, not dashed.
-        value = datetime.fromisoformat(key[:-1] + "Z" if key[-1:] == "z" else key)
+        value = _read_iso(key[:-1] + "Z" if key[-1:] == "z" else key)
         return value, len(key) <= 10 and (len(key) < 10 or key[4] == "-")
     except ValueError as err:
         match = None if input_format else PERIOD_KEY.fullmatch(key)
@@ -134,6 +146,18 @@ def read_dated(
             expected = f"a key in the format {input_format!r}" if input_format else EXPECTED_KEYS
             raise ValueError(f"partition key {shown(key)} is not {expected} ({err}).") from None
         return _period_key_start(key, match), True
+
+
+def _read_iso(key: str) -> datetime:
+    """Return ``datetime.fromisoformat(key)``, but a fraction of an hour or minute read as ISO 8601 does."""
+    if "." in key or "," in key:
+        fraction = _FRACTION_OF_HOUR_OR_MINUTE.fullmatch(key)
+        if fraction is not None:
+            unit = 60 if fraction["minute"] else 3600  # seconds in the part the fraction is of
+            digits = fraction["fraction"]
+            whole = datetime.fromisoformat(fraction["whole"] + (fraction["offset"] or ""))
+            return whole + timedelta(microseconds=int(digits) * unit * 10**6 // 10 ** len(digits))
+    return datetime.fromisoformat(key)
 
 
 @lru_cache(maxsize=64)

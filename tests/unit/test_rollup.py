@@ -26,6 +26,7 @@ from airflow_partitions import (
     DimensionRollupMapper,
     DimensionWindow,
     Hour,
+    IsoWeek,
     Minutes,
     Month,
     PrefixStripMapper,
@@ -141,6 +142,28 @@ def test_new_york_hours_count_by_instant_across_the_fall_back_night():
             "'2026-11-26' would never count towards '2026-11-23': 2026-11-26 (the local date in UTC) "
             "is not a business day",
         ),
+        # An ISO week without its weekday is a week (2027-W01: 2027-01-04 to 01-10, the week
+        # of the year's first Thursday), not its Monday, which date.fromisoformat reads it as.
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day())),
+            "2027-W01",
+            "'2027-W01' would never count towards '2027-W01': it names a longer span",
+        ),
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day())),
+            "2027W01",
+            "'2027W01' would never count towards '2027-W01': it names a longer span",
+        ),
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Day())),
+            "2026-W11",  # 2026-03-09 to 03-15
+            "'2026-W11' would never count towards '2026-03': it names a longer span",
+        ),
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
+            "2026-W11",
+            "'2026-W11' would never count towards '2026-03': it names a longer span",
+        ),
     ],
 )
 def test_a_key_that_names_no_member_is_refused_on_arrival_naming_it(rollup, key, message):
@@ -154,6 +177,19 @@ def test_a_date_counts_where_the_members_are_days():
     for spelling in ("2026-03-10", "20260310", "2026-W11-2", "2026-03-10T23:59:59Z"):
         assert rollup.to_downstream(spelling) == "2026-03"
         assert rollup.count(expected, [spelling]) == ({"2026-03-10"}, [])
+
+
+def test_an_iso_week_date_with_its_weekday_counts_as_that_day():
+    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day()))
+    expected = rollup.to_upstream("2027-W01")
+    assert sorted(expected) == [f"2027-01-{d:02d}" for d in range(4, 11)]  # Monday 4th to Sunday 10th
+    for spelling, day in [
+        ("2027-W01-1", "2027-01-04"),
+        ("2027W011", "2027-01-04"),
+        ("2027-W01-7", "2027-01-10"),
+    ]:
+        assert rollup.to_downstream(spelling) == "2027-W01"
+        assert rollup.count(expected, [spelling]) == ({day}, [])
 
 
 def test_unpadded_keys_under_an_input_format_count_as_the_day_they_name():

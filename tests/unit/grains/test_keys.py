@@ -32,6 +32,7 @@ from airflow_partitions import (
 )
 from airflow_partitions.business import BusinessCalendar, BusinessDay
 from airflow_partitions.grains.fiscal import FiscalQuarter
+from airflow_partitions.grains.keys import read_key
 from airflow_partitions.grains.retail import RetailWeek
 from tests.unit.support import names_key
 
@@ -198,6 +199,49 @@ def test_digits_outside_ascii_are_refused_under_an_input_format():
 @pytest.mark.parametrize("key", ["2026-03-10T09:15:00z", "2026-03-10t09:15:00z", "2026-03-10T09:15:00Z"])
 def test_lowercase_z_and_t_are_read_as_rfc_3339_allows(key):
     assert TemporalMapper(Hour(timezone=NEW_YORK)).to_downstream(key) == "2026-03-10T05-04:00"
+
+
+# -- ISO 8601 decimal fractions of the hour and the minute -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "minute"),
+    [
+        ("2026-04-01T04.5", "2026-04-01T04:30"),  # half an hour past 04
+        ("2026-04-01T04,5", "2026-04-01T04:30"),  # ISO's decimal comma
+        ("2026-04-01T04.25Z", "2026-04-01T04:15"),
+        ("2026-04-01T04:30.5", "2026-04-01T04:30"),  # 04:30:30
+        ("2026-04-01T04:59.99", "2026-04-01T04:59"),  # 04:59:59.4
+        ("20260401T0459,99Z", "2026-04-01T04:59"),  # the same, basic format
+        ("2026-04-01T04.999+02:00", "2026-04-01T02:59"),  # 04:59:56.4+02:00 is 02:59:56.4Z
+        ("2026-04-01T23.99Z", "2026-04-01T23:59"),  # 23:59:24, still the 1st
+        ("2026-04-01T04:30:15.5Z", "2026-04-01T04:30"),  # a fraction of the second, as before
+    ],
+)
+def test_a_decimal_fraction_of_the_hour_or_minute_is_read_as_iso_8601_does(key, minute):
+    assert TemporalMapper(Minutes(1)).to_downstream(key) == minute
+
+
+@settings(max_examples=300)
+@given(
+    hour=st.integers(0, 23),
+    nine_seconds=st.integers(0, 399),
+    minute=st.integers(0, 59),
+    three=st.integers(0, 19),
+)
+def test_an_exact_decimal_fraction_names_the_same_instant_as_the_full_spelling(
+    hour, nine_seconds, minute, three
+):
+    # s seconds are s / 3600 of an hour: four decimals exactly when s is a multiple of 9
+    # (3600 = 9 x 400); s / 60 of a minute, when s is a multiple of 3.
+    seconds = 9 * nine_seconds
+    day = datetime(2026, 4, 1, hour)
+    assert read_key(f"2026-04-01T{hour:02d}.{seconds * 10_000 // 3600:04d}") == day + timedelta(
+        seconds=seconds
+    )
+    seconds = 3 * three
+    of_minute = f"2026-04-01T{hour:02d}:{minute:02d},{seconds * 10_000 // 60:04d}Z"
+    assert read_key(of_minute) == day.replace(minute=minute, second=seconds, tzinfo=UTC)
 
 
 # -- one clear error ---------------------------------------------------------------------------
