@@ -46,11 +46,14 @@ def bucket_length(first: str | None, last: str | None) -> int:
     Return how many characters of a time part name its bucket in a strip, for keys from *first* to *last*.
 
     Months (7: ``2013-03``) over a range longer than a month, days (10) within one month, hours
-    (13) within one day; years (4) over more than ten years of ISO keys. Labelled keys group by
-    their year: ``FY2026-`` of ``FY2026-Q3`` (7).
+    (13) within one day; years (4) over more than ten years of ISO keys. ISO weeks (``2026-W53``)
+    one by one (8) within one ISO year, else by year (4). Labelled keys group by their year:
+    ``FY2026-`` of ``FY2026-Q3`` (7).
     """
     if first is None or last is None:
         return BUCKET
+    if _ISO_WEEK.fullmatch(first) and _ISO_WEEK.fullmatch(last):  # 2026-W53: weeks, or their years
+        return 8 if first[:4] == last[:4] else 4
     same = next(
         (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), min(len(first), len(last))
     )
@@ -76,8 +79,22 @@ def in_time_range(key: str, start: str | None, end: str | None) -> bool:
 
 
 #: Characters of a key's time part that name its bucket in a Dag's strip of states: ``2026-03`` of
-#: day and hour keys, ``FY2026-`` of fiscal quarters.
+#: day and hour keys, ``FY2026-`` of fiscal quarters (ISO weeks: :func:`bucket_label`).
 BUCKET = 7
+#: An ISO week key, and what the first 7 of its characters leave of one (``2026-W5`` of ``2026-W53``).
+_ISO_WEEK = re.compile(r"\d{4}-W\d{2}")
+_CUT_ISO_WEEK = re.compile(r"(?P<year>\d{4})-W\d?")
+
+
+def bucket_label(bucket: str) -> str:
+    """
+    Return the period a strip's *bucket* of time parts names: *bucket*, but a cut ISO week's year.
+
+    7 characters of ``2026-W53`` (``2026-W5``) would put weeks 50 to 53 in one cell and call it
+    a week; the cell is the year, ``2026``, which its keys' range selects (``in_time_range``).
+    """
+    cut = _CUT_ISO_WEEK.fullmatch(bucket)
+    return cut["year"] if cut else bucket
 
 #: Keys listed in one list of a partition (received, awaited, missing, never counting); the rest are
 #: counted (``*_total``) and paged by :func:`partition_keys` (the view's detail endpoint).
@@ -1278,7 +1295,10 @@ def _tally_of(
     strips: dict[str, dict[str, list[tuple[str, str, int]]]] = {
         dag_id: defaultdict(list) for dag_id in dag_ids
     }
-    for (dag_id, prefix_, bucket_), by_state in sorted(cells.items()):
+    labelled: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for (dag_id, prefix_, bucket_), by_state in cells.items():
+        labelled[dag_id, prefix_, bucket_label(bucket_)].update(by_state)
+    for (dag_id, prefix_, bucket_), by_state in sorted(labelled.items()):
         counts[dag_id].update(by_state)
         present = [state for state, n in by_state.items() if n > 0]
         if present:

@@ -22,6 +22,7 @@ from airflow_partitions.tools.state import (
     RanWith,
     Refusal,
     attention,
+    bucket_label,
     bucket_length,
     in_time_range,
     pending_partition,
@@ -138,11 +139,29 @@ def test_states_rank_what_needs_attention_first():
         ("2013-03-10T05:00", "2013-03-10T05:59", 13),  # minutes of one hour: still hours
         ("1990-01-01", "2013-12-31", 4),  # years over more than ten years
         ("FY2024-Q1", "FY2026-Q4", 7),  # fiscal quarters: by fiscal year
+        ("2026-W01", "2026-W53", 8),  # ISO weeks of one year: each its own
+        ("2026-W50", "2027-W02", 4),  # ISO weeks across years: by ISO year
         (None, None, 7),
     ],
 )
 def test_a_strip_buckets_by_month_day_hour_or_year_of_the_range(first, last, length):
     assert bucket_length(first, last) == length
+
+
+@pytest.mark.parametrize(
+    ("bucket", "label"),
+    [
+        ("2026-W5", "2026"),  # 7 characters of 2026-W50 to 2026-W53: their year, not a week
+        ("2027-W0", "2027"),
+        ("2026-W", "2026"),
+        ("2026-03", "2026-03"),
+        ("2026-Q1", "2026-Q1"),
+        ("FY2026-", "FY2026-"),
+        ("2026-W53", "2026-W53"),  # a whole week key names its week
+    ],
+)
+def test_a_strip_cell_names_a_real_period(bucket, label):
+    assert bucket_label(bucket) == label
 
 
 def _audit_log_row(key: str, error: Exception) -> str:
