@@ -96,6 +96,7 @@ def bucket_label(bucket: str) -> str:
     cut = _CUT_ISO_WEEK.fullmatch(bucket)
     return cut["year"] if cut else bucket
 
+
 #: Keys listed in one list of a partition (received, awaited, missing, never counting); the rest are
 #: counted (``*_total``) and paged by :func:`partition_keys` (the view's detail endpoint).
 LISTED = 100
