@@ -131,6 +131,8 @@ def _expected(rollup: CountingRollupMapper, downstream_key: str) -> ExpectedKeys
     decoded = mapper.decode_downstream(downstream_key)
     try:
         members = list(rollup.window.to_upstream(decoded))
+    except OutsideCalendar:  # a window the rule leaves out (before a SlidingWindow's start)
+        raise
     except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
         raise ValueError(
             f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999, and keys are "
@@ -385,16 +387,14 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             # A sliding window's routes all hold the key's period (u in to_upstream(D) <=> D in
             # to_downstream(u)), and the first and the last reach furthest either way: checking
             # them spares up to 998 windows per key. Near the ends of the calendar some windows
-            # await keys no producer can send (years outside 0003 to 9997): a key feeds only
-            # the windows that can complete, and is refused if none can.
+            # await keys no producer can send (years outside 0003 to 9997), and none opens
+            # before the window's start: a key feeds only the windows that can complete, and is
+            # refused if none can.
             edges = routed[:1] + routed[1:][-1:]
             if not all(self._completable(downstream) for downstream in edges):
                 routed = [downstream for downstream in routed if self._completable(downstream)]
                 if not routed:
-                    raise ValueError(
-                        f"partition key {shown(key)}: every window it feeds reaches outside the years "
-                        f"{FIRST_YEAR:04d} to {LAST_YEAR} keys are read in, so none could complete."
-                    )
+                    raise self._feeds_none(key)
             checked = routed[:1] + routed[1:][-1:]
         for downstream in checked:
             try:
@@ -431,6 +431,13 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                     ),
                 )
         return routed[0] if len(routed) == 1 and not self.sliding else routed
+
+    def _feeds_none(self, key: str) -> ValueError:
+        """Return the refusal of a sliding *key* none of whose windows can complete."""
+        return ValueError(
+            f"partition key {shown(key)}: every window it feeds reaches outside the years "
+            f"{FIRST_YEAR:04d} to {LAST_YEAR} keys are read in, so none could complete."
+        )
 
     def _completable(self, downstream_key: str) -> bool:
         """Whether the window of *downstream_key* can be listed and awaits only keys read on arrival."""

@@ -55,7 +55,15 @@ from airflow_partitions.grains import (
     Year,
     most_members,
 )
-from airflow_partitions.grains.keys import FIRST_YEAR, ISO_WEEK_KEY, LAST_YEAR, read_dated, refusal, shown
+from airflow_partitions.grains.keys import (
+    FIRST_YEAR,
+    ISO_WEEK_KEY,
+    LAST_YEAR,
+    OutsideCalendar,
+    read_dated,
+    refusal,
+    shown,
+)
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
 from airflow_partitions.mapping import as_core, check_fan_out
@@ -388,15 +396,25 @@ class SlidingWindow(ValueEquality, Window):
     :param periods: How many periods the window holds (1 to 1000).
     :param align: ``"trailing"`` (ending with the downstream period), ``"leading"`` (starting
         with it) or ``"centred"`` (around it; *periods* must be odd).
+    :param start: The first period the producer has, a key of *grain* (``"2026-01-01"``), if its
+        data begins there: no window with a member before it is opened, so a feed's first days
+        open no trailing window that would wait forever for days before them (with ``Day()``
+        and 7 periods, ``2026-01-01`` feeds only the window ``2026-01-07``), and a key before
+        it feeds none and is refused on arrival, naming *start*. ``None`` (the default): every
+        window opens, and those reaching before the data wait until those keys come (a backfill).
     :raises ValueError: at Dag parse, for a grain that is not a grain, *periods* not a positive
-        integer, an unknown *align*, or an even centred window.
+        integer, an unknown *align*, an even centred window, or a *start* that is not a key of
+        *grain*; from :meth:`to_upstream`, :class:`~airflow_partitions.grains.keys.OutsideCalendar`
+        (a ``ValueError``) for a window with a member before *start*.
     :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window, naming
         :class:`TemporalRollupMapper` (:class:`~airflow_partitions.rollup.OnlyOurRollup`).
     """
 
     expected_decoded_type = OnlyOurRollup(Period, "TemporalRollupMapper")
 
-    def __init__(self, grain: Grain, periods: int, *, align: str = "trailing") -> None:
+    def __init__(
+        self, grain: Grain, periods: int, *, align: str = "trailing", start: str | None = None
+    ) -> None:
         super().__init__()
         self.grain = _require_grain(grain, "SlidingWindow")
         if type(periods) is not int or not 1 <= periods <= MAX_SLIDING_PERIODS:
@@ -415,10 +433,40 @@ class SlidingWindow(ValueEquality, Window):
         first = {"trailing": 1 - periods, "leading": 0, "centred": -(periods // 2)}[align]
         #: Offsets, in periods, of the members from the downstream period.
         self.offsets = range(first, first + periods)
+        self._start: Period | None = None
+        if start is not None:
+            try:
+                self._start = self.grain.parse(start)
+            except (TypeError, ValueError) as err:
+                raise ValueError(
+                    f"SlidingWindow: start must be a key of {self.grain!r}, the first period the producer "
+                    f"has, such as {self.grain.key(self.grain.period_at_or_after(SAMPLE_INSTANTS[0]))!r}; "
+                    f"got {start!r} ({err})."
+                ) from None
+        #: The first period of the data, as its key (``None``: every window opens).
+        self.start = self._start.key if self._start else None
 
     def to_upstream(self, decoded_downstream: Period) -> list[Period]:
-        """Return the member periods of the window on *decoded_downstream*, in order."""
-        return self._run(decoded_downstream, self.offsets[0])
+        """
+        Return the member periods of the window on *decoded_downstream*, in order.
+
+        :raises ValueError: naming the window, if a member is before :attr:`start`.
+        """
+        members = self._run(decoded_downstream, self.offsets[0])
+        if self.before_start(members[0]):
+            raise OutsideCalendar(
+                f"partition key {decoded_downstream.key!r}: its window starts at {members[0].key!r}, before "
+                f"the SlidingWindow's start {self.start!r}, so it is never opened."
+            )
+        return members
+
+    def first_window(self) -> Period | None:
+        """Return the first window opened, whose first member is :attr:`start` (``None`` without one)."""
+        return None if self._start is None else self.grain.shift(self._start, -self.offsets[0])
+
+    def before_start(self, period: Period) -> bool:
+        """Return whether *period* is before :attr:`start`, and so feeds no window."""
+        return self._start is not None and period.utc[0] < self._start.utc[0]
 
     def containing(self, period: Period) -> list[Period]:
         """
@@ -449,14 +497,16 @@ class SlidingWindow(ValueEquality, Window):
         return run
 
     def serialize(self) -> dict[str, Any]:
-        """Return ``{"align", "format_version", "grain", "periods"}``."""
-        return dump(grain=self.grain.serialize(), periods=self.periods, align=self.align)
+        """Return ``{"align", "format_version", "grain", "periods"}``, and ``"start"`` if given."""
+        return dump(grain=self.grain.serialize(), periods=self.periods, align=self.align, start=self.start)
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> SlidingWindow:
         """Rebuild the window from :meth:`serialize`'s output."""
         data = load(data, cls)
-        return cls(Grain.deserialize(data["grain"]), data["periods"], align=data["align"])
+        return cls(
+            Grain.deserialize(data["grain"]), data["periods"], align=data["align"], start=data.get("start")
+        )
 
 
 #: Fixed sample instants at which a rollup's grains are checked to nest, at Dag parse: an
@@ -643,8 +693,11 @@ class TemporalRollupMapper(CountingRollupMapper):
         #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
         self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
         self._member = MemberSpelling(upstream_mapper, member_grain)
+        samples = _periods_at_samples(grain)
+        if isinstance(window, SlidingWindow) and (first := window.first_window()) is not None:
+            samples = [first, *(period for period in samples if period.utc[0] > first.utc[0])]
         self._check_routes(
-            tuple(grain.key(period) for period in _periods_at_samples(grain)),
+            tuple(grain.key(period) for period in samples),
             hint="read naive member keys in the window grain's zone: "
             f"TemporalMapper(..., input_timezone={member_grain.timezone!r})",
         )
@@ -659,6 +712,17 @@ class TemporalRollupMapper(CountingRollupMapper):
             return self.upstream_mapper.occurrence_keys(key)
         periods = self.upstream_mapper.occurrence_periods(key)
         return list(dict.fromkeys(p.key for period in periods for p in self.window.containing(period)))
+
+    def _feeds_none(self, key: str) -> ValueError:
+        window = self.window
+        if isinstance(window, SlidingWindow) and window.start is not None:
+            periods = self.upstream_mapper.occurrence_periods(key)
+            if all(window.before_start(period) for period in periods):
+                return OutsideCalendar(
+                    f"partition key {shown(key)} is before the SlidingWindow's start {window.start!r}, the "
+                    "first period the producer has: it feeds no window."
+                )
+        return super()._feeds_none(key)
 
     def counts_as(self, key: str) -> tuple[str, ...]:
         """

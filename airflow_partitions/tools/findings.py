@@ -22,7 +22,7 @@ from airflow_partitions.grains.keys import read_dated, shown
 from airflow_partitions.grains.zones import FIXED_ZONE, offset_changes
 from airflow_partitions.mapping import downstream_keys, fan_out_cap
 from airflow_partitions.rollup import CountingRollupMapper
-from airflow_partitions.temporal import TemporalMapper, TemporalRollupMapper
+from airflow_partitions.temporal import SlidingWindow, TemporalMapper, TemporalRollupMapper
 from airflow_partitions.tools.loading import Consumer, DagFolder, Producer, consumer_mappers, did_you_mean
 from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.samples import timetable_samples
@@ -350,9 +350,13 @@ def _round_trip_findings(c: Consumer, rollup: RollupView, keys: list[str]) -> li
 
 def _completion_findings(c: Consumer, rollup: RollupView, sample: _Keys) -> list[Finding]:
     """Report a period inside a keyed-ahead producer's span waiting for keys it never writes (part b)."""
+    # The first and last periods may be only partly inside the span; of a sliding window's, the
+    # first and last periods - 1 windows (their other members are the producer's, outside it).
+    window = getattr(c.mapper, "window", None)
+    edge = max(window.periods - 1, 1) if isinstance(window, SlidingWindow) else 1
     for run in sample.runs:
         periods = list(dict.fromkeys(d for k in run for d in _mapped(c.mapper, k)))
-        for period in periods[1:-1]:  # the first and last may be only partly inside the span
+        for period in periods[edge:-edge]:
             expected = _awaited(rollup, period)
             if expected is None:
                 continue  # reported by the round trip
@@ -416,6 +420,25 @@ def _documented_pairing_findings(c: Consumer, rollup: RollupView | None) -> list
             "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow(...)) "
             "fires the same months, refuses such keys on arrival (audit log) and counts every spelling; "
             "switching changes the stored form, so Airflow clears the Dag's pending rollups once",
+        )
+    ]
+
+
+def _sliding_start_findings(c: Consumer) -> list[Finding]:
+    """Warn of a sliding window without ``start``: a feed's first windows wait for periods before it."""
+    window = getattr(c.mapper, "window", None)
+    if not isinstance(window, SlidingWindow) or window.periods == 1 or window.start is not None:
+        return []
+    return [
+        Finding(
+            "warning",
+            c.dag_id,
+            c.asset,
+            f"a feed's first {window.periods - 1} windows (a SlidingWindow of {window.periods} periods) "
+            "await periods before its first key: unless those keys come (a backfill), each stays a "
+            f"pending run that never completes, among the {TICK_LIMIT} the scheduler evaluates per loop",
+            "give the window the first period of the data, SlidingWindow(..., start='2026-01-01'): no window "
+            "opens before it; or wait with CompletionDeadline(grace) to fire those windows incomplete",
         )
     ]
 
@@ -493,7 +516,7 @@ def check_dags(folder: DagFolder) -> list[Finding]:
         findings += _zone_findings(c.dag_id, c.asset, encode_partition_mapper(c.mapper))
         feeds = samples.get(c.asset, [])
         rollup = RollupView.of(c.mapper)
-        findings += _documented_pairing_findings(c, rollup)
+        findings += _documented_pairing_findings(c, rollup) + _sliding_start_findings(c)
         for sample in feeds:
             findings += _key_findings(c, sample) + _naive_local_findings(c, sample)
             if rollup is not None:

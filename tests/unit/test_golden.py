@@ -220,6 +220,7 @@ CASES: dict[str, dict[str, str]] = {
         "SlidingWindow(Day(), 7)": "SlidingWindow(Day(), 7)",
         "SlidingWindow(leading)": "SlidingWindow(Day(timezone='America/New_York'), 5, align='leading')",
         "SlidingWindow(centred)": "SlidingWindow(Hour(), 3, align='centred')",
+        "SlidingWindow(start)": "SlidingWindow(Day(), 7, start='2026-01-01')",
         "TemporalRollupMapper()": (
             "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))"
         ),

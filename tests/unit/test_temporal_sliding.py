@@ -35,7 +35,7 @@ from airflow_partitions import (
     Week,
     Year,
 )
-from airflow_partitions.grains import most_members
+from airflow_partitions.grains import OutsideCalendar, most_members
 from airflow_partitions.mapping import check_fan_out
 from tests.unit.support import assert_maps_alike, configured_instances, names_key, offset_changes
 
@@ -445,3 +445,68 @@ def test_near_the_ends_of_the_calendar_a_key_feeds_exactly_the_windows_that_can_
     else:
         with pytest.raises(ValueError, match=names_key(key) + ".*none could complete"):
             rollup.to_downstream(key)
+
+
+# -- start: no window waits for periods before the data -----------------------------------------
+
+
+def test_a_start_opens_no_window_before_the_data_and_refuses_keys_before_it():
+    # Days from 2026-02-22 on, as the new user's feed: the trailing windows of 02-22 … 02-27 would
+    # each wait for days of February 16 to 26 that never come.
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7, start="2026-02-22")
+    )
+    assert rollup.to_downstream("2026-02-22") == ["2026-02-28"]
+    assert rollup.to_downstream("2026-02-25T10:00:00Z") == [
+        "2026-02-28",
+        "2026-03-01",
+        "2026-03-02",
+        "2026-03-03",
+    ]
+    assert rollup.to_downstream("2026-03-02") == [f"2026-03-{d:02d}" for d in range(2, 9)]
+    assert rollup.to_upstream("2026-02-28") == frozenset(f"2026-02-{d}" for d in range(22, 29))
+    with pytest.raises(
+        OutsideCalendar, match=re.escape("'2026-02-27': its window starts at '2026-02-21', before")
+    ):
+        rollup.to_upstream("2026-02-27")
+    with pytest.raises(
+        OutsideCalendar, match=names_key("2026-02-21") + r" is before the SlidingWindow's start '2026-02-22'"
+    ):
+        rollup.to_downstream("2026-02-21")
+
+
+def test_a_start_that_is_not_a_key_of_the_grain_is_refused_at_parse():
+    with pytest.raises(ValueError, match=r"SlidingWindow: start must be a key of Day\(.*got 'March'"):
+        SlidingWindow(Day(), 7, start="March")
+
+
+def test_a_window_with_a_start_round_trips_and_differs_from_one_without():
+    window = SlidingWindow(Day(), 7, start="2026-01-01")
+    assert SlidingWindow.deserialize(json.loads(json.dumps(window.serialize()))) == window
+    assert window != SlidingWindow(Day(), 7)
+    assert "start" not in SlidingWindow(Day(), 7).serialize()  # the stored form without one is unchanged
+
+
+@given(
+    shape=window_shapes(), start=st.dates(date(2026, 1, 1), date(2026, 12, 31)), ahead=st.integers(-45, 45)
+)
+def test_with_a_start_a_key_feeds_exactly_the_windows_whose_members_all_come_from_it_on(shape, start, ahead):
+    align, periods = shape
+    rollup = TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day()),
+        window=SlidingWindow(Day(), periods, align=align, start=str(start)),
+    )
+    day = start + timedelta(days=ahead)
+    first = first_member(align, periods)
+    # The windows holding the day, by the calendar, kept where their first member is not before start.
+    windows = [day - timedelta(days=first + periods - 1 - n) for n in range(periods)]
+    opened = [window.isoformat() for window in windows if window + timedelta(days=first) >= start]
+    if not opened:
+        assert day < start
+        with pytest.raises(OutsideCalendar, match="before the SlidingWindow's start"):
+            rollup.to_downstream(day.isoformat())
+        return
+    assert feeds(rollup, day.isoformat()) == opened
+    for window in opened:  # u in to_upstream(D) for every D it feeds, all members from start on
+        members = rollup.to_upstream(window)
+        assert day.isoformat() in members and min(members) >= start.isoformat()

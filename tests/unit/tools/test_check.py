@@ -278,3 +278,24 @@ def test_a_consumer_none_of_whose_assets_is_produced_here_is_an_info(tmp_path):
     (tmp_path / "dags.py").write_text(source)
     (info,) = [f for f in check(tmp_path) if "no Dag in this folder produces" in f.message]
     assert info.severity == "info" and "may live in another folder" in info.message
+
+
+SLIDING = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=SlidingWindow(Day(), 7{}))"
+
+
+def test_a_sliding_window_without_a_start_is_a_warning_naming_start(tmp_path):
+    findings = check(dag_folder(tmp_path, DAILY, SLIDING.format("")))
+    warning = only(findings, "warning")
+    assert "first 6 windows" in warning.message and "never completes" in warning.message
+    assert "start='2026-01-01'" in warning.fix
+    assert errors(findings) == []  # the windows at the sample's edges are the sample's, not a gap
+
+
+def test_a_sliding_window_with_a_start_fed_daily_is_clean(tmp_path):
+    assert check(dag_folder(tmp_path, DAILY, SLIDING.format(", start='2026-01-01'"))) == []
+
+
+def test_a_sliding_window_fed_by_a_weekday_producer_still_never_completes(tmp_path):
+    weekdays = 'CronPartitionTimetable("0 0 * * 1-5", timezone="UTC", key_format="%Y-%m-%d")'
+    found = only(check(dag_folder(tmp_path, weekdays, SLIDING.format(", start='2026-01-01'"))), "error")
+    assert "never writes" in found.message and "wait forever" in found.message
