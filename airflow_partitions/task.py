@@ -42,6 +42,24 @@ def required_assets(condition: Any) -> set[str]:
     return set.intersection(*parts) if parts else set()
 
 
+def _from_context(context: Any, name: str, *, owner: str) -> Any:
+    """
+    Return ``context[name]``, or say that the task's context lacks it.
+
+    A task that names ``dag_run`` (or ``dag``) as a parameter of its own gets it there, not in
+    ``**context``.
+
+    :raises ValueError: naming *owner* and *name*, if the context has no *name*.
+    """
+    try:
+        return context[name]
+    except KeyError:
+        raise ValueError(
+            f"{owner}: the task's context has no {name!r} (a task taking {name} as a parameter of its own "
+            "gets it there, not in **context): pass get_current_context(), from airflow.sdk."
+        ) from None
+
+
 def run_mapper(context: Any, asset: Any = None, *, owner: str) -> PartitionMapper:
     """
     Return the working partition mapper of the running task's Dag for *asset*.
@@ -52,7 +70,7 @@ def run_mapper(context: Any, asset: Any = None, *, owner: str) -> PartitionMappe
     :raises ValueError: naming *owner*, if the Dag is not scheduled on assets, *asset* is not
         among them, or *asset* is omitted and there are several.
     """
-    timetable = context["dag"].timetable
+    timetable = _from_context(context, "dag", owner=owner).timetable
     condition = getattr(timetable, "asset_condition", None)
     assets = [] if condition is None else assets_of(condition)
     if asset is None and len(assets) == 1:
@@ -81,16 +99,20 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
         receives).
     :param asset: The upstream ``Asset`` whose rollup to check, as the Dag's schedule names it.
     :raises ValueError: if *asset* is not in the Dag's schedule, the run has no partition key,
-        or the Dag's partition mapper for *asset* is not a rollup.
+        the Dag's partition mapper for *asset* is not a rollup, or *context* lacks ``dag``,
+        ``dag_run`` or ``triggering_asset_events`` (a task taking ``dag_run`` as a parameter:
+        pass ``get_current_context()``).
     """
-    partition_key = context["dag_run"].partition_key
-    mapper = run_mapper(context, asset, owner="missing_upstream_keys")
+    owner = "missing_upstream_keys"
+    partition_key = _from_context(context, "dag_run", owner=owner).partition_key
+    mapper = run_mapper(context, asset, owner=owner)
     if not partition_key or not is_rollup(mapper):
         raise ValueError(
             f"missing_upstream_keys: expected a partitioned Dag run of a rollup on {asset!r}; got partition "
             f"key {partition_key!r} and mapper {type(mapper).__name__}."
         )
-    received = {event.partition_key for event in context["triggering_asset_events"].get(asset, ())}
+    events = _from_context(context, "triggering_asset_events", owner=owner)
+    received = {event.partition_key for event in events.get(asset, ())}
     expected = mapper.to_upstream(partition_key)
     return sorted(expected - counted(mapper, expected, received)[0])
 
@@ -173,10 +195,10 @@ def partition_period(context: Any, asset: Any = None) -> PartitionPeriod:
     :param context: The task's context (``get_current_context()`` or ``**context``).
     :param asset: The upstream ``Asset`` whose mapper reads the key; optional when the Dag is
         scheduled on one asset.
-    :raises ValueError: if the run has no partition key, or *asset* is not (or, omitted, cannot
-        be chosen) among the Dag's assets.
+    :raises ValueError: if the run has no partition key, *asset* is not (or, omitted, cannot
+        be chosen) among the Dag's assets, or *context* lacks ``dag`` or ``dag_run``.
     """
-    key = context["dag_run"].partition_key
+    key = _from_context(context, "dag_run", owner="partition_period").partition_key
     if not key:
         raise ValueError("partition_period: this Dag run has no partition key (expected a partitioned run).")
     return period_of(run_mapper(context, asset, owner="partition_period"), key)

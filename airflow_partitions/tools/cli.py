@@ -108,9 +108,20 @@ STATUS_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
 BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (
         ("dag_id",),
-        {"help": "a Dag whose timetable makes partitions (GrainPartitionTimetable, CronPartitionTimetable)"},
+        {
+            "help": "a Dag whose timetable makes partitions (GrainPartitionTimetable, "
+            "ExplicitPartitionTimetable, CronPartitionTimetable)"
+        },
     ),
-    (("--missing",), {"action": "store_true", "help": "only partitions without a successful run (required)"}),
+    (
+        ("--missing",),
+        {
+            "action": "store_true",
+            "required": True,
+            "help": "only partitions without a successful run (the one mode: Airflow's own `airflow "
+            "backfill create` reruns whole ranges)",
+        },
+    ),
     (("--start",), {"required": True, "help": "first partition date, ISO 8601 (naive means UTC)"}),
     (("--end",), {"required": True, "help": "last partition date, inclusive"}),
     (("--yes",), {"action": "store_true", "help": "create the runs (without it: a dry run that lists them)"}),
@@ -270,7 +281,9 @@ def format_state(state: Any) -> str:
 
     counts = ", ".join(f"{state.states[s]} {s}" for s in STATES if state.states.get(s))
     span = f" from {state.first} to {state.last}" if state.first else ""
-    lines = [f"{state.dag_id}: {_count(state.total, 'partition')}{span}" + (f": {counts}" if counts else "")]
+    # Every partition of the range, whatever --state selects (the page's count is "showing" below).
+    every = sum(state.states.values())
+    lines = [f"{state.dag_id}: {_count(every, 'partition')}{span}" + (f": {counts}" if counts else "")]
     lines.append(
         f"  pending partitioned runs in the deployment: {state.pending_total} (the scheduler evaluates the "
         "500 oldest per loop)" + (f"; {state.starved} of this Dag's beyond them" if state.starved else "")
@@ -281,10 +294,11 @@ def format_state(state: Any) -> str:
             "hold only keys that never count"
         )
     shown = len(state.partitions)
-    if shown < state.total:
+    if shown < every:
         lines.append(
-            f"  showing {state.offset + 1 if shown else 0}-{state.offset + shown} of {state.total} "
-            "(--all, --state, --start/--end, --limit and --offset choose)"
+            f"  showing {state.offset + 1 if shown else 0}-{state.offset + shown} of the {state.total} "
+            "selected (by default those not successful; --all, --state, --start/--end, --limit and --offset "
+            "choose)"
         )
     if shown:
         lines.append(f"  {'partition':<28}{'state':<16}{'keys':>11}  {'queue':>6}  missing / runs")
@@ -389,8 +403,6 @@ def run_backfill(args: argparse.Namespace) -> int:
 
     from airflow_partitions.tools.write.backfill import create_runs, missing_partitions
 
-    if not args.missing:
-        raise UsageError("pass --missing (Airflow's own `airflow backfill create` reruns whole ranges).")
     now = datetime.now(UTC)
     with _quiet():
         found = missing_partitions(

@@ -50,6 +50,19 @@ def test_missing_upstream_keys_refuses_a_run_that_is_not_a_rollups():
         missing_upstream_keys(task_context(hourly, day_of_hours(), None, []), hourly)
 
 
+@pytest.mark.parametrize("lacking", ["dag_run", "dag", "triggering_asset_events"])
+def test_a_context_without_what_the_helpers_read_is_a_value_error_naming_it(lacking):
+    # def consume(dag_run=None, **context): Airflow passes dag_run as the parameter, not in context.
+    hourly = Asset("hourly")
+    context = task_context(hourly, day_of_hours(), "2026-03-10", [])
+    del context[lacking]
+    with pytest.raises(ValueError, match=f"missing_upstream_keys: the task's context has no '{lacking}'"):
+        missing_upstream_keys(context, hourly)
+    if lacking != "triggering_asset_events":
+        with pytest.raises(ValueError, match=f"partition_period: the task's context has no '{lacking}'"):
+            partition_period(context, hourly)
+
+
 def test_missing_upstream_keys_works_with_airflows_own_sdk_rollup():
     # A Dag file's airflow.sdk RollupMapper is a definition without to_upstream.
     from airflow.sdk import DayWindow, RollupMapper, StartOfDayMapper

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tomllib
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -267,6 +268,10 @@ def test_status_shows_a_run_that_ran_incomplete_with_what_it_ran_with_and_counts
     )
     lines = format_state(state).splitlines()
     assert lines[0] == "d: 2 partitions from 2026-03-09 to 2026-03-10: 1 ran incomplete, 1 success"
+    # The default selection leaves the success out: the header still counts every partition.
+    hidden = format_state(replace(state, partitions=partitions[1:], total=1)).splitlines()
+    assert hidden[0] == lines[0]
+    assert hidden[2].startswith("  showing 1-1 of the 1 selected (by default those not successful;")
     [incomplete] = [line for line in lines if line.lstrip().startswith("2026-03-10")]
     assert incomplete.split()[:3] == ["2026-03-10", "ran", "incomplete"]
     assert "20/24" in incomplete and "2026-03-10T14, 2026-03-10T15, 2026-03-10T16 … (4)" in incomplete
