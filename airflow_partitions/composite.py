@@ -174,8 +174,8 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         Return the segments of *key* by dimension name (*names*: default, the upstream layout).
 
         :raises ValueError: naming the key, for a wrong segment count, an empty or blank segment
-            (only whitespace, which Airflow refuses as a whole key too: ``eu| ``), or a dangling
-            escape.
+            (only whitespace, which Airflow refuses as a whole key too: ``eu| ``), whitespace around
+            a segment (``eu |2026-03-10T09``), or a dangling escape.
         """
         names = self.dimensions if names is None else names
         if not isinstance(key, str):
@@ -188,6 +188,12 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 f"segments {list(names)} separated by {self.delimiter!r}; got {len(segments)}"
                 f"{' (one blank)' if blank and len(segments) == len(names) else ''}."
             )
+        for name, segment in zip(names, segments, strict=True):
+            if segment != segment.strip():  # 'eu ' would be a region of its own, awaited by no one
+                raise ValueError(
+                    f"CompositeKeyMapper: partition key {shown(key)} has whitespace around its {name!r} "
+                    f"segment {segment!r}; expected {segment.strip()!r}, as the time segment must be too."
+                )
         return dict(zip(names, segments, strict=True))
 
     def join(self, segments: Iterable[str], source: str) -> str:

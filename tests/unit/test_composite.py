@@ -291,10 +291,23 @@ def test_sdk_mappers_are_taken_as_the_core_mappers_the_scheduler_sees():
     assert mapper.to_downstream("eu|2026-03-10") == "eu|2026-03-10"
 
 
-# Blank segments (only whitespace) are refused, so never generated.
+# Blank segments (only whitespace), and whitespace around a segment, are refused: never generated.
 segment_text = st.text(
     st.sampled_from("|/,\\~a ") | st.characters(codec="utf-8"), min_size=1, max_size=40
-).filter(str.strip)
+).filter(lambda segment: segment.strip() == segment)
+
+
+@pytest.mark.parametrize("key", ["eu |2026-03-10T09", " eu|2026-03-10T09", "eu|\t2026-03-10T09"])
+def test_whitespace_around_a_segment_is_refused_naming_it(key):
+    rollup = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["region", "time"], {"time": TemporalMapper(Day())}),
+        window=DimensionWindow(time=TemporalWindow(Hour())),
+    )
+    with pytest.raises(
+        ValueError, match=names_key(key) + r" has whitespace around its '(region|time)' segment"
+    ):
+        rollup.to_downstream(key)
+    assert rollup.to_downstream("eu|2026-03-10T09") == "eu|2026-03-10"  # the same key without it
 
 
 @given(
@@ -453,8 +466,9 @@ def test_a_bad_dimension_window_is_refused_at_parse_naming_it(windows, named):
         DimensionWindow(**windows)
 
 
+#: Region values as a producer writes them: not blank, no whitespace around them (both refused).
 regions = st.text(st.characters(codec="utf-8", exclude_characters="|"), min_size=1, max_size=20).filter(
-    str.strip
+    lambda region: region.strip() == region != ""
 )
 ROLLUP_ZONES = ["UTC", NEW_YORK, "Europe/Berlin", "Asia/Kolkata"]
 
@@ -505,7 +519,7 @@ def test_every_awaited_region_routes_back_to_its_day(names, day, escape):
 
 @given(
     region=st.text(st.sampled_from("|\\a") | st.characters(codec="utf-8"), min_size=1, max_size=20).filter(
-        str.strip
+        lambda region: region.strip() == region != ""
     )
 )
 def test_an_escaped_region_with_delimiters_routes_back_to_its_day(region):
