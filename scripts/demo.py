@@ -42,7 +42,14 @@ LANDINGS = sorted(
 )
 # Daily export runs, by logical date (06:00 New York): each exports the previous local day.
 EXPORTS = ["2013-03-11T06:00:00-04:00", "2013-07-05T06:00:00-04:00"]
-COLUMNS = ("Dag", "run", "partition key", "partition date", "state", "output (in the data folder, which --keep keeps)")
+COLUMNS = (
+    "Dag",
+    "run",
+    "partition key",
+    "partition date",
+    "state",
+    "output (in the data folder, which --keep keeps)",
+)
 
 
 def _describe(airflow: AirflowInstance, data: Path, run: dict, output: str) -> str:
