@@ -553,6 +553,7 @@ class MemberSpelling:
         self.input_format = mapper.input_format
         zone = mapper.input_timezone or mapper.grain.timezone
         self.reader = TemporalMapper(grain, input_timezone=zone, input_format=mapper.input_format)
+        self.calendar = mapper.grain  # reads the labelled keys of its calendar (FY2026-Q3)
         self.days = isinstance(grain, Day | TradingSession)  # members a date names: its own
         #: Readers of the local day a date names, and the grains whose canonical keys name longer
         #: spans of the member grain's local calendar.
@@ -561,7 +562,15 @@ class MemberSpelling:
 
     def __call__(self, key: str) -> tuple[str, ...]:
         """Return the awaited spelling of the member *key* names (of both, for a repeated hour)."""
-        periods = self.reader.occurrence_periods(key)
+        try:
+            periods = self.reader.occurrence_periods(key)
+        except ValueError:
+            # A period key the members' grain cannot read as one of them (2026-03 under business
+            # days starts on a Sunday; FY2026-Q3 under calendar months): said as such, whatever
+            # its first day.
+            if self._names_period(key):
+                raise ValueError("it names a longer span than one member of the window") from None
+            raise
         members = tuple(dict.fromkeys(self.encode(period) for period in periods))
         if members == (key,) or not read_dated(key, self.input_format)[1]:
             return members  # the key's own spelling, or a time of day: the member holding it
@@ -573,6 +582,15 @@ class MemberSpelling:
         if span is not None and period.utc[0] <= span.utc[0] and span.utc[1] <= period.utc[1]:
             return members
         raise ValueError(f"it names a longer span than one member of the window (such as {members[0]!r})")
+
+    def _names_period(self, key: str) -> bool:
+        """Return whether *key* names a period longer than a day of the mapper's calendar."""
+        if self._names_day(key):
+            return False
+        try:
+            return read_dated(key, self.input_format, self.calendar)[1]
+        except ValueError:
+            return False
 
     def _names_day(self, key: str) -> bool:
         if self.input_format:

@@ -98,10 +98,15 @@ def load_mapper(expression: str) -> Any:
         mapper = as_core(value, "partition_mapper")
     except Exception as err:
         hint = did_you_mean(str(err))
+        # A mapper refusing its arguments has said what it expects; a malformed expression has not.
+        expected = (
+            "Expected a partition mapper such as 'TemporalMapper(Day())'."
+            if isinstance(err, SyntaxError | NameError)
+            else ""
+        )
+        message = f"mapper expression {expression!r}: {type(err).__name__}: {str(err).rstrip('.')}. "
         raise ValueError(
-            f"mapper expression {expression!r}: {type(err).__name__}: {str(err).rstrip('.')}. "
-            + (hint[0].upper() + hint[1:] + " " if hint else "")
-            + "Expected a partition mapper such as 'TemporalMapper(Day())'."
+            (message + (hint[0].upper() + hint[1:] + " " if hint else "") + expected).rstrip()
         ) from None
     if not isinstance(mapper, PartitionMapper):
         raise ValueError(f"mapper expression {expression!r} builds {mapper!r}, not a partition mapper.")

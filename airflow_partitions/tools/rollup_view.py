@@ -137,13 +137,14 @@ class RollupView:
         Return why *key* will never count towards *downstream_key*, or ``None`` if it counts.
 
         Ours: the refusal ``to_downstream`` gives (Airflow audit-logs it); Airflow's rollup: ``"not
-        spelled as awaited"`` (it compares spellings, so the pending run holds the key without
-        counting it).
+        one of the awaited keys (compared by spelling)"``: another spelling of a member, or no
+        member at all (a Saturday under ``BusinessDayWindow``); the pending run holds it without
+        counting it.
         """
         if counted(self.mapper, self.awaited(downstream_key), [key])[0]:
             return None
         if not self.ours:
-            return "not spelled as awaited"
+            return "not one of the awaited keys (compared by spelling)"
         try:
             self.mapper.to_downstream(key)
         except ValueError as err:

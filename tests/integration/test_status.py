@@ -75,7 +75,8 @@ def test_a_wrongly_spelled_key_in_cores_rollup_shows_as_never_counting(airflow):
     [partition] = _state(airflow, "it_core_day_of_hours", "2026-04-03")["partitions"]
     assert partition["state"] == "never counting"
     [progress] = partition["progress"]
-    assert progress["never_counting"] == [["2026-04-03T5", "not spelled as awaited"]]
+    why = "not one of the awaited keys (compared by spelling)"
+    assert progress["never_counting"] == [["2026-04-03T5", why]]
     assert len(progress["missing"]) == 24
 
 

@@ -25,6 +25,7 @@ from airflow_partitions import (
     Day,
     DimensionRollupMapper,
     DimensionWindow,
+    FiscalYear,
     Hour,
     IsoWeek,
     Minutes,
@@ -163,6 +164,25 @@ def test_new_york_hours_count_by_instant_across_the_fall_back_night():
             TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
             "2026-W11",
             "'2026-W11' would never count towards '2026-03': it names a longer span",
+        ),
+        # A month, whatever its first day: 2026-03-01 is a Sunday, 2026-06-01 a Monday.
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
+            "2026-03",
+            "'2026-03' would never count towards '2026-03': it names a longer span",
+        ),
+        (
+            TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
+            "2026-06",
+            "'2026-06' would never count towards '2026-06': it names a longer span",
+        ),
+        # A fiscal quarter (FY2026 from July 2025: its Q3 is 2026-01 to 03) under calendar months.
+        (
+            TemporalRollupMapper(
+                upstream_mapper=TemporalMapper(FiscalYear(start_month=7)), window=TemporalWindow(Month())
+            ),
+            "FY2026-Q3",
+            "'FY2026-Q3' would never count towards 'FY2026': it names a longer span",
         ),
     ],
 )

@@ -131,6 +131,16 @@ def test_a_bad_mapper_expression_is_refused_naming_it(expression):
         load_mapper(expression)
 
 
+def test_a_mapper_refusing_its_arguments_is_quoted_without_a_generic_example():
+    with pytest.raises(ValueError) as refused:
+        load_mapper("TemporalMapper(Day(timezone='Mars/Olympus_Mons'))")
+    assert "Mars/Olympus_Mons" in str(refused.value) and "such as 'TemporalMapper(Day())'" not in str(
+        refused.value
+    )
+    with pytest.raises(ValueError, match=r"NameError.*such as 'TemporalMapper\(Day\(\)\)'"):
+        load_mapper("TemporalMaper(Day())")
+
+
 @pytest.mark.parametrize(
     ("expression", "key", "expected"),
     [
