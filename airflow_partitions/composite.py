@@ -192,7 +192,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
             if segment != segment.strip():  # 'eu ' would be a region of its own, awaited by no one
                 raise ValueError(
                     f"CompositeKeyMapper: partition key {shown(key)} has whitespace around its {name!r} "
-                    f"segment {segment!r}; expected {segment.strip()!r}, as the time segment must be too."
+                    f"segment {segment!r}; expected {segment.strip()!r} (a segment is read as written)."
                 )
         return dict(zip(names, segments, strict=True))
 

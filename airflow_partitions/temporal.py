@@ -437,7 +437,12 @@ class SlidingWindow(ValueEquality, Window):
         if start is not None:
             try:
                 self._start = self.grain.parse(start)
-            except (TypeError, ValueError) as err:
+                if not FIRST_YEAR <= self._start.utc[0].year <= LAST_YEAR - 1:
+                    raise ValueError(
+                        f"keys are read from the years {FIRST_YEAR:04d} to {LAST_YEAR}, and a window from "
+                        f"its start on must fit in them"
+                    )
+            except (TypeError, ValueError, OverflowError) as err:
                 raise ValueError(
                     f"SlidingWindow: start must be a key of {self.grain!r}, the first period the producer "
                     f"has, such as {self.grain.key(self.grain.period_at_or_after(SAMPLE_INSTANTS[0]))!r}; "
@@ -523,6 +528,11 @@ SAMPLE_INSTANTS = tuple(
 )
 
 
+#: Why a date or period key counts as no member: ``2026-03`` under days, ``2027-W01`` under weeks
+#: from Sunday (as long as one, across two).
+_NO_MEMBER = "it names a span that no one member of the window holds, being longer or across two"
+
+
 class MemberSpelling:
     """
     Read an upstream key as the member period of *grain* it names, spelled as a rollup awaits it.
@@ -545,7 +555,7 @@ class MemberSpelling:
     ``2026-06``), and no member if the span is longer (``2026-03-10`` where hours are awaited).
 
     :raises ValueError: from :meth:`__call__`, naming the key: if it cannot be read, falls in no
-        member (a Saturday for business days), or names a longer span than one member.
+        member (a Saturday for business days), or names a span that no one member holds.
     """
 
     def __init__(self, mapper: TemporalMapper, grain: Grain) -> None:
@@ -569,7 +579,7 @@ class MemberSpelling:
             # days starts on a Sunday; FY2026-Q3 under calendar months): said as such, whatever
             # its first day.
             if self._names_period(key):
-                raise ValueError("it names a longer span than one member of the window") from None
+                raise ValueError(_NO_MEMBER) from None
             raise
         members = tuple(dict.fromkeys(self.encode(period) for period in periods))
         if members == (key,) or not read_dated(key, self.input_format)[1]:
@@ -581,7 +591,7 @@ class MemberSpelling:
         span = self._span(key)
         if span is not None and period.utc[0] <= span.utc[0] and span.utc[1] <= period.utc[1]:
             return members
-        raise ValueError(f"it names a longer span than one member of the window (such as {members[0]!r})")
+        raise ValueError(f"{_NO_MEMBER} (such as {members[0]!r})")
 
     def _names_period(self, key: str) -> bool:
         """Return whether *key* names a period longer than a day of the mapper's calendar."""

@@ -806,7 +806,7 @@ class _Reader:
                 seen += 1
         partitions = self._partitions(page_keys)
         refusals, refusals_total = self._refusals(only)
-        pending_total, blocked, starved = self._queue_summary()
+        pending_total, blocked, starved = self._queue_summary(only)
         return ConsumerState(
             dag_id=self.dag_id,
             assets=tuple(self.assets),
@@ -1084,7 +1084,8 @@ class _Reader:
         Select the deployment's pending partitioned runs with their place in the scheduler's queue.
 
         Oldest first (``created_at``, then id), 1-based, of Dags that are not stale: the order in
-        which the scheduler evaluates them, 500 per loop (a subquery: ``id``, ``dag_id``, ``place``).
+        which the scheduler evaluates them, 500 per loop (a subquery: ``id``, ``dag_id``, ``key``,
+        ``place``).
         """
         from airflow.models.asset import AssetPartitionDagRun
         from airflow.models.dag import DagModel
@@ -1095,6 +1096,7 @@ class _Reader:
             select(
                 AssetPartitionDagRun.id.label("id"),
                 AssetPartitionDagRun.target_dag_id.label("dag_id"),
+                AssetPartitionDagRun.partition_key.label("key"),
                 place.label("place"),
             )
             .join(DagModel, DagModel.dag_id == AssetPartitionDagRun.target_dag_id)
@@ -1102,12 +1104,13 @@ class _Reader:
             .subquery()
         )
 
-    def _queue_summary(self) -> tuple[int, int, int]:
+    def _queue_summary(self, only: str | None = None) -> tuple[int, int, int]:
         """
         Return the deployment's pending runs, how many hold only keys that never count, this Dag's starved.
 
-        The second counts the pending runs among the 500 evaluated ahead of this Dag's oldest;
-        the third, this Dag's pending runs beyond the 500 oldest (not evaluated this loop).
+        The second counts the pending runs among the 500 evaluated ahead of this Dag's oldest
+        (of the partition *only*'s, if given: ``status --key``); the third, this Dag's pending
+        runs (the partition's) beyond the 500 oldest (not evaluated this loop).
         """
         from sqlalchemy import func, select
 
@@ -1118,15 +1121,30 @@ class _Reader:
         )
         head = list(
             self.session.execute(
-                select(queue.c.id, queue.c.dag_id)
+                select(queue.c.id, queue.c.dag_id, queue.c.key)
                 .where(queue.c.place <= EVALUATED_PER_LOOP)
                 .order_by(queue.c.place)
             )
         )
-        # This Dag's oldest pending run within the evaluated ones; if it is beyond them (starved),
-        # all of them are ahead of it; without a pending run nothing is.
-        mine = next((place for place, (_, dag_id) in enumerate(head) if dag_id == self.dag_id), None)
-        ahead = head[:mine] if mine is not None else head if starved else []
+        # This Dag's oldest pending run (of the partition asked for) within the evaluated ones; if
+        # it is beyond them (starved), all of them are ahead of it; without a pending run nothing is.
+        mine = next(
+            (
+                place
+                for place, (_, dag_id, key) in enumerate(head)
+                if dag_id == self.dag_id and only in (None, key)
+            ),
+            None,
+        )
+        if only is not None:  # the partition's own, not the Dag's
+            starved = self.session.scalar(
+                select(func.count()).where(
+                    queue.c.dag_id == self.dag_id, queue.c.key == only, queue.c.place > EVALUATED_PER_LOOP
+                )
+            )
+        ahead = [(run, dag_id) for run, dag_id, _ in head[:mine]] if mine is not None else []
+        if mine is None and starved:
+            ahead = [(run, dag_id) for run, dag_id, _ in head]
         return total, _blocked(ahead, self.session), starved or 0
 
     def _refusals(self, only: str | None) -> tuple[tuple[Refusal, ...], int]:

@@ -39,6 +39,7 @@ from airflow_partitions import (
     Week,
     Year,
 )
+from airflow_partitions.grains import RetailMonth
 from airflow_partitions.rollup import CountingPolicy
 
 NEW_YORK = ZoneInfo("America/New_York")
@@ -127,12 +128,12 @@ def test_new_york_hours_count_by_instant_across_the_fall_back_night():
         (
             day_of_hours(),
             "2026-03-10",
-            "'2026-03-10' would never count towards '2026-03-10': it names a longer span",
+            "'2026-03-10' would never count towards '2026-03-10': it names a span that no one member",
         ),
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Day())),
             "2026-03",
-            "'2026-03' would never count towards '2026-03': it names a longer span",
+            "'2026-03' would never count towards '2026-03': it names a span that no one member",
         ),
         (
             TemporalRollupMapper(
@@ -148,33 +149,43 @@ def test_new_york_hours_count_by_instant_across_the_fall_back_night():
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day())),
             "2027-W01",
-            "'2027-W01' would never count towards '2027-W01': it names a longer span",
+            "'2027-W01' would never count towards '2027-W01': it names a span that no one member",
         ),
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(IsoWeek()), window=TemporalWindow(Day())),
             "2027W01",
-            "'2027W01' would never count towards '2027-W01': it names a longer span",
+            "'2027W01' would never count towards '2027-W01': it names a span that no one member",
         ),
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(Day())),
             "2026-W11",  # 2026-03-09 to 03-15
-            "'2026-W11' would never count towards '2026-03': it names a longer span",
+            "'2026-W11' would never count towards '2026-03': it names a span that no one member",
         ),
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
             "2026-W11",
-            "'2026-W11' would never count towards '2026-03': it names a longer span",
+            "'2026-W11' would never count towards '2026-03': it names a span that no one member",
+        ),
+        # As long as a member, across two: ISO's 2026-W11 is Monday 9th to Sunday 15th March,
+        # across the weeks from Sunday the 8th and the 15th.
+        (
+            TemporalRollupMapper(
+                upstream_mapper=TemporalMapper(RetailMonth()), window=TemporalWindow(Week("sunday"))
+            ),
+            "2026-W11",
+            "'2026-W11' would never count towards 'R2026-M02': it names a span that no one member of the "
+            "window holds, being longer or across two (such as '2026-03-08')",
         ),
         # A month, whatever its first day: 2026-03-01 is a Sunday, 2026-06-01 a Monday.
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
             "2026-03",
-            "'2026-03' would never count towards '2026-03': it names a longer span",
+            "'2026-03' would never count towards '2026-03': it names a span that no one member",
         ),
         (
             TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
             "2026-06",
-            "'2026-06' would never count towards '2026-06': it names a longer span",
+            "'2026-06' would never count towards '2026-06': it names a span that no one member",
         ),
         # A fiscal quarter (FY2026 from July 2025: its Q3 is 2026-01 to 03) under calendar months.
         (
@@ -182,7 +193,7 @@ def test_new_york_hours_count_by_instant_across_the_fall_back_night():
                 upstream_mapper=TemporalMapper(FiscalYear(start_month=7)), window=TemporalWindow(Month())
             ),
             "FY2026-Q3",
-            "'FY2026-Q3' would never count towards 'FY2026': it names a longer span",
+            "'FY2026-Q3' would never count towards 'FY2026': it names a span that no one member",
         ),
     ],
 )
@@ -243,7 +254,7 @@ def test_a_dimension_rollup_counts_each_time_segment_as_its_member():
         {"eu|2026-03-10T09"},
         [],
     )
-    with pytest.raises(ValueError, match=re.escape("dimension 'time': it names a longer span")):
+    with pytest.raises(ValueError, match=re.escape("dimension 'time': it names a span that no one member")):
         rollup.to_downstream("eu|2026-03-10")
 
 
@@ -273,7 +284,9 @@ def test_a_key_naming_a_span_inside_one_member_counts_as_that_member():
         {"2026-Q2", "2026-Q1"},
         [],
     )
-    with pytest.raises(ValueError, match="'2026' would never count towards '2026': it names a longer span"):
+    with pytest.raises(
+        ValueError, match="'2026' would never count towards '2026': it names a span that no one member"
+    ):
         TemporalRollupMapper(
             upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Day())
         ).to_downstream("2026")

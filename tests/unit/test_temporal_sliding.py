@@ -475,9 +475,20 @@ def test_a_start_opens_no_window_before_the_data_and_refuses_keys_before_it():
         rollup.to_downstream("2026-02-21")
 
 
-def test_a_start_that_is_not_a_key_of_the_grain_is_refused_at_parse():
-    with pytest.raises(ValueError, match=r"SlidingWindow: start must be a key of Day\(.*got 'March'"):
-        SlidingWindow(Day(), 7, start="March")
+@pytest.mark.parametrize(
+    ("start", "why"),
+    [
+        ("March", "is not an ISO 8601 date"),
+        ("2026-02-22T05", "2026-02-22T05"),
+        ("0001-01-01", "years 0003 to 9997"),  # the window's keys could not be read
+        ("9999-12-25", "years 0003 to 9997"),  # nor held by a datetime
+    ],
+)
+def test_a_start_that_is_not_a_key_of_the_grain_in_range_is_refused_at_parse(start, why):
+    with pytest.raises(
+        ValueError, match=rf"SlidingWindow: start must be a key of Day\(.*got '{start}'.*{why}"
+    ):
+        SlidingWindow(Day(), 7, start=start)
 
 
 def test_a_window_with_a_start_round_trips_and_differs_from_one_without():
