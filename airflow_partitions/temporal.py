@@ -34,7 +34,7 @@ rollup costs a few dictionary look-ups.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import date, datetime
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
@@ -60,6 +60,7 @@ from airflow_partitions.grains.keys import (
     ISO_WEEK_KEY,
     LAST_YEAR,
     OutsideCalendar,
+    is_iso_date,
     read_dated,
     refusal,
     shown,
@@ -448,8 +449,11 @@ class SlidingWindow(ValueEquality, Window):
                     f"has, such as {self.grain.key(self.grain.period_at_or_after(SAMPLE_INSTANTS[0]))!r}; "
                     f"got {start!r} ({err})."
                 ) from None
-        #: The first period of the data, as its key (``None``: every window opens).
-        self.start = self._start.key if self._start else None
+
+    @property
+    def start(self) -> str | None:
+        """The first period of the data, as its key (``2026-02-22``); ``None``: every window opens."""
+        return self._start.key if self._start else None
 
     def to_upstream(self, decoded_downstream: Period) -> list[Period]:
         """
@@ -605,13 +609,7 @@ class MemberSpelling:
     def _names_day(self, key: str) -> bool:
         if self.input_format:
             return "%d" in self.input_format or "%j" in self.input_format
-        if ISO_WEEK_KEY.fullmatch(key):
-            return False  # 2026-W11 is a week, though date.fromisoformat reads its Monday
-        try:
-            date.fromisoformat(key)
-        except ValueError:
-            return False
-        return True
+        return is_iso_date(key)
 
     def _span(self, key: str) -> Period | None:
         """Return the local day or period a key without a time of day names, if it names one."""

@@ -160,6 +160,22 @@ def _read_iso(key: str) -> datetime:
     return datetime.fromisoformat(key)
 
 
+def is_iso_date(key: str) -> bool:
+    """
+    Return whether *key* is an ISO 8601 date of one day (``2026-03-10``, ``20260310``, ``2026-W11-2``).
+
+    Not an ISO week without its weekday (``2026-W11``, ``2026W11``): a week, which
+    ``date.fromisoformat`` reads as its Monday.
+    """
+    if ISO_WEEK_KEY.fullmatch(key):
+        return False
+    try:
+        date.fromisoformat(key)
+    except ValueError:
+        return False
+    return True
+
+
 @lru_cache(maxsize=64)
 def has_time(input_format: str) -> bool:
     """Whether the ``strptime`` format reads a time of day or an offset (``%H``, ``%M``, ``%z`` …)."""

@@ -22,7 +22,7 @@ from typing import Any
 
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains import Grain, shorter_periods, shortest_period, typical_period
-from airflow_partitions.grains.keys import OutsideCalendar
+from airflow_partitions.grains.keys import ISO_WEEK_KEY, OutsideCalendar
 from airflow_partitions.tools.rollup_view import RollupView, period_grain
 
 #: Pending partitioned Dag runs the scheduler evaluates per loop, oldest first (Airflow 3.3's
@@ -52,7 +52,7 @@ def bucket_length(first: str | None, last: str | None) -> int:
     """
     if first is None or last is None:
         return BUCKET
-    if _ISO_WEEK.fullmatch(first) and _ISO_WEEK.fullmatch(last):  # 2026-W53: weeks, or their years
+    if ISO_WEEK_KEY.fullmatch(first) and ISO_WEEK_KEY.fullmatch(last):  # 2026-W53: weeks, or their years
         return 8 if first[:4] == last[:4] else 4
     same = next(
         (i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), min(len(first), len(last))
@@ -81,8 +81,7 @@ def in_time_range(key: str, start: str | None, end: str | None) -> bool:
 #: Characters of a key's time part that name its bucket in a Dag's strip of states: ``2026-03`` of
 #: day and hour keys, ``FY2026-`` of fiscal quarters (ISO weeks: :func:`bucket_label`).
 BUCKET = 7
-#: An ISO week key, and what the first 7 of its characters leave of one (``2026-W5`` of ``2026-W53``).
-_ISO_WEEK = re.compile(r"\d{4}-W\d{2}")
+#: What the first 7 characters of an ISO week key leave of it (``2026-W5`` of ``2026-W53``).
 _CUT_ISO_WEEK = re.compile(r"(?P<year>\d{4})-W\d?")
 
 
@@ -1116,8 +1115,9 @@ class _Reader:
 
         queue = self._queue()
         total = self.session.scalar(select(func.count()).select_from(queue)) or 0
+        mine_only = [queue.c.dag_id == self.dag_id] + ([queue.c.key == only] if only is not None else [])
         starved = self.session.scalar(
-            select(func.count()).where(queue.c.dag_id == self.dag_id, queue.c.place > EVALUATED_PER_LOOP)
+            select(func.count()).where(*mine_only, queue.c.place > EVALUATED_PER_LOOP)
         )
         head = list(
             self.session.execute(
@@ -1136,16 +1136,8 @@ class _Reader:
             ),
             None,
         )
-        if only is not None:  # the partition's own, not the Dag's
-            starved = self.session.scalar(
-                select(func.count()).where(
-                    queue.c.dag_id == self.dag_id, queue.c.key == only, queue.c.place > EVALUATED_PER_LOOP
-                )
-            )
-        ahead = [(run, dag_id) for run, dag_id, _ in head[:mine]] if mine is not None else []
-        if mine is None and starved:
-            ahead = [(run, dag_id) for run, dag_id, _ in head]
-        return total, _blocked(ahead, self.session), starved or 0
+        ahead = head[:mine] if mine is not None else head if starved else []
+        return total, _blocked([(run, dag_id) for run, dag_id, _ in ahead], self.session), starved or 0
 
     def _refusals(self, only: str | None) -> tuple[tuple[Refusal, ...], int]:
         """Return the latest keys refused on arrival (at most :data:`LISTED`, oldest first), and all."""
