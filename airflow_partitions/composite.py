@@ -574,6 +574,10 @@ class DimensionRollupMapper(CountingRollupMapper):
     :param max_upstream_keys: The most upstream keys one period may await (every combination of
         the windowed dimensions; default 50,000, as :class:`~airflow_partitions.temporal.
         TemporalRollupMapper`).
+    :param rerun_policy: What a key for a period that already ran does: ``"hold"`` (default, and
+        Airflow 3.3's only behaviour: it opens a pending run beside the run, which waits for the
+        whole period again), ``"refresh"`` or ``"ignore"``, or Airflow 3.4's ``RerunPolicy``
+        members; applied by Airflow 3.4's scheduler (:func:`~airflow_partitions.rollup.as_rerun_policy`).
     :raises ValueError: at Dag parse, for more awaited keys than *max_upstream_keys*, a window
         naming unknown dimensions, a window over a dropped dimension or values for a kept one, a
         dropped dimension the window does not list, or a window whose decoded type differs from
@@ -591,6 +595,7 @@ class DimensionRollupMapper(CountingRollupMapper):
         wait_policy: Any = None,
         max_downstream_keys: int | None = None,
         max_upstream_keys: int | None = None,
+        rerun_policy: Any = None,
     ) -> None:
         owner = "DimensionRollupMapper"
         _check_dimensions(owner, upstream_mapper, window, rollup=True)
@@ -600,6 +605,7 @@ class DimensionRollupMapper(CountingRollupMapper):
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
             max_upstream_keys=max_upstream_keys,
+            rerun_policy=rerun_policy,
         )
         self._check_size(*window.largest_fan_out(upstream_mapper))
         timed = [n for n, m in upstream_mapper.mappers.items() if isinstance(m, TemporalMapper)]

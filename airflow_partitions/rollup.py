@@ -28,6 +28,52 @@ from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_
 from airflow_partitions.grains.zones import naive
 from airflow_partitions.mapping import downstream_keys
 
+try:  # Airflow 3.4: the scheduler applies a rollup's rerun policy (apache/airflow PR #68778)
+    from airflow.partition_mappers.rerun_policy import RerunPolicy as _CoreRerunPolicy
+except ImportError:  # Airflow 3.3: every key for a period that ran opens a pending run (HOLD)
+    _CoreRerunPolicy = None
+
+#: What a rollup does with a key for a period that already ran (Airflow 3.4's ``RerunPolicy``):
+#: ``"hold"`` opens a pending run that waits for the whole period again (the only behaviour of
+#: Airflow 3.3), ``"refresh"`` fires a run at once with the keys that came again, ``"ignore"``
+#: drops the event.
+RERUN_POLICIES = ("hold", "refresh", "ignore")
+
+
+def as_rerun_policy(owner: str, value: Any) -> Any:
+    """
+    Return *value* as the rerun policy a rollup keeps: Airflow 3.4's ``RerunPolicy`` member, else ``"hold"``.
+
+    *value* is ``None`` (HOLD), a ``RerunPolicy`` member (``airflow.sdk.RerunPolicy.REFRESH``,
+    core's) or its value as a string (``"hold"``, ``"refresh"``, ``"ignore"``). Airflow 3.4's
+    scheduler compares the rollup's ``rerun_policy`` with its own members by identity, so on 3.4
+    the member of ``airflow.partition_mappers.rerun_policy.RerunPolicy`` is returned; on 3.3 only
+    HOLD exists, kept as the string ``"hold"`` (equal to the member: ``RerunPolicy`` is a ``str``
+    enum).
+
+    :raises ValueError: at Dag parse, naming *owner*, for any other value; and on Airflow 3.3 for
+        ``"refresh"`` or ``"ignore"``, which only Airflow 3.4's scheduler applies, naming what to
+        use on 3.3 (``airflow-partitions discard``, a ``CompletionDeadline``).
+    """
+    name = "hold" if value is None else getattr(value, "value", value)
+    if not isinstance(name, str) or name not in RERUN_POLICIES:
+        raise ValueError(
+            f"{owner}: rerun_policy must be one of {', '.join(map(repr, RERUN_POLICIES))} or a RerunPolicy "
+            f"member (what a key for a period that already ran does); got {value!r}."
+        )
+    if _CoreRerunPolicy is not None:
+        return _CoreRerunPolicy(name)
+    if name != "hold":
+        import airflow
+
+        raise ValueError(
+            f"{owner}: rerun_policy={name!r} needs Airflow 3.4 or later, whose scheduler applies it; this is "
+            f"Airflow {airflow.__version__}, which holds every key for a period that already ran in a new "
+            "pending run (HOLD). On it, remove such pending runs with `airflow-partitions discard DAG_ID`, "
+            "or let a CompletionDeadline fire them with the keys that came again (as REFRESH would)."
+        )
+    return name
+
 
 class OnlyOurRollup:
     """
@@ -286,6 +332,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         wait_policy: WaitPolicy | None = None,
         max_downstream_keys: int | None = None,
         max_upstream_keys: int | None = None,
+        rerun_policy: Any = None,
     ) -> None:
         # Not RollupMapper.__init__: its check that the mapper decodes to the window's declared
         # type is one our subclasses make themselves (our windows declare types that only our
@@ -304,6 +351,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         self.policy = WaitForAll() if wait_policy is None else wait_policy
         #: Whether one key feeds several windows of the same members (a sliding window).
         self.sliding = False
+        #: What a key for a period that already ran does (:func:`as_rerun_policy`); Airflow 3.4's
+        #: scheduler reads it, Airflow 3.3's holds (``"hold"``).
+        self.rerun_policy = as_rerun_policy(type(self).__name__, rerun_policy)
 
     @property
     def wait_policy(self) -> CountingPolicy:  # type: ignore[override]  # core sets it; the scheduler reads it
@@ -491,6 +541,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             completion_deadline=self.policy.serialize() if deadline else None,
             max_downstream_keys=self.max_downstream_keys,
             max_upstream_keys=self.max_upstream_keys,
+            # Airflow 3.4's place for it: a top-level key, left out under HOLD (the form of every
+            # rollup before it), which 3.4's rollup fingerprint leaves out.
+            rerun_policy=None if self.rerun_policy == "hold" else str(self.rerun_policy.value),
         )
 
     @classmethod
@@ -510,6 +563,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             wait_policy=policy,
             max_downstream_keys=data.get("max_downstream_keys"),
             max_upstream_keys=data.get("max_upstream_keys"),
+            rerun_policy=data.get("rerun_policy"),
         )
 
 

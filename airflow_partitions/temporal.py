@@ -662,7 +662,12 @@ class TemporalRollupMapper(CountingRollupMapper):
     :param max_upstream_keys: The most upstream keys one period may await (default 50,000,
         :data:`~airflow_partitions.rollup.DEFAULT_MAX_UPSTREAM_KEYS`: a leap year of hours and a
         month of minutes fit); checked at parse against the largest period.
-    :raises ValueError: at Dag parse if the mapper or window is not ours, the window's grain
+    :param rerun_policy: What a key for a period that already ran does: ``"hold"`` (default, and
+        Airflow 3.3's only behaviour: it opens a pending run beside the run, which waits for the
+        whole period again), ``"refresh"`` or ``"ignore"``, or Airflow 3.4's ``RerunPolicy``
+        members; applied by Airflow 3.4's scheduler (:func:`~airflow_partitions.rollup.as_rerun_policy`).
+    :raises ValueError: at Dag parse for a *rerun_policy* Airflow cannot apply (see
+        :func:`~airflow_partitions.rollup.as_rerun_policy`), if the mapper or window is not ours, the window's grain
         does not nest in the mapper's (or, sliding, differs from it), member keys would not map
         back (or an *input_format* writes distinct local times alike: ``%Y-%m-%d`` under hours),
         a sliding window is wider than the fan-out cap, or a period awaits more keys than
@@ -681,6 +686,7 @@ class TemporalRollupMapper(CountingRollupMapper):
         wait_policy: Any = None,
         max_downstream_keys: int | None = None,
         max_upstream_keys: int | None = None,
+        rerun_policy: Any = None,
     ) -> None:
         if not isinstance(upstream_mapper, TemporalMapper) or not isinstance(
             window, TemporalWindow | SlidingWindow | BusinessDayWindow
@@ -698,6 +704,7 @@ class TemporalRollupMapper(CountingRollupMapper):
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
             max_upstream_keys=max_upstream_keys,
+            rerun_policy=rerun_policy,
         )
         if isinstance(window, SlidingWindow):
             self._check_size(window.periods, "every window")
