@@ -667,9 +667,9 @@ class TemporalRollupMapper(CountingRollupMapper):
         whole period again), ``"refresh"`` or ``"ignore"``, or Airflow 3.4's ``RerunPolicy``
         members; applied by Airflow 3.4's scheduler (:func:`~airflow_partitions.rollup.as_rerun_policy`).
     :raises ValueError: at Dag parse for a *rerun_policy* Airflow cannot apply (see
-        :func:`~airflow_partitions.rollup.as_rerun_policy`), if the mapper or window is not ours, the window's grain
-        does not nest in the mapper's (or, sliding, differs from it), member keys would not map
-        back (or an *input_format* writes distinct local times alike: ``%Y-%m-%d`` under hours),
+        :func:`~airflow_partitions.rollup.as_rerun_policy`), if the mapper or window is not ours,
+        the window's grain does not nest in the mapper's (or, sliding, differs from it), member keys
+        would not map back (or an *input_format* writes distinct local times alike: ``%Y-%m-%d`` under hours),
         a sliding window is wider than the fan-out cap, or a period awaits more keys than
         *max_upstream_keys* (naming the count, the cap and the way out); at mapping time, naming
         the key, for a key the mapper cannot read or that names no member of its window.

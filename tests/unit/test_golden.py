@@ -176,6 +176,12 @@ CASES: dict[str, dict[str, str]] = {
             "{'day': TemporalMapper(Day())}), window=DimensionWindow(day=TemporalWindow(Hour())), "
             "max_upstream_keys=100)"
         ),
+        # HOLD is the default: given or not, the stored form of every rollup before rerun_policy.
+        "DimensionRollupMapper(rerun_policy hold)": (
+            "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['region', 'day'], "
+            "{'day': TemporalMapper(Day())}), window=DimensionWindow(day=TemporalWindow(Hour())), "
+            "rerun_policy='hold')"
+        ),
         "DimensionRollupMapper(MinimumCount)": (
             "DimensionRollupMapper("
             "upstream_mapper=CompositeKeyMapper(['region', 'zone'], output=['region']), "
@@ -232,6 +238,10 @@ CASES: dict[str, dict[str, str]] = {
         "TemporalRollupMapper(max_upstream_keys)": (
             "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), "
             "window=TemporalWindow(Minutes(15)), max_upstream_keys=3000)"
+        ),
+        "TemporalRollupMapper(rerun_policy hold)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()), "
+            "rerun_policy='hold')"
         ),
         "TemporalRollupMapper(sliding, CompletionDeadline)": (
             "TemporalRollupMapper("

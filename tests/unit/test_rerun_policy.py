@@ -10,7 +10,7 @@ for by an enum written from its 3.4.0 definition (``airflow.partition_mappers.re
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 
 import pytest
 from airflow.serialization.decoders import decode_partition_mapper
@@ -29,7 +29,7 @@ from airflow_partitions import (
 )
 
 
-class RerunPolicy34(str, Enum):
+class RerunPolicy34(StrEnum):
     """Airflow 3.4.0's ``airflow.partition_mappers.rerun_policy.RerunPolicy`` (its members and values)."""
 
     REFRESH = "refresh"
@@ -67,7 +67,7 @@ def test_hold_given_or_not_leaves_the_stored_form_as_every_rollup_wrote_it(build
 
 @pytest.mark.parametrize("build", [day_of_hours, regions_per_day])
 @pytest.mark.parametrize("policy", ["refresh", "ignore"])
-def test_on_airflow_33_refresh_and_ignore_are_refused_at_parse_naming_airflow_34_and_the_way_out(build, policy):
+def test_on_airflow_33_refresh_and_ignore_are_refused_at_parse_naming_34_and_the_way_out(build, policy):
     assert rollup_module._CoreRerunPolicy is None  # this machine's Airflow is 3.3
     with pytest.raises(ValueError) as refused:
         build(rerun_policy=policy)
@@ -101,8 +101,9 @@ def test_on_airflow_34_a_policy_other_than_hold_is_a_top_level_key_of_the_stored
     assert day_of_hours().serialize() == hold  # HOLD, the default, writes no key (as on 3.3)
 
 
-@pytest.mark.parametrize("name", ["refresh", "ignore", "hold"])
+@pytest.mark.parametrize("name", ["refresh", "ignore"])
 def test_on_airflow_34_the_policy_survives_airflows_serialization_round_trip(airflow_34, name):
+    # (Not HOLD: its stored form is every rollup's, rebuilt once per process, here under 3.3.)
     mapper = day_of_hours(rerun_policy=name)
     stored = json.loads(json.dumps(encode_partition_mapper(mapper)))
     rebuilt = decode_partition_mapper(stored)
