@@ -288,6 +288,12 @@ def format_state(state: Any) -> str:
         f"  pending partitioned runs in the deployment: {state.pending_total} (the scheduler evaluates the "
         "500 oldest per loop)" + (f"; {state.starved} of this Dag's beyond them" if state.starved else "")
     )
+    if state.again:
+        lines.append(
+            f"  {_count(state.again, 'partition')} that ran (counted by their runs' state) also have a "
+            f"pending run a key sent again opened (Airflow holds it): `airflow-partitions discard "
+            f"{state.dag_id}` removes them"
+        )
     if state.blocked_ahead:
         lines.append(
             f"  {state.blocked_ahead} pending runs ahead of this Dag's, of the 500 evaluated per loop, "
@@ -303,11 +309,12 @@ def format_state(state: Any) -> str:
     if shown:
         lines.append(f"  {'partition':<28}{'state':<16}{'keys':>11}  {'queue':>6}  missing / runs")
     for p in state.partitions:
+        waiting = p.progress and not p.pending_again  # a pending run's keys, else what its runs ran with
         pending = [k for a in p.progress for k in a.missing]
-        missing = pending if p.progress else list(p.ran_with.missing) if p.ran_with else []
+        missing = pending if waiting else list(p.ran_with.missing) if p.ran_with else []
         total = (
             sum(a.missing_total for a in p.progress)
-            if p.progress
+            if waiting
             else p.ran_with.missing_total
             if p.ran_with
             else 0
@@ -318,9 +325,10 @@ def format_state(state: Any) -> str:
             else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
         )
         queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
-        line = f"  {p.partition_key:<28}{p.state:<16}{_keys(p):>11}  {queue:>6}  {detail}"
+        label = p.state + (f" · {_count(p.again, 'key')} again, {p.pending_again}" if p.pending_again else "")
+        line = f"  {p.partition_key:<28}{label:<16}{_keys(p):>11}  {queue:>6}  {detail}"
         if len(line) > WIDTH:  # never cut a key or a run id: the detail goes on lines of its own
-            line = f"  {p.partition_key:<28}{p.state:<16}{_keys(p):>11}  {queue:>6}\n" + _wrap(
+            line = f"  {p.partition_key:<28}{label:<16}{_keys(p):>11}  {queue:>6}\n" + _wrap(
                 "missing" if missing else "runs", detail
             )
         lines.append(line)
@@ -347,8 +355,8 @@ def format_state(state: Any) -> str:
 
 
 def _keys(partition: Any) -> str:
-    """Return ``"20/24"``: upstream keys counted of awaited, pending or as the latest run ran with."""
-    if partition.progress:
+    """Return ``"20/24"``: upstream keys counted of awaited, pending or as its runs ran with (if it ran)."""
+    if partition.progress and not partition.pending_again:
         counted = sum(a.counted for a in partition.progress)
         awaited = sum(a.expected_total or 1 for a in partition.progress)
         return f"{counted}/{awaited}"

@@ -196,6 +196,13 @@ class Partition:
     among all pending partitioned runs of the deployment, oldest first (1-based): beyond 500 the
     scheduler does not evaluate it this loop. ``closes_at`` is the end of its period (UTC). Times
     are UTC.
+
+    A partition that has a Dag run shows that run's state, whatever came after it: a key sent again
+    for its period (an at-least-once feed) opens a pending run beside it (Airflow's HOLD), whose
+    state is ``pending_again`` (``"pending"``, ``"past deadline"`` or ``"never counting"``; never
+    ``"overdue"``: it waits for a period that ran), with its keys in ``progress`` and its
+    ``opened_at``, ``fires_at`` and ``queue_position``; ``None`` when there is none.
+    ``airflow-partitions discard`` removes such runs.
     """
 
     partition_key: str
@@ -208,6 +215,12 @@ class Partition:
     ran_with: RanWith | None = None
     history: tuple[Run, ...] = ()
     closes_at: datetime | None = None
+    pending_again: str | None = None
+
+    @property
+    def again(self) -> int:
+        """How many keys the pending run beside its Dag runs holds (0: none): ``1 key again, pending``."""
+        return sum(p.received_total for p in self.progress) if self.pending_again else 0
 
     @property
     def starved(self) -> bool:
@@ -276,10 +289,12 @@ class ConsumerState:
     those among the 500 the scheduler evaluates ahead of this Dag's oldest pending run that hold
     only keys that will never count; ``starved``, this Dag's pending runs beyond those 500.
     ``refusals`` are the latest :data:`LISTED` keys refused on arrival, of ``refusals_total``.
-    ``overview`` lays every selected partition out (not only the
-    page) as strips of states, one per key prefix (``jfk`` of ``jfk|2013-03-10``; ``""`` for plain
-    keys): ``(bucket, worst state, partitions)`` per *bucket* characters of the time part
-    (:func:`bucket_length`: ``2013-03`` months over a long range, days within a month).
+    ``again`` counts the selected partitions with a pending run beside their Dag runs (counted in
+    ``states`` by their latest run's state: see :class:`Partition`). ``overview`` lays every
+    selected partition out (not only the page) as strips of states, one per key prefix (``jfk``
+    of ``jfk|2013-03-10``; ``""`` for plain keys): ``(bucket, worst state, partitions)`` per
+    *bucket* characters of the time part (:func:`bucket_length`: ``2013-03`` months over a long
+    range, days within a month).
     """
 
     dag_id: str
@@ -299,6 +314,7 @@ class ConsumerState:
     starved: int = 0
     bucket: int = 0
     overview: tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...] = ()
+    again: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings), each partition with its ``ran_with``."""
@@ -322,7 +338,8 @@ class ConsumerDag:
     With :func:`consumer_dags` ``(summary=True)``, also its partitions' counts by state, the range
     covered (``first``, ``last``: time parts of keys) and ``strip``: per bucket of time (the first 7
     characters of the time part: a month of day and hour keys, ``FY2026-`` of fiscal ones),
-    ``[bucket, worst state, partitions]``, in time order.
+    ``[bucket, worst state, partitions]``, in time order; and ``again``: its partitions with a
+    pending run beside their Dag runs (a key sent again after the period ran), counted apart.
     """
 
     dag_id: str
@@ -332,6 +349,7 @@ class ConsumerDag:
     first: str | None = None
     last: str | None = None
     strip: tuple[tuple[str, str, int], ...] = ()
+    again: int = 0
 
     @property
     def attention(self) -> int:
@@ -780,7 +798,7 @@ class _Reader:
         ranges = _ranges_of([self.dag_id], self.session, start, end, only, prints)
         first, last = ranges.get(self.dag_id, (None, None))
         bucket = bucket_length(first, last)
-        states, overrides, overview = _tally_of(
+        states, overrides, overview, again = _tally_of(
             {self.dag_id: self}, self.session, start, end, only, bucket, True, prints
         )[self.dag_id]
         if only is not None:
@@ -824,6 +842,7 @@ class _Reader:
             last=last,
             bucket=bucket,
             overview=overview,
+            again=again,
         )
 
     def summary(self) -> dict[str, Any]:
@@ -1030,9 +1049,16 @@ class _Reader:
             pairs = tuple((run.run_id, run.state) for run in history)
             latest = of_partition(key)
             closes_at = self._closes_at(key)
+            ran = Partition(key, _ran_state(history, latest), pairs, ran_with=latest, history=history)
             if key in pending:
                 apdr = pending[key]
-                _, partition = self._pending(key, received.get(apdr.id, {}))
+                waiting, partition = self._pending(key, received.get(apdr.id, {}))
+                # A period that ran shows its run, the pending run a later key opened beside it.
+                partition = (
+                    replace(partition, state=ran.state, pending_again=_again(waiting))
+                    if history
+                    else partition
+                )
                 partitions.append(
                     replace(
                         partition,
@@ -1045,12 +1071,7 @@ class _Reader:
                     )
                 )
             else:
-                state = history[-1].state if history else "pending"
-                if state == "success" and latest is not None and not latest.complete:
-                    state = "ran incomplete"
-                partitions.append(
-                    Partition(key, state, runs=pairs, ran_with=latest, history=history, closes_at=closes_at)
-                )
+                partitions.append(replace(ran, closes_at=closes_at))
         return partitions
 
     def _closes_at(self, key: str) -> datetime | None:
@@ -1167,24 +1188,40 @@ def _latest_of(dag_ids: Collection[str]) -> Any:
     )
 
 
-def _has_pending(dag: Any, key: Any, dag_ids: Collection[str]) -> Any:
-    """
-    Return SQL: whether the Dag *dag* (a column) has a pending run of the partition key *key*.
+def _ran_state(history: tuple[Run, ...], ran: RanWith | None) -> str:
+    """Return a partition's state from its Dag runs: the latest's (``"ran incomplete"``: short of keys)."""
+    state = history[-1].state if history else "pending"
+    return "ran incomplete" if state == "success" and ran is not None and not ran.complete else state
 
-    An uncorrelated ``IN`` on ``dag_id + " " + key`` (a Dag id holds no space): the database
-    reads the Dags' pending runs once. Airflow indexes no column of ``asset_partition_dag_run``
-    but its id, so a correlated ``EXISTS`` would scan the table once per row, and SQLite reads a
-    row-value ``IN`` ten times slower than one of strings.
+
+def _again(state: str) -> str:
     """
-    from airflow.models.asset import AssetPartitionDagRun
+    Return the state of a pending run beside a Dag run (a key sent again), from its own pending state.
+
+    Never ``"overdue"``: a period that ran is not late, whatever its re-opened run waits for.
+    """
+    return "pending" if state == "overdue" else state
+
+
+def _with_runs(session: Any, pending: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Return those of the *pending* ``(dag_id, partition_key)`` pairs that have a Dag run."""
+    from airflow.models.dagrun import DagRun
     from sqlalchemy import select
 
-    return (dag + " " + key).in_(
-        select(AssetPartitionDagRun.target_dag_id + " " + AssetPartitionDagRun.partition_key).where(
-            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
-        )
-    )
+    by_dag: dict[str, list[str]] = defaultdict(list)
+    for dag_id, key in pending:
+        by_dag[dag_id].append(key)
+    found: set[tuple[str, str]] = set()
+    for dag_id, keys in by_dag.items():
+        for chunk in _chunks(sorted(set(keys))):
+            found.update(
+                session.execute(
+                    select(DagRun.dag_id, DagRun.partition_key)
+                    .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(chunk))
+                    .distinct()
+                ).all()
+            )
+    return found
 
 
 #: The run type of the Dag runs the scheduler creates from asset events (``DagRunType.ASSET_TRIGGERED``).
@@ -1255,8 +1292,9 @@ def _selected(column: Any, start: str | None, end: str | None, only: str | None)
 
 
 #: A tally of one Dag's selected partitions: counts by state, the keys whose state only the mappers
-#: tell (key to state), and the strips of states (prefix, ((bucket, worst state, partitions), …)).
-Tally = tuple[dict[str, int], dict[str, str], tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...]]
+#: tell (key to state), the strips of states (prefix, ((bucket, worst state, partitions), …)), and
+#: how many have a pending run beside their Dag runs (counted by their runs' state).
+Tally = tuple[dict[str, int], dict[str, str], tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...], int]
 
 
 def _tally_of(
@@ -1277,8 +1315,9 @@ def _tally_of(
     Dag's runs and pending runs stay as they are), and their pending runs, whose states need the
     mappers (deadline, never-counting keys: their keys are read). *by_prefix*: one strip per key
     prefix (``jfk`` of ``jfk|2013-03-10``), else one (prefix ``""``). ``overrides`` maps the keys
-    whose state is not their latest run's to it: the pending ones and the ones that ran
-    incomplete.
+    whose state is not their latest run's to it: the pending ones without a run and the ones that
+    ran incomplete. A pending run beside a Dag run (a key sent again) is counted apart, never as a
+    state: its partition counts by its runs.
     """
     from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import select
@@ -1298,6 +1337,9 @@ def _tally_of(
             *_selected(column, start, end, only),
         )
     ).all()
+    ran = _with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending))
+    again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
+    pending = [row for row in pending if (row[0], row[2]) not in ran]
     received = _received(session, [apdr_id for _, apdr_id, *_ in pending])
     for dag_id, apdr_id, key, prefix_, bucket in pending:
         state = overrides[dag_id][key] = readers[dag_id]._pending(key, received.get(apdr_id, {}))[0]
@@ -1319,6 +1361,7 @@ def _tally_of(
             {state: n for state, n in counts[dag_id].items() if n > 0},
             overrides[dag_id],
             tuple((p, tuple(strip)) for p, strip in strips[dag_id].items()),
+            again[dag_id],
         )
         for dag_id in dag_ids
     }
@@ -1349,7 +1392,7 @@ def _run_cells(
     prints: dict[str, tuple[Any, ...]],
 ) -> tuple[dict[tuple[str, str, str], Counter[str]], dict[str, dict[str, str]]]:
     """
-    Return the latest Dag runs of the keys without a pending run, counted by (Dag, prefix, bucket) and state.
+    Return the latest Dag runs of the keys, counted by (Dag, prefix, bucket) and state.
 
     Also the keys whose run succeeded without all its keys (``"ran incomplete"``): a run that
     succeeded, from asset events, and is not proven complete by its creation time
@@ -1392,10 +1435,7 @@ def _read_run_cells(
 
     dag_ids = list(todo)
     latest = _latest_of(dag_ids)
-    selected = (
-        ~_has_pending(DagRun.dag_id, DagRun.partition_key, dag_ids),
-        *_selected(DagRun.partition_key, start, end, only),
-    )
+    selected = _selected(DagRun.partition_key, start, end, only)
     prefix, bucket = _prefix_and_bucket_sql(DagRun.partition_key, length, by_prefix)
     mine: dict[str, dict[tuple[str, str], Counter[str]]] = {
         dag_id: defaultdict(Counter) for dag_id in dag_ids
@@ -1567,8 +1607,9 @@ def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str,
             "first": ranges.get(dag_id, (None, None))[0],
             "last": ranges.get(dag_id, (None, None))[1],
             "strip": strips[0][1] if strips else (),
+            "again": again,
         }
-        for dag_id, (states, _, strips) in tallies.items()
+        for dag_id, (states, _, strips, again) in tallies.items()
     }
 
 
