@@ -29,7 +29,9 @@ from airflow_partitions.grains.zones import naive
 from airflow_partitions.mapping import downstream_keys
 
 try:  # Airflow 3.4: the scheduler applies a rollup's rerun policy (apache/airflow PR #68778)
-    from airflow.partition_mappers.rerun_policy import RerunPolicy as _CoreRerunPolicy
+    from airflow.partition_mappers.rerun_policy import (  # type: ignore[import-not-found,unused-ignore]
+        RerunPolicy as _CoreRerunPolicy,
+    )
 except ImportError:  # Airflow 3.3: every key for a period that ran opens a pending run (HOLD)
     _CoreRerunPolicy = None
 

@@ -1,10 +1,11 @@
 """
 ``airflow-partitions`` (console script) and ``airflow partition-tools`` (Airflow's CLI).
 
-Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue``. Both faces share one
-argument list and one handler per command, over :mod:`airflow_partitions.tools`. Exit codes: 0
-ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count), or ``status``
-found a partition holding keys that never count or starved by the 500-per-loop limit, 2 usage
+Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue``, ``discard``. Both
+faces share one argument list and one handler per command, over :mod:`airflow_partitions.tools`.
+Exit codes: 0 ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count),
+``status`` found a partition holding keys that never count or starved by the 500-per-loop limit,
+or ``discard`` was given an unknown Dag or one that is not a partitioned consumer, 2 usage
 error (bad arguments, a mapper expression or Dag that does not load, ``requeue --yes`` while
 the scheduler has yet to clear runs of an older rollup definition). Airflow is imported only
 when a command runs, reading ``airflow.cfg`` and ``AIRFLOW__*`` variables as ``airflow`` does.
@@ -63,6 +64,16 @@ examples:
 
 exit codes: 0 listed (dry run) or re-queued, 2 usage error (or, with --yes, runs of the previous
   rollup definition the scheduler has yet to clear: wait for it, then run again)"""
+
+DISCARD_EXAMPLES = """\
+examples:
+  airflow-partitions discard weather_local_day_jfk
+  airflow-partitions discard weather_local_day_jfk --yes
+  airflow-partitions discard weather_local_day_jfk --key 2013-03-10 --yes
+  airflow-partitions discard weather_local_day_jfk --start 2013-03 --end 2013-04 --json
+
+exit codes: 0 listed (dry run), removed, or nothing to remove, 1 an unknown Dag or one that is not a
+  partitioned consumer, 2 usage error"""
 
 #: ``(flags, argparse keyword arguments)`` per command: the one definition both CLIs build from.
 EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
@@ -136,6 +147,20 @@ REQUEUE_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--start",), {"required": True, "help": "earliest asset event time, ISO 8601 (naive means UTC)"}),
     (("--end",), {"required": True, "help": "latest asset event time, inclusive (a date: to its end)"}),
     (("--yes",), {"action": "store_true", "help": "queue them (without it: a dry run that lists them)"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+DISCARD_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("dag_id",), {"help": "the partitioned consumer Dag"}),
+    (
+        ("--key",),
+        {
+            "action": "append",
+            "help": "only the pending run of this downstream key, whether or not its period ran (repeatable)",
+        },
+    ),
+    (("--start",), {"help": "only pending runs from this time part of a key (2013-03-01), ran or not"}),
+    (("--end",), {"help": "only pending runs to this time part, compared on its own length (2013-03)"}),
+    (("--yes",), {"action": "store_true", "help": "remove them (without it: a dry run that lists them)"}),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
 ]
 
@@ -488,6 +513,38 @@ def run_requeue(args: argparse.Namespace) -> int:
     return OK
 
 
+def format_discarded(found: Any) -> str:
+    """Return :class:`~airflow_partitions.tools.write.discard.Discarded` as text for 120 columns."""
+    d = found
+    if not d.runs:
+        return f"{d.dag_id}: no pending partitioned run {d.selection} to remove"
+    lines = [f"{d.dag_id}: {_count(len(d.runs), 'pending partitioned run')} {d.selection}"]
+    lines.append(f"  {'partition':<28}{'Dag runs':<18}{'since (UTC)':<21}keys received")
+    for run in d.runs:
+        since = f"{run.opened_at:%Y-%m-%d %H:%M:%S}" if run.opened_at else "?"
+        keys = ", ".join(run.received[:3]) + (f" … ({len(run.received)})" if len(run.received) > 3 else "")
+        lines.append(f"  {run.partition_key:<28}{', '.join(run.runs[-2:]) or 'none':<18}{since:<21}{keys}")
+    if d.removed:
+        lines.append(
+            f"removed {_count(len(d.runs), 'pending run')} (Dag runs and asset events kept; audit-logged)"
+        )
+    else:
+        lines.append("dry run: pass --yes to remove them (their Dag runs and asset events are kept)")
+    return "\n".join(lines)
+
+
+def run_discard(args: argparse.Namespace) -> int:
+    """Handle ``discard``: list (or, with --yes, remove) a Dag's stray pending partitioned runs."""
+    from airflow_partitions.tools.write.discard import discard, stray_runs
+
+    with _quiet():
+        found = (discard if args.yes else stray_runs)(
+            args.dag_id, keys=args.key, start=args.start, end=args.end
+        )
+    print(json.dumps(found.to_dict(), indent=2) if args.json else format_discarded(found))
+    return OK
+
+
 #: ``name -> (help, description, epilog, arguments, handler)``.
 COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], int]]] = {
     "explain": (
@@ -538,6 +595,18 @@ COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], in
         REQUEUE_ARGS,
         run_requeue,
     ),
+    "discard": (
+        "remove stray pending partitioned runs: those keys sent again opened after their period ran",
+        "A key sent again for a period that already has a Dag run (an at-least-once feed, a replay) opens a "
+        "pending partitioned run that waits for the whole period again (Airflow 3.3, and 3.4's RerunPolicy "
+        "HOLD) and takes one of the 500 places the scheduler evaluates per loop. List those of a Dag (or, "
+        "with --key or --start/--end, any of its pending runs), each with the keys it received and since "
+        "when; with --yes, remove them and the keys they hold (one audit-log row each). Dag runs and asset "
+        "events are never touched; keys that arrive meanwhile are kept.",
+        DISCARD_EXAMPLES,
+        DISCARD_ARGS,
+        run_discard,
+    ),
 }
 
 
@@ -545,6 +614,9 @@ def _guarded(handler: Callable[[argparse.Namespace], int], args: argparse.Namesp
     """Run *handler*; a usage or loading error is printed to stderr with exit code 2."""
     try:
         return handler(args)
+    except LookupError as err:  # an unknown Dag, or one that is not what the command needs
+        print(f"airflow-partitions {args.command}: {err.args[0]}", file=sys.stderr)
+        return FOUND
     except ValueError as err:
         print(f"airflow-partitions {args.command}: error: {err}", file=sys.stderr)
         return USAGE
@@ -556,7 +628,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="airflow-partitions",
         description=(
             "Explain partition mappers, check Dag folders, show partition state, backfill gaps, re-queue "
-            "events after a rollup changed."
+            "events after a rollup changed, discard stray pending runs."
         ),
         epilog="examples:\n  airflow-partitions explain --help\n  airflow-partitions check example_dags",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -629,7 +701,7 @@ def get_cli_commands() -> list[Any]:
             name="partition-tools",
             help=(
                 "Explain mappers, check Dag folders, show partition state, backfill missing partitions, "
-                "re-queue events after a rollup changed"
+                "re-queue events after a rollup changed, discard stray pending runs"
             ),
             subcommands=[action(name) for name in COMMANDS],
         )

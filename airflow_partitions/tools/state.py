@@ -888,7 +888,7 @@ class _Reader:
         keys: dict[int, str] = {}
         for chunk in _chunks(ids):
             keys.update(self.session.execute(_apdr_keys(chunk)).all())
-        received = _received(self.session, ids)
+        received = received_keys(self.session, ids)
         for group in todo:
             together: dict[str, set[str]] = defaultdict(set)
             for apdr_id in group:
@@ -1041,7 +1041,7 @@ class _Reader:
             group = fired.get(key, ())
             return None if not group else whole.get(key) if complete.intersection(group) else read[group]
 
-        received = _received(self.session, [apdr.id for apdr in pending.values()])
+        received = received_keys(self.session, [apdr.id for apdr in pending.values()])
         places = self._queue_places([apdr.id for apdr in pending.values()])
         partitions = []
         for key in keys:
@@ -1205,23 +1205,10 @@ def _again(state: str) -> str:
 
 def _with_runs(session: Any, pending: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
     """Return those of the *pending* ``(dag_id, partition_key)`` pairs that have a Dag run."""
-    from airflow.models.dagrun import DagRun
-    from sqlalchemy import select
-
     by_dag: dict[str, list[str]] = defaultdict(list)
     for dag_id, key in pending:
         by_dag[dag_id].append(key)
-    found: set[tuple[str, str]] = set()
-    for dag_id, keys in by_dag.items():
-        for chunk in _chunks(sorted(set(keys))):
-            found.update(
-                session.execute(
-                    select(DagRun.dag_id, DagRun.partition_key)
-                    .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(chunk))
-                    .distinct()
-                ).all()
-            )
-    return found
+    return {(dag_id, key) for dag_id, keys in by_dag.items() for key in run_states(dag_id, keys, session)}
 
 
 #: The run type of the Dag runs the scheduler creates from asset events (``DagRunType.ASSET_TRIGGERED``).
@@ -1286,8 +1273,14 @@ def _unproven(readers: dict[str, _Reader], dialect: str) -> Any:
     return or_(*cases) if cases else None
 
 
-def _selected(column: Any, start: str | None, end: str | None, only: str | None) -> list[Any]:
-    """Return SQL conditions selecting keys (a column): *only* that key, else the time range."""
+def selected_keys(column: Any, start: str | None, end: str | None, only: str | None) -> list[Any]:
+    """
+    Return SQL conditions selecting partition keys (a column): *only* that key, else the time range.
+
+    *start* and *end* bound the time part of the key (the part after the last ``|``:
+    ``2026-04-01`` of ``vic|2026-04-01``), compared on their own length (``end="2026-04"`` keeps
+    all of April); ``None`` leaves that side open.
+    """
     return [column == only] if only is not None else _in_range_sql(time_part_sql(column), start, end)
 
 
@@ -1334,13 +1327,13 @@ def _tally_of(
         ).where(
             AssetPartitionDagRun.target_dag_id.in_(dag_ids),
             AssetPartitionDagRun.created_dag_run_id.is_(None),
-            *_selected(column, start, end, only),
+            *selected_keys(column, start, end, only),
         )
     ).all()
     ran = _with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending))
     again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
     pending = [row for row in pending if (row[0], row[2]) not in ran]
-    received = _received(session, [apdr_id for _, apdr_id, *_ in pending])
+    received = received_keys(session, [apdr_id for _, apdr_id, *_ in pending])
     for dag_id, apdr_id, key, prefix_, bucket in pending:
         state = overrides[dag_id][key] = readers[dag_id]._pending(key, received.get(apdr_id, {}))[0]
         cells[dag_id, prefix_.rstrip(SEPARATOR), bucket][state] += 1
@@ -1435,7 +1428,7 @@ def _read_run_cells(
 
     dag_ids = list(todo)
     latest = _latest_of(dag_ids)
-    selected = _selected(DagRun.partition_key, start, end, only)
+    selected = selected_keys(DagRun.partition_key, start, end, only)
     prefix, bucket = _prefix_and_bucket_sql(DagRun.partition_key, length, by_prefix)
     mine: dict[str, dict[tuple[str, str], Counter[str]]] = {
         dag_id: defaultdict(Counter) for dag_id in dag_ids
@@ -1548,7 +1541,7 @@ def _ranges_of(
         part = time_part_sql(column)
         for dag_id, low, high in session.execute(
             select(dag, func.min(part), func.max(part))
-            .where(dag.in_(todo), condition, *_selected(column, start, end, only))
+            .where(dag.in_(todo), condition, *selected_keys(column, start, end, only))
             .group_by(dag)
         ):
             first, last = ranges.get(dag_id, (low, high))
@@ -1613,7 +1606,7 @@ def _summaries(readers: dict[str, _Reader], session: Any) -> dict[str, dict[str,
     }
 
 
-def _received(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, set[str]]]:
+def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, set[str]]]:
     """Return the keys Airflow logged for each pending run, by asset name (one query per 500 runs)."""
     from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
     from sqlalchemy import select
@@ -1850,7 +1843,7 @@ def partition_keys(
         raise ValueError(
             f"{dag_id!r} has no run or pending run of partition {partition_key!r} from asset events."
         )
-    received = _received(session, [apdr_id]).get(apdr_id, {})
+    received = received_keys(session, [apdr_id]).get(apdr_id, {})
     found: list[Any] = []
     for name, _ in reader.assets:
         rollup, keys = reader.rollups.get(name), received.get(name, set())

@@ -26,6 +26,8 @@ const cls = (state) => "s-" + String(state).replace(/[ _]/g, "-");
 const enc = encodeURIComponent;
 const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
 /** An ISO 8601 time as UTC to the second, "2026-05-03 00:00:00 UTC" (the API's times are UTC). */
+/** "1 key again, pending": the pending run a key sent again opened beside a partition's runs, else "". */
+const againText = (p) => p && p.pending_again ? `${plural(p.progress.reduce((n, a) => n + a.received_total, 0), "key")} again, ${p.pending_again}` : "";
 const when = (iso) => { const t = new Date(iso); return isNaN(t) ? String(iso ?? "") : t.toISOString().slice(0, 19).replace("T", " ") + " UTC"; };
 let view = null;          // the Dag page on screen: its answer, partitions by key, its query
 let loads = 0;            // the latest route: an answer to an older one is dropped (clicks outrun answers)
@@ -115,7 +117,8 @@ function dagRow(d) {
   const href = `${ROOT}/dags/${enc(d.dag_id)}`;
   const total = Object.values(d.states).reduce((a, b) => a + b, 0);
   const counts = [...MEANING.keys()].filter((s) => d.states[s]).map((s) =>
-    `<span class="count" data-state="${esc(s)}"><span class="swatch ${cls(s)}"></span>${d.states[s]} ${esc(s)}</span>`).join("");
+    `<span class="count" data-state="${esc(s)}"><span class="swatch ${cls(s)}"></span>${d.states[s]} ${esc(s)}</span>`).join("")
+    + (d.again ? `<span class="count again" data-again="${d.again}" title="partitions that ran and also have a pending run a key sent again opened (airflow-partitions discard removes them)">${d.again} with a key again</span>` : "");
   return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
     <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
     <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
@@ -199,6 +202,7 @@ function renderSummary(answer) {
   if (range && range[0] && (range[0] !== first || range[1] !== last)) parts.push(`of the Dag's ${esc(range[0])} – ${esc(range[1])}`);
   const notes = [];
   if (answer.starved) notes.push(`${plural(answer.starved, "pending run")} beyond the 500 the scheduler evaluates per loop (${answer.pending_total} pending in the deployment)`);
+  if (answer.again) notes.push(`${plural(answer.again, "partition")} that ran also ${answer.again === 1 ? "has" : "have"} a pending run a key sent again opened, shown beside ${answer.again === 1 ? "its run" : "their runs"} (\`airflow-partitions discard ${answer.dag_id}\` removes them)`);
   if (answer.blocked_ahead) notes.push(`${plural(answer.blocked_ahead, "pending run")} ahead of its oldest hold only keys that will never count`);
   $("dag-summary").innerHTML = parts.join(" ") + "." + (notes.length ? ` <strong>${notes.map(esc).join("; ")}.</strong>` : "");
 }
@@ -219,14 +223,16 @@ function tip(cell) {
   if (cell.zoom) return `${cell.label}: ${plural(Number(cell.count), "partition")}, the worst ${cell.state}. Zoom in`;
   if (cell.state === "closed") return `${cell.label}: no period of this Dag's calendar (a day off)`;
   if (!cell.key) return `${cell.label}: not yet opened`;
-  return `${cell.key}: ${cell.state}${cell.count ? " " + cell.count : ""}`;
+  const again = againText(view.byKey && view.byKey.get(cell.key));
+  return `${cell.key}: ${cell.state}${cell.count ? " " + cell.count : ""}${again ? " · " + again : ""}`;
 }
 
 /** One cell, one element: a button for a partition or a bucket to zoom into, else a span. */
 function cellHtml(cell, small) {
   if (cell === null) return '<span class="blank"></span>';
   const body = small ? "" : `${esc(cell.label)}${cell.count ? `<small>${esc(cell.count)}</small>` : ""}`;
-  const common = `class="cell ${cls(cell.state)}" data-state="${esc(cell.state)}" title="${esc(tip(cell))}"`;
+  const again = cell.key && view.byKey && view.byKey.get(cell.key)?.pending_again ? " again" : "";
+  const common = `class="cell ${cls(cell.state)}${again}" data-state="${esc(cell.state)}" title="${esc(tip(cell))}"`;
   if (cell.key) return `<button type="button" ${common} data-key="${esc(cell.key)}">${body}</button>`;
   if (cell.zoom) return `<button type="button" ${common} data-zoom="${esc(cell.zoom[0])}" data-zoom-end="${esc(cell.zoom[1])}">${body}</button>`;
   return `<span ${common}>${body}</span>`;
@@ -410,7 +416,7 @@ function showDetail(key) {
   const pending = PENDING.has(p.state);
   const single = view.answer.assets.length === 1;
   const html = [`<button type="button" class="close" data-close title="Close">×</button><h2>${esc(p.partition_key)}</h2>
-    <p><span class="state ${cls(p.state)}">${esc(p.state)}</span> ${esc(MEANING.get(p.state) || "")}</p>`];
+    <p><span class="state ${cls(p.state)}">${esc(p.state)}</span> ${esc(MEANING.get(p.state) || "")}${p.pending_again ? ` · <span class="again">${esc(againText(p))}</span>` : ""}</p>`];
   const past = p.history && p.history.length ? p.history : p.runs.map(([run_id, state]) => ({ run_id, state, ran_with: null }));
   if (p.ran_with && !pending) {
     // What its runs ran with between them: a rerun for late keys completes its period.
@@ -421,10 +427,12 @@ function showDetail(key) {
     else html.push(`<div class="ran-with incomplete"><p>${subject} <strong>${ranWithText(ran)}</strong>${together}; ${plural(ran.missing_total, "key")} missing:</p>
       ${pagerHtml("missing", ran.missing, ran.missing_total, true)}</div>`);
   }
-  if (p.opened_at) {
+  if (p.pending_again) {
+    html.push(`<p class="again-note">A key sent again for this period after it ran opened a pending run beside its runs on ${esc(when(p.opened_at))}${p.queue_position ? ` (place ${p.queue_position} of ${view.answer.pending_total} in the scheduler's queue)` : ""}: Airflow holds it (its rollup's rerun policy is HOLD) until the whole period comes again${p.fires_at ? ` or its completion deadline fires it from ${esc(when(p.fires_at))}` : ""}. What ran stays as shown; \`airflow-partitions discard ${esc(dagId)} --key ${esc(p.partition_key)}\` removes the pending run.</p>`);
+  } else if (p.opened_at) {
     html.push(`<p>Pending since ${esc(when(p.opened_at))}${p.queue_position ? `, place ${p.queue_position} of ${view.answer.pending_total} pending in the scheduler's queue${p.queue_position > 500 ? " (beyond the 500 it evaluates per loop: not reached this loop)" : ""}` : ""}.</p>`);
   }
-  if (p.fires_at) html.push(`<p>Its completion deadline lets it fire from ${esc(when(p.fires_at))}${p.state === "past deadline" ? ": it fires once its keys settle" : ""}.</p>`);
+  if (p.fires_at && !p.pending_again) html.push(`<p>Its completion deadline lets it fire from ${esc(when(p.fires_at))}${p.state === "past deadline" ? ": it fires once its keys settle" : ""}.</p>`);
   if (p.state === "overdue") html.push(`<p class="overdue-note">Its period ended${p.closes_at ? ` at ${esc(when(p.closes_at))}` : ""} with keys missing, and no completion deadline will fire it: it waits for keys that may never come (send them, or backfill).</p>`);
   else if (p.closes_at && pending) html.push(`<p>Its period ends at ${esc(when(p.closes_at))}.</p>`);
   const runs = past.map((run, i) => {
@@ -436,7 +444,7 @@ function showDetail(key) {
   html.push(`<h3>${past.length > 1 ? `Dag runs: ${past.length}, oldest first (a rerun for late keys after the first)` : "Dag runs"}</h3>
     ${runs ? `<ol class="runs">${runs}</ol><p class="muted">The asset events that fed a run are on its page in Airflow.</p>` : '<p class="muted">none yet</p>'}`);
   for (const a of p.progress) {
-    html.push(`<h3>Upstream asset ${esc(a.asset)}</h3>
+    html.push(`<h3>${p.pending_again ? "The pending run beside it: upstream asset" : "Upstream asset"} ${esc(a.asset)}</h3>
       <p>${a.expected_total ? `${a.counted} of ${a.expected_total} awaited keys counted` : "any one key is enough"}; ${a.received_total} received.</p>
       ${a.expected_total ? `<h4>Missing (${a.missing_total})</h4>${pagerHtml("missing", a.missing, a.missing_total, single)}` : ""}
       ${a.never_counting.length ? `<h4>Will never count (${a.never_counting.length})</h4>${pagerHtml("never counting", a.never_counting, a.never_counting.length, single)}` : ""}
