@@ -42,6 +42,12 @@ except ImportError:  # Airflow 3.3: every key for a period that ran opens a pend
 RERUN_POLICIES = ("hold", "refresh", "ignore")
 
 
+def rerun_policy_of(rollup: Any) -> str:
+    """Return the rerun policy of a rollup, ours or Airflow's, by name: ``"hold"`` where it has none (3.3)."""
+    value = getattr(rollup, "rerun_policy", None)
+    return "hold" if value is None else str(getattr(value, "value", value))
+
+
 def as_rerun_policy(owner: str, value: Any) -> Any:
     """
     Return *value* as the rerun policy a rollup keeps: Airflow 3.4's ``RerunPolicy`` member, else ``"hold"``.

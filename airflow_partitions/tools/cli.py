@@ -250,12 +250,22 @@ def format_explanation(explanation: Any) -> str:
             lines.append(
                 _wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {_listed(k.waits_for)}")
             )
+        if k.rerun_policy:
+            lines.append(_wrap("sent again", RERUN_MEANING[k.rerun_policy]))
         if k.closes_at:
             lines.append(_wrap("closes at", k.closes_at))
         if k.fires_at:
             lines.append(_wrap("fires at", f"{k.fires_at} with at least {k.needed} keys"))
             lines.append(_wrap("", f"{k.fires_at_below_minimum} with fewer (and at least one)"))
     return "\n".join(lines)
+
+
+#: What a key sent again for a period that ran does, per rerun policy (``explain``'s "sent again" line).
+RERUN_MEANING = {
+    "hold": "hold: a key for the period after it ran opens a pending run beside the run (discard removes it)",
+    "refresh": "refresh: a key for the period after it ran fires a run at once with the keys sent again",
+    "ignore": "ignore: a key for the period after it ran is dropped",
+}
 
 
 def format_findings(findings: Sequence[Any]) -> str:
@@ -331,8 +341,10 @@ def format_state(state: Any) -> str:
             "selected (by default those not successful; --all, --state, --start/--end, --limit and --offset "
             "choose)"
         )
+    # The state column fits "success · 1 key again, pending" when the page has one.
+    width = max([16] + [len(_state_label(p)) + 2 for p in state.partitions])
     if shown:
-        lines.append(f"  {'partition':<28}{'state':<16}{'keys':>11}  {'queue':>6}  missing / runs")
+        lines.append(f"  {'partition':<28}{'state':<{width}}{'keys':>11}  {'queue':>6}  missing / runs")
     for p in state.partitions:
         waiting = p.progress and not p.pending_again  # a pending run's keys, else what its runs ran with
         pending = [k for a in p.progress for k in a.missing]
@@ -350,12 +362,10 @@ def format_state(state: Any) -> str:
             else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
         )
         queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
-        label = p.state + (f" · {_count(p.again, 'key')} again, {p.pending_again}" if p.pending_again else "")
-        line = f"  {p.partition_key:<28}{label:<16}{_keys(p):>11}  {queue:>6}  {detail}"
+        head = f"  {p.partition_key:<28}{_state_label(p):<{width}}{_keys(p):>11}  {queue:>6}"
+        line = f"{head}  {detail}"
         if len(line) > WIDTH:  # never cut a key or a run id: the detail goes on lines of its own
-            line = f"  {p.partition_key:<28}{label:<16}{_keys(p):>11}  {queue:>6}\n" + _wrap(
-                "missing" if missing else "runs", detail
-            )
+            line = f"{head}\n" + _wrap("missing" if missing else "runs", detail)
         lines.append(line)
         for a in p.progress:
             for key, why in a.never_counting:
@@ -377,6 +387,12 @@ def format_state(state: Any) -> str:
             for r in state.refusals[-3:]
         )
     return "\n".join(lines)
+
+
+def _state_label(partition: Any) -> str:
+    """Return ``"success"``, or ``"success · 1 key again, pending"`` with a pending run beside its runs."""
+    again = partition.pending_again
+    return partition.state + (f" · {_count(partition.again, 'key')} again, {again}" if again else "")
 
 
 def _keys(partition: Any) -> str:

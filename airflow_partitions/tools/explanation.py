@@ -26,7 +26,9 @@ class KeyExplanation:
     the upstream keys in the spelling awaited (sorted), *wait_policy* the configured policy; for a
     :class:`~airflow_partitions.CompletionDeadline`, *closes_at* is the period's end (UTC),
     *needed* the keys needed at the deadline, *fires_at* when it fires with at least *needed*
-    keys and *fires_at_below_minimum* when it fires with fewer.
+    keys and *fires_at_below_minimum* when it fires with fewer; *rerun_policy* what a key for the
+    period does once it ran (``"hold"``: a pending run beside the run; Airflow 3.4's ``"refresh"``,
+    ``"ignore"``).
     """
 
     key: str
@@ -37,6 +39,7 @@ class KeyExplanation:
     needed: int | None = None
     fires_at: str | None = None
     fires_at_below_minimum: str | None = None
+    rerun_policy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,7 @@ def explain_key(mapper: Any, key: str) -> KeyExplanation:
         needed=wait.needed,
         fires_at=_iso(wait.fires_at),
         fires_at_below_minimum=_iso(wait.fires_at_below_minimum),
+        rerun_policy=wait.rerun_policy,
     )
 
 

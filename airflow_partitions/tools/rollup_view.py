@@ -22,7 +22,7 @@ from airflow.partition_mappers.wait_policy import WaitForAll
 from airflow_partitions.composite import CompositeKeyMapper
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains import Grain
-from airflow_partitions.rollup import CountingRollupMapper, configured_policy, counted
+from airflow_partitions.rollup import CountingRollupMapper, configured_policy, counted, rerun_policy_of
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,9 @@ class Wait:
 
     ``closes_at`` is the period's end (UTC) and, for a :class:`~airflow_partitions.
     CompletionDeadline`, ``needed`` the keys it needs at the deadline, ``fires_at`` when it fires
-    with at least that many and ``fires_at_below_minimum`` with fewer.
+    with at least that many and ``fires_at_below_minimum`` with fewer. ``rerun_policy`` is what a
+    key for the period does once it ran (``"hold"``, ``"refresh"``, ``"ignore"``: Airflow 3.4's
+    ``RerunPolicy``; ``"hold"`` on Airflow 3.3).
     """
 
     awaited: tuple[str, ...]
@@ -60,6 +62,7 @@ class Wait:
     needed: int | None
     fires_at: datetime | None
     fires_at_below_minimum: datetime | None
+    rerun_policy: str = "hold"
 
 
 class RollupView:
@@ -78,6 +81,8 @@ class RollupView:
         self.ours = isinstance(mapper, CountingRollupMapper)
         #: The wait policy as configured (``WaitForAll()``, ``CompletionDeadline(…)``).
         self.policy = configured_policy(mapper)
+        #: What a key for a period that already ran does: ``"hold"``, ``"refresh"`` or ``"ignore"``.
+        self.rerun_policy = rerun_policy_of(mapper)
         #: Whether a run can fire before every awaited key counted (any policy but ``WaitForAll``).
         self.may_fire_incomplete = not isinstance(self.policy, WaitForAll)
         #: The grain of its periods and its deadline's grace, when a run's creation time can prove
@@ -203,6 +208,7 @@ class RollupView:
             needed=needed,
             fires_at=self.fires_at(expected, needed) if needed is not None else None,
             fires_at_below_minimum=self.fires_at(expected, 0) if needed is not None else None,
+            rerun_policy=self.rerun_policy,
         )
 
 

@@ -46,6 +46,8 @@ DAG_IDS = [
     "it_documented_business_month",
     "it_berlin_naive_day",
     "it_backfill_open",
+    "it_again_day",
+    "it_not_partitioned",
     "it_new_york_day_by_deadline",
     "it_produce_bulk_hours",
     "it_produce_fault_hours",

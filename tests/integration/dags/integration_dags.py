@@ -421,6 +421,36 @@ with DAG(
     process()
 
 
+# -- keys sent again after their period ran (test_again.py) -------------------------------------
+
+#: The day whose run fails (no retries): a key sent again for it must not hide the failure.
+AGAIN_FAILING_DAY = "2026-05-02"
+
+with DAG(
+    "it_again_day",
+    schedule=PartitionedAssetTimetable(
+        assets=Asset("it_again_hours"),
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())
+        ),
+    ),
+    catchup=False,
+):
+
+    @task
+    def load_day(dag_run=None) -> str:
+        """Fail on AGAIN_FAILING_DAY, succeed on the other days."""
+        if dag_run.partition_key == AGAIN_FAILING_DAY:
+            raise RuntimeError(f"bad data for {dag_run.partition_key}")
+        return dag_run.partition_key
+
+    load_day()
+
+# A Dag that is not partitioned: `discard` refuses it by name.
+with DAG("it_not_partitioned", schedule=None, catchup=False):
+    EmptyOperator(task_id="done")
+
+
 # -- the contract with what users have (test_scheduler.py) ---------------------------------------
 
 # Airflow's docs pair BusinessDayWindow with core's RollupMapper and StartOfMonthMapper.
