@@ -290,7 +290,9 @@ class ConsumerState:
     only keys that will never count; ``starved``, this Dag's pending runs beyond those 500.
     ``refusals`` are the latest :data:`LISTED` keys refused on arrival, of ``refusals_total``.
     ``again`` counts the selected partitions with a pending run beside their Dag runs (counted in
-    ``states`` by their latest run's state: see :class:`Partition`). ``overview`` lays every
+    ``states`` by their latest run's state: see :class:`Partition`); ``rerun_policies``, per asset
+    under a rollup, what a key for a period that already ran does (``[["hours", "hold"]]``:
+    Airflow 3.4's ``RerunPolicy`` by name; ``"hold"`` on 3.3). ``overview`` lays every
     selected partition out (not only the page) as strips of states, one per key prefix (``jfk``
     of ``jfk|2013-03-10``; ``""`` for plain keys): ``(bucket, worst state, partitions)`` per
     *bucket* characters of the time part (:func:`bucket_length`: ``2013-03`` months over a long
@@ -315,6 +317,7 @@ class ConsumerState:
     bucket: int = 0
     overview: tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...] = ()
     again: int = 0
+    rerun_policies: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings), each partition with its ``ran_with``."""
@@ -843,6 +846,7 @@ class _Reader:
             bucket=bucket,
             overview=overview,
             again=again,
+            rerun_policies=tuple((name, r.rerun_policy) for name, r in self.rollups.items() if r is not None),
         )
 
     def summary(self) -> dict[str, Any]:

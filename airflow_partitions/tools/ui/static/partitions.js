@@ -204,7 +204,9 @@ function renderSummary(answer) {
   if (answer.starved) notes.push(`${plural(answer.starved, "pending run")} beyond the 500 the scheduler evaluates per loop (${answer.pending_total} pending in the deployment)`);
   if (answer.again) notes.push(`${plural(answer.again, "partition")} that ran also ${answer.again === 1 ? "has" : "have"} a pending run a key sent again opened, shown beside ${answer.again === 1 ? "its run" : "their runs"} (\`airflow-partitions discard ${answer.dag_id}\` removes them)`);
   if (answer.blocked_ahead) notes.push(`${plural(answer.blocked_ahead, "pending run")} ahead of its oldest hold only keys that will never count`);
-  $("dag-summary").innerHTML = parts.join(" ") + "." + (notes.length ? ` <strong>${notes.map(esc).join("; ")}.</strong>` : "");
+  const policies = [...new Set((answer.rerun_policies || []).map(([, policy]) => policy))];
+  const rerun = policies.length ? ` A key sent again after its period ran: ${policies.map(esc).join(", ")} (its rollup's rerun policy).` : "";
+  $("dag-summary").innerHTML = parts.join(" ") + "." + rerun + (notes.length ? ` <strong>${notes.map(esc).join("; ")}.</strong>` : "");
 }
 
 function renderLegend(answer, wanted) {
