@@ -443,6 +443,63 @@ def _sliding_start_findings(c: Consumer) -> list[Finding]:
     ]
 
 
+def _rerun_findings(folder: DagFolder, c: Consumer, rollup: RollupView | None) -> list[Finding]:
+    """
+    Warn where a rollup that holds keys sent again (HOLD, WaitForAll) is fed by producers that resend.
+
+    REST clients and Dags of other folders deliver at least once; a producer task with retries, or
+    a producer run cleared to re-process, sends its keys again. Under ``WaitForAll`` and Airflow's
+    ``RerunPolicy.HOLD`` each such key for a period that ran opens a pending run beside the run
+    that waits for the whole period again (a deadline would fire it instead).
+    """
+    if rollup is None or rollup.rerun_policy != "hold" or rollup.may_fire_incomplete:
+        return []
+    producers = [p for p in folder.producers if p.asset == c.asset]
+    retrying = sorted(p.dag_id for p in producers if p.retries)
+    if producers and not retrying:
+        return []
+    source = (
+        f"tasks of {', '.join(retrying)} that write it have retries (a retried or cleared task sends its "
+        "keys again)"
+        if retrying
+        else "no Dag of this folder produces it: REST clients and other folders deliver at least once"
+    )
+    return [
+        Finding(
+            "warning",
+            c.dag_id,
+            c.asset,
+            f"{source}; a key sent again after its period ran opens a pending run beside the run that "
+            "waits for the whole period again (WaitForAll, rerun policy HOLD), never completes and takes one "
+            f"of the {TICK_LIMIT} places the scheduler evaluates per loop",
+            "on Airflow 3.4 pass rerun_policy='refresh' (rerun with the keys sent again) or 'ignore' (drop "
+            "them); on 3.3 remove such runs with `airflow-partitions discard DAG_ID`, or let a "
+            "CompletionDeadline fire them",
+        )
+    ]
+
+
+def _unchecked_findings(folder: DagFolder) -> list[Finding]:
+    """Say which consumer Dags no key reached: no Dag of the folder produces any asset they read."""
+    produced = {p.asset for p in folder.producers}
+    unfed: dict[str, list[str]] = {}
+    for c in folder.consumers:
+        unfed.setdefault(c.dag_id, []).append(c.asset)
+    return [
+        Finding(
+            "info",
+            dag_id,
+            ", ".join(assets),
+            "no key reached it: no Dag of this folder produces the assets it reads (REST clients or another "
+            "folder do), so what its mappers do with keys was not checked",
+            "declare a few keys its producers send with airflow_partitions.example_keys(asset, [...]) in a "
+            "Dag file of this folder, or check one key with `airflow-partitions explain`",
+        )
+        for dag_id, assets in unfed.items()
+        if not produced.intersection(assets)
+    ]
+
+
 def _unproduced_findings(folder: DagFolder) -> list[Finding]:
     """Report an asset a consumer's runs need that no Dag of the folder produces (part 5a)."""
     produced = {p.asset for p in folder.producers}
@@ -517,12 +574,14 @@ def check_dags(folder: DagFolder) -> list[Finding]:
         feeds = samples.get(c.asset, [])
         rollup = RollupView.of(c.mapper)
         findings += _documented_pairing_findings(c, rollup) + _sliding_start_findings(c)
+        findings += _rerun_findings(folder, c, rollup)
         for sample in feeds:
             findings += _key_findings(c, sample) + _naive_local_findings(c, sample)
             if rollup is not None:
                 findings += _starvation_findings(c, rollup, sample)
                 if sample.complete and len(feeds) == 1:
                     findings += _completion_findings(c, rollup, sample)
+    findings += _unchecked_findings(folder)
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(dict.fromkeys(findings), key=lambda f: (order[f.severity], f.dag_id, f.asset))
 
@@ -543,7 +602,9 @@ def check(dag_folder: str | Path) -> list[Finding]:
       a zone with daylight saving time; fixed-offset zone names (``EST``); a runtime producer
       feeding a ``WaitForAll``/``MinimumCount`` rollup (pending runs can pile up past the
       scheduler's 500 per loop).
-    - ``info``: a runtime producer declaring no example keys.
+      a rollup that holds keys sent again (``WaitForAll``, rerun policy HOLD) fed through the REST
+      API or another folder, or by producer tasks with retries.
+    - ``info``: a runtime producer declaring no example keys; a consumer no sample key reached.
 
     :raises ValueError: if *dag_folder* does not exist.
     """

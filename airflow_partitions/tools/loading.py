@@ -130,13 +130,16 @@ class Producer:
     """
     One producer of a partitioned asset: Dag *dag_id* writes *asset* (name) on *timetable*.
 
-    *example_keys* are the keys its Dag file declares with :func:`~airflow_partitions.example_keys`.
+    *example_keys* are the keys its Dag file declares with :func:`~airflow_partitions.example_keys`;
+    *retries*, the most retries of its tasks that write the asset (a retried or cleared task sends
+    its keys again).
     """
 
     dag_id: str
     asset: str
     timetable: Any
     example_keys: tuple[str, ...] = ()
+    retries: int = 0
 
     @property
     def at_runtime(self) -> bool:
@@ -204,7 +207,16 @@ def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -
     for dag in dags:
         outlets = {a.name: a for task in dag.tasks for a in task.outlets or () if hasattr(a, "name")}
         for name, asset in sorted(outlets.items()):
-            producer = Producer(dag.dag_id, name, dag.timetable, declared_example_keys(asset.name, asset.uri))
+            retries = max(
+                (
+                    t.retries or 0
+                    for t in dag.tasks
+                    if any(getattr(a, "name", None) == name for a in t.outlets or ())
+                ),
+                default=0,
+            )
+            keys = declared_example_keys(asset.name, asset.uri)
+            producer = Producer(dag.dag_id, name, dag.timetable, keys, retries)
             if producer.partitioned or name in read:
                 producers.append(producer)
     return DagFolder(tuple(consumers), tuple(producers), dict(import_errors or {}))

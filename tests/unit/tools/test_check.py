@@ -299,3 +299,57 @@ def test_a_sliding_window_fed_by_a_weekday_producer_still_never_completes(tmp_pa
     weekdays = 'CronPartitionTimetable("0 0 * * 1-5", timezone="UTC", key_format="%Y-%m-%d")'
     found = only(check(dag_folder(tmp_path, weekdays, SLIDING.format(", start='2026-01-01'"))), "error")
     assert "never writes" in found.message and "wait forever" in found.message
+
+
+REST_FED = HEADER + textwrap.dedent("""
+    # The one consumer of hours nobody in this folder produces: a REST client sends them.
+    hours = Asset("hours")
+    schedule = PartitionedAssetTimetable(
+        assets=hours,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour())
+        ),
+    )
+    with DAG("rest_fed", schedule=schedule):
+        @task
+        def read():
+            pass
+        read()
+    """)
+
+
+def test_a_rest_fed_rollup_holding_keys_sent_again_is_warned_of_and_the_unchecked_dag_is_said(tmp_path):
+    (tmp_path / "dags.py").write_text(REST_FED)
+    findings = check(tmp_path)
+    warning = only(findings, "warning")
+    assert (warning.dag_id, warning.asset) == ("rest_fed", "hours")
+    assert "no Dag of this folder produces it: REST clients and other folders deliver at least once" in (
+        warning.message
+    )
+    assert "rerun_policy='refresh'" in warning.fix and "airflow-partitions discard DAG_ID" in warning.fix
+    info = only(findings, "info")
+    assert (info.dag_id, info.asset) == ("rest_fed", "hours")
+    assert info.message.startswith("no key reached it: no Dag of this folder produces the assets it reads")
+
+
+def test_a_rest_fed_rollup_under_a_deadline_is_not_warned_of_keys_sent_again(tmp_path):
+    deadline = REST_FED.replace(
+        "window=TemporalWindow(Hour())",
+        "window=TemporalWindow(Hour()), wait_policy=CompletionDeadline(timedelta(hours=1))",
+    ).replace(
+        "from airflow_partitions import *", "from datetime import timedelta\nfrom airflow_partitions import *"
+    )
+    (tmp_path / "dags.py").write_text(deadline)
+    findings = check(tmp_path)
+    assert [f.severity for f in findings] == ["info"]  # the deadline fires a run re-opened by a key
+
+
+def test_a_producer_with_retries_feeding_a_rollup_that_holds_is_named_in_the_warning(tmp_path):
+    folder = dag_folder(tmp_path, DAILY, MONTH_OF_DAYS)
+    source = (
+        (folder / "dags.py").read_text().replace("@task(outlets=[days])", "@task(outlets=[days], retries=3)")
+    )
+    (folder / "dags.py").write_text(source)
+    warning = only(check(folder), "warning")
+    assert (warning.dag_id, warning.asset) == ("consumer", "days")
+    assert warning.message.startswith("tasks of producer that write it have retries")
