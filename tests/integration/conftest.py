@@ -47,6 +47,7 @@ DAG_IDS = [
     "it_berlin_naive_day",
     "it_backfill_open",
     "it_again_day",
+    "it_sydney_replay_day",
     "it_not_partitioned",
     "it_new_york_day_by_deadline",
     "it_produce_bulk_hours",

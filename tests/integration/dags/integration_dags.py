@@ -446,6 +446,17 @@ with DAG(
 
     load_day()
 
+# An at-least-once replay: UTC hours into Sydney days (a 25-hour day on 2026-04-05), 1 % sent twice.
+consumer(
+    "it_sydney_replay_day",
+    Asset("it_replay_utc_hours"),
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone="Australia/Sydney"), input_timezone="UTC"),
+        window=TemporalWindow(Hour()),
+    ),
+    record=False,
+)
+
 # A Dag that is not partitioned: `discard` refuses it by name.
 with DAG("it_not_partitioned", schedule=None, catchup=False):
     EmptyOperator(task_id="done")
