@@ -325,9 +325,14 @@ def format_state(state: Any) -> str:
     )
     if state.again:
         lines.append(
-            f"  {_count(state.again, 'partition')} that ran (counted by their runs' state) also have a "
-            f"pending run a key sent again opened (Airflow holds it): `airflow-partitions discard "
-            f"{state.dag_id}` removes them"
+            textwrap.fill(
+                f"{_count(state.again, 'partition')} that ran (counted by their runs' state) also have a "
+                f"pending run a key sent again opened (Airflow holds it): `airflow-partitions discard "
+                f"{state.dag_id}` removes them",
+                WIDTH,
+                initial_indent="  ",
+                subsequent_indent="  ",
+            )
         )
     if state.blocked_ahead:
         lines.append(
