@@ -52,6 +52,8 @@ _PROCESSES = {
     "execution-api": ["api-server", "--apps", "execution", "--port", "{execution_port}"],
     "scheduler": ["scheduler", "--skip-serve-logs"],
     "dag-processor": ["dag-processor"],
+    # CeleryExecutor's worker (apache-airflow-providers-celery), named per worker with -H.
+    "celery-worker": ["celery", "worker", "--concurrency", "4", "--skip-serve-logs", "-H", "{name}@%h"],
 }
 
 
@@ -176,6 +178,75 @@ class PostgresServer:
         self.stop()
 
 
+class RedisServer:
+    """
+    A throwaway Redis server on 127.0.0.1 and a free port, without persistence: a Celery broker.
+
+    Debian's ``redis-server`` (``apt-get install -y redis-server``; ``scripts/dev.sh test`` installs
+    it when run as root), started in the foreground in a temporary folder.
+    """
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="airflow-partitions-redis-"))
+        self.port = free_port()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The broker URL, ``redis://127.0.0.1:PORT/0``."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> str:
+        """Start the server, wait until it answers ``PING``, and return :attr:`url`."""
+        binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+        if not Path(binary).exists():
+            raise AirflowError(
+                "Redis's 'redis-server' was not found; install Debian's package 'redis-server'."
+            )
+        log = open(self.root / "redis.log", "wb")  # noqa: SIM115 - closed with the process
+        self._process = subprocess.Popen(
+            [
+                binary,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.root),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        wait_until(self._answers, timeout=30, what=f"redis-server on port {self.port}")
+        return self.url
+
+    def _answers(self) -> bool:
+        if self._process is not None and self._process.poll() is not None:
+            raise AirflowError(
+                f"redis-server exited:\n{(self.root / 'redis.log').read_text(errors='replace')}"
+            )
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                connection.sendall(b"PING\r\n")
+                return connection.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """Stop the server and delete its folder."""
+        if self._process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+            self._process.wait()
+            self._process = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 class AirflowInstance:
     """
     A real Airflow: api-server (REST and execution APIs), scheduler and dag-processor, one database.
@@ -277,9 +348,10 @@ class AirflowInstance:
         Start one Airflow process (again, after :meth:`kill`) and return its process id.
 
         :param name: What to call it (its log is ``<home>/<name>.log``, appended to).
-        :param kind: One of ``api-server``, ``execution-api``, ``scheduler``, ``dag-processor``;
-            *name* if omitted. ``start_process("scheduler-2", kind="scheduler")`` runs a second
-            scheduler (high availability, on PostgreSQL).
+        :param kind: One of ``api-server``, ``execution-api``, ``scheduler``, ``dag-processor``,
+            ``celery-worker`` (CeleryExecutor's, with ``AIRFLOW__CORE__EXECUTOR=CeleryExecutor`` and
+            a broker in *extra_env*); *name* if omitted. ``start_process("scheduler-2",
+            kind="scheduler")`` runs a second scheduler (high availability, on PostgreSQL).
         :raises ValueError: if the kind is unknown or a process of that name is running.
         """
         args = _PROCESSES.get(kind or name)
@@ -290,7 +362,7 @@ class AirflowInstance:
             raise ValueError(f"airflow {name} is already running (pid {self._processes[name].pid})")
         log = open(self.home / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         self._processes[name] = self._airflow(
-            *(a.format(port=self.port, execution_port=self.execution_port) for a in args),
+            *(a.format(port=self.port, execution_port=self.execution_port, name=name) for a in args),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up and run airflow-partitions from a fresh clone. Needs Python 3.11+ (python3) and, for
-# the PostgreSQL tests and the browser tests, Debian's postgresql and chromium packages
-# (installed here when run as root).
+# the PostgreSQL tests, the browser tests and the CeleryExecutor test, Debian's postgresql,
+# chromium and redis-server packages (installed here when run as root).
 #
 #   bash scripts/dev.sh demo [--keep]   the main job: the example pipeline on a real Airflow
 #   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, mypy, the wheel and sdist, the
@@ -29,6 +29,7 @@ setup() {  # $1: the optional dependencies to install with the package; $2: pip 
 missing_packages() {  # the Debian packages the tests need that are not installed, by name
   command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql
   command -v chromium >/dev/null || echo chromium
+  command -v redis-server >/dev/null || echo redis-server
 }
 
 case "${1:-}" in
@@ -39,9 +40,9 @@ case "${1:-}" in
     ;;
   test)
     shift
-    # Debian's packages (the PostgreSQL tests', and the Partitions view's browser tests') install
-    # while the venv is made and the checks before pytest run, with one apt-get update: on a
-    # fresh machine apt and pip each took a minute or more, one after the other.
+    # Debian's packages (the PostgreSQL tests', the Partitions view's browser tests' and the Celery
+    # test's Redis) install while the venv is made and the checks before pytest run, with one
+    # apt-get update: on a fresh machine apt and pip each took a minute or more, one after the other.
     read -ra missing <<<"$(missing_packages | xargs)"
     packages_log=$(mktemp)
     if [ ${#missing[@]} -gt 0 ]; then

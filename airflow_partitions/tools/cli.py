@@ -1,8 +1,9 @@
 """
 ``airflow-partitions`` (console script) and ``airflow partition-tools`` (Airflow's CLI).
 
-Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue``, ``discard``. Both
-faces share one argument list and one handler per command, over :mod:`airflow_partitions.tools`.
+Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue``, ``discard``,
+``clean``. Both faces share one argument list and one handler per command, over
+:mod:`airflow_partitions.tools`.
 Exit codes: 0 ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count),
 ``status`` found a partition holding keys that never count or starved by the 500-per-loop limit,
 or ``discard`` was given an unknown Dag or one that is not a partitioned consumer, 2 usage
@@ -74,6 +75,14 @@ examples:
 
 exit codes: 0 listed (dry run), removed, or nothing to remove, 1 an unknown Dag or one that is not a
   partitioned consumer, 2 usage error"""
+
+CLEAN_EXAMPLES = """\
+examples:
+  airflow-partitions clean --before 2026-01-01
+  airflow-partitions clean --before 2026-01-01 --yes
+  airflow-partitions clean --before 2026-01-01 --dag weather_local_day_jfk --json
+
+exit codes: 0 counted (dry run) or removed, 2 usage error"""
 
 #: ``(flags, argparse keyword arguments)`` per command: the one definition both CLIs build from.
 EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
@@ -161,6 +170,18 @@ DISCARD_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--start",), {"help": "only pending runs from this time part of a key (2013-03-01), ran or not"}),
     (("--end",), {"help": "only pending runs to this time part, compared on its own length (2013-03)"}),
     (("--yes",), {"action": "store_true", "help": "remove them (without it: a dry run that lists them)"}),
+    (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+]
+CLEAN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (
+        ("--before",),
+        {
+            "required": True,
+            "help": "remove rows of pending runs opened before this date, ISO 8601 (naive: UTC)",
+        },
+    ),
+    (("--dag",), {"help": "only this Dag's rows (default: every Dag's)"}),
+    (("--yes",), {"action": "store_true", "help": "remove them (without it: a dry run that counts them)"}),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
 ]
 
@@ -566,6 +587,32 @@ def run_discard(args: argparse.Namespace) -> int:
     return OK
 
 
+def format_cleaned(found: Any) -> str:
+    """Return :class:`~airflow_partitions.tools.write.clean.Cleaned` as text for 120 columns."""
+    c = found
+    when = f"{c.before:%Y-%m-%d %H:%M:%S} UTC"
+    verb = "removed" if c.removed else "would remove"
+    lines = [
+        f"{verb} {c.pending_rows:,} pending-run rows of runs that fired, opened before {when}, and their "
+        f"{c.key_log_rows:,} key-log rows ({_count(len(c.by_dag), 'Dag')})"
+    ]
+    lines.extend(f"  {dag:<40}{pending:>10,} {logged:>12,}" for dag, (pending, logged) in c.by_dag.items())
+    if not c.removed:
+        lines.append("dry run: pass --yes to remove them (pending runs, Dag runs and asset events are kept)")
+    return "\n".join(lines)
+
+
+def run_clean(args: argparse.Namespace) -> int:
+    """Handle ``clean``: count (or, with --yes, remove) the bookkeeping of partitioned runs that fired."""
+    from airflow_partitions.tools.write.clean import clean, fired_rows
+
+    before = _date(args.before)
+    with _quiet():
+        found = clean(before, dag_id=args.dag) if args.yes else fired_rows(before, dag_id=args.dag)
+    print(json.dumps(found.to_dict(), indent=2) if args.json else format_cleaned(found))
+    return OK
+
+
 #: ``name -> (help, description, epilog, arguments, handler)``.
 COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], int]]] = {
     "explain": (
@@ -628,6 +675,17 @@ COMMANDS: dict[str, tuple[str, str, str, list, Callable[[argparse.Namespace], in
         DISCARD_ARGS,
         run_discard,
     ),
+    "clean": (
+        "remove the bookkeeping Airflow keeps forever for partitioned runs that fired",
+        "Airflow never deletes a partitioned run's pending-run row (asset_partition_dag_run) or its key-log "
+        "rows (partitioned_asset_key_log) once the run fired, and `airflow db clean` does not cover them. "
+        "Count those of runs opened before --before (every Dag's, or --dag's); with --yes, delete them in "
+        "batches while Airflow runs. Pending runs, Dag runs and asset events are never touched; what a "
+        "cleaned run ran with is then shown as not kept.",
+        CLEAN_EXAMPLES,
+        CLEAN_ARGS,
+        run_clean,
+    ),
 }
 
 
@@ -649,7 +707,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="airflow-partitions",
         description=(
             "Explain partition mappers, check Dag folders, show partition state, backfill gaps, re-queue "
-            "events after a rollup changed, discard stray pending runs."
+            "events after a rollup changed, discard stray pending runs, clean old bookkeeping."
         ),
         epilog="examples:\n  airflow-partitions explain --help\n  airflow-partitions check example_dags",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -722,7 +780,7 @@ def get_cli_commands() -> list[Any]:
             name="partition-tools",
             help=(
                 "Explain mappers, check Dag folders, show partition state, backfill missing partitions, "
-                "re-queue events after a rollup changed, discard stray pending runs"
+                "re-queue events after a rollup changed, discard stray pending runs, clean old bookkeeping"
             ),
             subcommands=[action(name) for name in COMMANDS],
         )

@@ -171,11 +171,18 @@ class RanWith:
 
 @dataclass(frozen=True)
 class Run:
-    """One Dag run of a partition: its id, state and, for a run a rollup fired, what it ran with."""
+    """
+    One Dag run of a partition: its id, state and, for a run a rollup fired, what it ran with.
+
+    ``ran_with_kept`` is false for a run asset events triggered whose keys Airflow's bookkeeping
+    no longer holds (``airflow-partitions clean`` removed them): then ``ran_with`` is ``None``,
+    not known, rather than a guess.
+    """
 
     run_id: str
     state: str
     ran_with: RanWith | None = None
+    ran_with_kept: bool = True
 
 
 @dataclass(frozen=True)
@@ -202,7 +209,9 @@ class Partition:
     state is ``pending_again`` (``"pending"``, ``"past deadline"`` or ``"never counting"``; never
     ``"overdue"``: it waits for a period that ran), with its keys in ``progress`` and its
     ``opened_at``, ``fires_at`` and ``queue_position``; ``None`` when there is none.
-    ``airflow-partitions discard`` removes such runs.
+    ``airflow-partitions discard`` removes such runs. ``ran_with_kept`` is false when what one of
+    its runs ran with is no longer kept (``airflow-partitions clean``): ``ran_with`` is then
+    ``None`` and a success is not told apart from a run that ran incomplete.
     """
 
     partition_key: str
@@ -216,6 +225,7 @@ class Partition:
     history: tuple[Run, ...] = ()
     closes_at: datetime | None = None
     pending_again: str | None = None
+    ran_with_kept: bool = True
 
     @property
     def again(self) -> int:
@@ -904,19 +914,37 @@ class _Reader:
                 _RAN_WITH.popitem(last=False)
         return found
 
-    def _fired_runs(self, keys: list[str]) -> dict[str, list[tuple[int, datetime | None, datetime | None]]]:
-        """Return the fired pending runs of *keys*, oldest first: ``(id, created, partition_date)`` each."""
-        from airflow.models.dagrun import DagRun
-        from sqlalchemy import func
+    def _fired_runs(
+        self, keys: list[str]
+    ) -> dict[str, list[tuple[int | None, datetime | None, datetime | None]]]:
+        """
+        Return the asset-triggered Dag runs of *keys*, oldest first: ``(pending run id, created, date)``.
 
-        by_key: dict[str, list[tuple[int, datetime | None, datetime | None]]] = defaultdict(list)
+        ``date`` is the run's ``partition_date``; the pending run's id is ``None`` for a run whose
+        bookkeeping ``clean`` removed.
+        """
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        by_key: dict[str, list[tuple[int | None, datetime | None, datetime | None]]] = defaultdict(list)
         for chunk in _chunks(keys):
-            query = _fired_query(self.dag_id).add_columns(
-                func.coalesce(DagRun.created_at, DagRun.run_after), DagRun.partition_date
+            query = (
+                select(
+                    DagRun.partition_key,
+                    AssetPartitionDagRun.id,
+                    func.coalesce(DagRun.created_at, DagRun.run_after),
+                    DagRun.partition_date,
+                )
+                .outerjoin(AssetPartitionDagRun, AssetPartitionDagRun.created_dag_run_id == DagRun.id)
+                .where(
+                    DagRun.dag_id == self.dag_id,
+                    DagRun.run_type == ASSET_TRIGGERED,
+                    DagRun.partition_key.in_(chunk),
+                )
+                .order_by(DagRun.id)
             )
-            for key, apdr_id, created, anchor in self.session.execute(
-                query.where(DagRun.partition_key.in_(chunk))
-            ):
+            for key, apdr_id, created, anchor in self.session.execute(query):
                 by_key[key].append((apdr_id, created, anchor))
         return by_key
 
@@ -991,7 +1019,7 @@ class _Reader:
 
         if not keys:
             return []
-        runs: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
+        runs: dict[str, list[tuple[str, str, int | None, bool]]] = defaultdict(list)
         pending: dict[str, Any] = {}
         complete: set[int] = set()  # fired runs known complete without reading their keys
         for chunk in _chunks(keys):
@@ -1003,6 +1031,7 @@ class _Reader:
                     DagRun.state,
                     func.coalesce(DagRun.created_at, DagRun.run_after),
                     DagRun.partition_date,
+                    DagRun.run_type,
                 )
                 .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.in_(chunk))
                 .order_by(DagRun.id)
@@ -1015,9 +1044,11 @@ class _Reader:
                     )
                 ).all()
             )
-            for dag_run_id, run_id, key, state, created, anchor in found:
+            for dag_run_id, run_id, key, state, created, anchor, run_type in found:
                 apdr_id = came_from.get(dag_run_id)
-                runs[key].append((run_id, _state_name(state), apdr_id))
+                # An asset-triggered run without its pending run: clean removed its bookkeeping.
+                kept = apdr_id is not None or _state_name(run_type) != ASSET_TRIGGERED
+                runs[key].append((run_id, _state_name(state), apdr_id, kept))
                 if apdr_id is not None and self._fired_complete(created, anchor):
                     complete.add(apdr_id)
             for apdr in self.session.scalars(
@@ -1029,11 +1060,16 @@ class _Reader:
             ):
                 pending[apdr.partition_key] = apdr
         # Each run's own keys (its history), and the partition's: all its runs' keys together.
-        fired = {key: tuple(i for *_, i in key_runs if i is not None) for key, key_runs in runs.items()}
+        fired = {key: tuple(i for *_, i, _ in key_runs if i is not None) for key, key_runs in runs.items()}
+        lost = {key for key, key_runs in runs.items() if not all(kept for *_, kept in key_runs)}
         read = self._ran_with_of(
             [
                 *((i,) for group in fired.values() for i in group if i not in complete),
-                *(group for group in fired.values() if group and not complete.intersection(group)),
+                *(
+                    group
+                    for key, group in fired.items()
+                    if group and not complete.intersection(group) and key not in lost
+                ),
             ]
         )
         whole = {key: self._complete(key) for key, group in fired.items() if complete.intersection(group)}
@@ -1043,17 +1079,24 @@ class _Reader:
 
         def of_partition(key: str) -> RanWith | None:
             group = fired.get(key, ())
-            return None if not group else whole.get(key) if complete.intersection(group) else read[group]
+            if complete.intersection(group):
+                return whole.get(key)
+            return None if not group or key in lost else read[group]
 
         received = received_keys(self.session, [apdr.id for apdr in pending.values()])
         places = self._queue_places([apdr.id for apdr in pending.values()])
         partitions = []
         for key in keys:
-            history = tuple(Run(run_id, state, of_run(key, apdr_id)) for run_id, state, apdr_id in runs[key])
+            history = tuple(
+                Run(run_id, state, of_run(key, apdr_id), kept) for run_id, state, apdr_id, kept in runs[key]
+            )
             pairs = tuple((run.run_id, run.state) for run in history)
             latest = of_partition(key)
+            kept = key not in lost or bool(complete.intersection(fired.get(key, ())))
             closes_at = self._closes_at(key)
-            ran = Partition(key, _ran_state(history, latest), pairs, ran_with=latest, history=history)
+            ran = Partition(
+                key, _ran_state(history, latest), pairs, ran_with=latest, history=history, ran_with_kept=kept
+            )
             if key in pending:
                 apdr = pending[key]
                 waiting, partition = self._pending(key, received.get(apdr.id, {}))
@@ -1458,9 +1501,11 @@ def _read_run_cells(
         reader = todo[dag_id]
         by_key = reader._fired_runs(sorted(keys))
         groups = {
-            key: tuple(i for i, _, _ in by_key[key])
+            key: tuple(i for i, _, _ in by_key[key] if i is not None)
             for key in keys
             if not any(reader._fired_complete(created, anchor) for _, created, anchor in by_key[key])
+            # What a run whose bookkeeping was cleaned ran with is not known: not "ran incomplete".
+            and all(i is not None for i, _, _ in by_key[key])
         }
         ran = reader._ran_with_of(groups.values())
         for key, group in groups.items():
@@ -1845,7 +1890,8 @@ def partition_keys(
     )
     if apdr_id is None:
         raise ValueError(
-            f"{dag_id!r} has no run or pending run of partition {partition_key!r} from asset events."
+            f"{dag_id!r} has no run or pending run of partition {partition_key!r} from asset events whose "
+            "keys are kept (`airflow-partitions clean` removes those of old runs)."
         )
     received = received_keys(session, [apdr_id]).get(apdr_id, {})
     found: list[Any] = []

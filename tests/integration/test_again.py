@@ -205,3 +205,59 @@ def _sydney_day(utc_hour: str) -> str:
     return (
         datetime.strptime(utc_hour, "%Y-%m-%dT%H").replace(tzinfo=UTC).astimezone(SYDNEY).date().isoformat()
     )
+
+
+def _rows(airflow, sql: str) -> list[tuple]:
+    return sorted(airflow.query(sql, dag=DAG_ID))
+
+
+def test_clean_removes_the_bookkeeping_of_runs_that_fired_and_keeps_every_pending_run_and_dag_run(airflow):
+    day, waiting = "2026-06-01", "2026-06-02"
+    _send(airflow, ASSET, _hours(day) + _hours(waiting)[:3])
+    wait_until(
+        lambda: (day, "success") in {(r["partition_key"], r["state"]) for r in airflow.dag_runs(DAG_ID)},
+        timeout=240,
+        what=f"the run of {day}",
+    )
+    _settle(airflow, "clean")
+    fired = "FROM asset_partition_dag_run WHERE target_dag_id = :dag AND created_dag_run_id IS NOT NULL"
+    fired_ids = _rows(airflow, f"SELECT id {fired}")
+    [(logged,)] = airflow.query(
+        "SELECT count(*) FROM partitioned_asset_key_log WHERE asset_partition_dag_run_id IN "
+        f"(SELECT id {fired})",
+        dag=DAG_ID,
+    )
+    assert fired_ids and logged >= 24
+    pending_before = _pending_keys(airflow)
+    assert pending_before[waiting] == _hours(waiting)[:3]
+    runs_sql = "SELECT run_id, partition_key, state FROM dag_run WHERE dag_id = :dag"
+    runs_before = _rows(airflow, runs_sql)
+
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    dry = _cli(airflow, "clean", "--before", tomorrow, "--dag", DAG_ID, "--json")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    counted = json.loads(dry.stdout)
+    assert (counted["pending_rows"], counted["key_log_rows"], counted["removed"]) == (
+        len(fired_ids),
+        logged,
+        False,
+    )
+    assert _rows(airflow, f"SELECT id {fired}") == fired_ids  # a dry run removes nothing
+
+    done = _cli(airflow, "clean", "--before", tomorrow, "--dag", DAG_ID, "--yes")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith(f"removed {len(fired_ids):,} pending-run rows of runs that fired")
+    assert _rows(airflow, f"SELECT id {fired}") == []
+    orphans = airflow.query(
+        "SELECT count(*) FROM partitioned_asset_key_log l WHERE l.target_dag_id = :dag AND NOT EXISTS "
+        "(SELECT 1 FROM asset_partition_dag_run a WHERE a.id = l.asset_partition_dag_run_id)",
+        dag=DAG_ID,
+    )
+    assert orphans == [(0,)]  # no key log of a removed row is left
+    assert _pending_keys(airflow) == pending_before and _rows(airflow, runs_sql) == runs_before
+
+    # What the cleaned run ran with is shown as not kept, never as wrong.
+    [partition] = [p for p in _view(airflow)["partitions"] if p["partition_key"] == day]
+    assert partition["state"] == "success" and partition["ran_with"] is None
+    assert partition["ran_with_kept"] is False
+    assert all(run["ran_with_kept"] is False for run in partition["history"])

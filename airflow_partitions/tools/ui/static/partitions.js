@@ -429,6 +429,7 @@ function showDetail(key) {
     else html.push(`<div class="ran-with incomplete"><p>${subject} <strong>${ranWithText(ran)}</strong>${together}; ${plural(ran.missing_total, "key")} missing:</p>
       ${pagerHtml("missing", ran.missing, ran.missing_total, true)}</div>`);
   }
+  if (p.ran_with_kept === false) html.push(`<p class="muted">What its runs ran with is no longer kept: \`airflow-partitions clean\` removed the keys Airflow had logged for them (their states stand).</p>`);
   if (p.pending_again) {
     html.push(`<p class="again-note">A key sent again for this period after it ran opened a pending run beside its runs on ${esc(when(p.opened_at))}${p.queue_position ? ` (place ${p.queue_position} of ${view.answer.pending_total} in the scheduler's queue)` : ""}: Airflow holds it (its rollup's rerun policy is HOLD) until the whole period comes again${p.fires_at ? ` or its completion deadline fires it from ${esc(when(p.fires_at))}` : ""}. What ran stays as shown; \`airflow-partitions discard ${esc(dagId)} --key ${esc(p.partition_key)}\` removes the pending run.</p>`);
   } else if (p.opened_at) {
@@ -439,7 +440,8 @@ function showDetail(key) {
   else if (p.closes_at && pending) html.push(`<p>Its period ends at ${esc(when(p.closes_at))}.</p>`);
   const runs = past.map((run, i) => {
     const short = run.ran_with && run.ran_with.counted < run.ran_with.awaited;
-    const ran = run.ran_with ? ` <span class="${short ? "short" : "muted"}">${i ? "this rerun " : ""}${ranWithText(run.ran_with)}</span>` : "";
+    const ran = run.ran_with ? ` <span class="${short ? "short" : "muted"}">${i ? "this rerun " : ""}${ranWithText(run.ran_with)}</span>`
+      : run.ran_with_kept === false ? ' <span class="muted">what it ran with is no longer kept</span>' : "";
     return `<li><a class="run" href="${esc(AIRFLOW)}/dags/${esc(enc(dagId))}/runs/${esc(enc(run.run_id))}" target="_top">${esc(run.run_id)}</a>
       <span class="state ${cls(run.state)}">${esc(run.state)}</span>${ran}</li>`;
   }).join("");

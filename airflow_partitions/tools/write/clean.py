@@ -1,0 +1,172 @@
+"""
+Remove the bookkeeping Airflow keeps forever for partitioned runs that fired: ``clean --before``.
+
+Airflow writes an ``asset_partition_dag_run`` row per pending partitioned run and a
+``partitioned_asset_key_log`` row per key it receives; when the run fires, the row stays (it
+points at its Dag run) and so do its key-log rows. Nothing deletes them, and ``airflow db clean``
+does not cover them: a deployment with hourly partitions gains millions of rows a year, which the
+scheduler's loop and the state reader scan (Airflow indexes none of the table's columns but the
+id). :func:`fired_rows` counts those of runs that fired, opened before a date; :func:`clean`
+deletes them in batches, each its own transaction, while Airflow runs. A pending run's rows (no
+Dag run yet) are never touched, nor are Dag runs or asset events. What a cleaned run ran with is
+no longer kept: ``status`` and the view then say so (``ran_with_kept`` false), never a guess.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+#: Pending-run rows deleted per transaction (with their key-log rows): short locks, steady progress.
+BATCH = 1000
+#: The audit-log event of one ``clean --yes`` (Airflow's ``log`` table).
+CLEANED_EVENT = "partition-tools clean"
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """
+    What :func:`fired_rows` found (or :func:`clean` removed) before *before*: rows, per Dag.
+
+    ``by_dag`` maps each Dag to ``[pending-run rows, key-log rows]``; ``removed`` tells a removal
+    from a dry run.
+    """
+
+    before: datetime
+    pending_rows: int
+    key_log_rows: int
+    by_dag: dict[str, list[int]]
+    removed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return plain JSON types (``before`` as ISO 8601)."""
+        return {**asdict(self), "before": self.before.isoformat()}
+
+
+def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = None) -> Cleaned:
+    """
+    Count the rows of partitioned runs that fired, opened before *before* (aware, or naive UTC).
+
+    Read-only: per Dag (only *dag_id* if given), its ``asset_partition_dag_run`` rows with a Dag
+    run and ``created_at`` before *before*, and their ``partitioned_asset_key_log`` rows.
+    """
+    if session is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as new:
+            return fired_rows(before, dag_id=dag_id, session=new)
+    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
+    from sqlalchemy import func, select
+
+    fired = _fired(before, dag_id)
+    by_dag: dict[str, list[int]] = {
+        dag: [n, 0]
+        for dag, n in session.execute(
+            select(AssetPartitionDagRun.target_dag_id, func.count())
+            .where(*fired)
+            .group_by(AssetPartitionDagRun.target_dag_id)
+        )
+    }
+    for dag, n in session.execute(
+        select(AssetPartitionDagRun.target_dag_id, func.count())
+        .join(
+            PartitionedAssetKeyLog,
+            PartitionedAssetKeyLog.asset_partition_dag_run_id == AssetPartitionDagRun.id,
+        )
+        .where(*fired)
+        .group_by(AssetPartitionDagRun.target_dag_id)
+    ):
+        by_dag[dag][1] = n
+    return _tally(before, by_dag)
+
+
+def clean(
+    before: datetime, *, dag_id: str | None = None, user: str | None = None, batch: int = BATCH
+) -> Cleaned:
+    """
+    Delete :func:`fired_rows`' rows in batches of *batch* pending-run rows, each batch committed.
+
+    Counts what it deletes (a run that fires meanwhile and opened before *before* is deleted
+    too, and counted).
+
+    A batch selects fired rows (``created_dag_run_id`` set: the scheduler never changes them
+    again), deletes their key-log rows, then them. One audit-log row per Dag cleaned (event
+    ``partition-tools clean``, *user* as owner, default the operating-system user; ``extra`` the
+    counts and *before*).
+
+    :returns: What was removed, with ``removed=True``.
+    """
+    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
+    from airflow.models.log import Log
+    from airflow.utils.session import create_session
+    from sqlalchemy import delete, func, select
+
+    fired = _fired(before, dag_id)
+    by_dag: dict[str, list[int]] = {}
+    while True:
+        with create_session() as session:
+            rows = session.execute(
+                select(AssetPartitionDagRun.id, AssetPartitionDagRun.target_dag_id).where(*fired).limit(batch)
+            ).all()
+            if not rows:
+                break
+            ids = [row_id for row_id, _ in rows]
+            for _, dag in rows:
+                by_dag.setdefault(dag, [0, 0])[0] += 1
+            logged = session.execute(
+                select(AssetPartitionDagRun.target_dag_id, func.count())
+                .join(
+                    PartitionedAssetKeyLog,
+                    PartitionedAssetKeyLog.asset_partition_dag_run_id == AssetPartitionDagRun.id,
+                )
+                .where(AssetPartitionDagRun.id.in_(ids))
+                .group_by(AssetPartitionDagRun.target_dag_id)
+            )
+            for dag, n in logged:
+                by_dag[dag][1] += n
+            session.execute(
+                delete(PartitionedAssetKeyLog).where(
+                    PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(ids)
+                )
+            )
+            session.execute(delete(AssetPartitionDagRun).where(AssetPartitionDagRun.id.in_(ids)))
+    found = _tally(before, by_dag, removed=True)
+    with create_session() as session:
+        owner = user or getpass.getuser()
+        for dag, (pending, logged_rows) in found.by_dag.items():
+            what = {"before": found.before.isoformat(), "pending_rows": pending, "key_log_rows": logged_rows}
+            session.add(Log(event=CLEANED_EVENT, dag_id=dag, owner=owner, extra=json.dumps(what)))
+    return found
+
+
+def _tally(before: datetime, by_dag: dict[str, list[int]], *, removed: bool = False) -> Cleaned:
+    """Return the :class:`Cleaned` of *by_dag*'s counts (``{dag_id: [pending rows, key-log rows]}``)."""
+    return Cleaned(
+        _utc(before),
+        sum(n for n, _ in by_dag.values()),
+        sum(n for _, n in by_dag.values()),
+        dict(sorted(by_dag.items())),
+        removed,
+    )
+
+
+def _fired(before: datetime, dag_id: str | None) -> list[Any]:
+    """Return SQL conditions: a pending-run row of a run that fired, opened before *before*."""
+    from airflow.models.asset import AssetPartitionDagRun
+
+    conditions = [
+        AssetPartitionDagRun.created_dag_run_id.is_not(None),
+        AssetPartitionDagRun.created_at < _utc(before),
+    ]
+    if dag_id is not None:
+        conditions.append(AssetPartitionDagRun.target_dag_id == dag_id)
+    return conditions
+
+
+def _utc(when: datetime) -> datetime:
+    from airflow.sdk import timezone
+
+    return timezone.coerce_datetime(when)
