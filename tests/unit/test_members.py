@@ -230,7 +230,7 @@ def test_a_dated_member_is_awaited_exactly_by_the_periods_from_its_start_to_its_
         if (start is None or start <= day) and (end is None or day < end)
     }
     assert rollup.to_upstream(key) == covering
-    for i, (start, end) in enumerate(dates):
+    for i, (start, _end) in enumerate(dates):
         upstream = f"s{i}|{key}"
         if upstream in covering:  # u in to_upstream(D) <=> D in to_downstream(u)
             assert rollup.to_downstream(upstream) == key

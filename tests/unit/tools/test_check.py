@@ -299,3 +299,23 @@ def test_a_sliding_window_fed_by_a_weekday_producer_still_never_completes(tmp_pa
     weekdays = 'CronPartitionTimetable("0 0 * * 1-5", timezone="UTC", key_format="%Y-%m-%d")'
     found = only(check(dag_folder(tmp_path, weekdays, SLIDING.format(", start='2026-01-01'"))), "error")
     assert "never writes" in found.message and "wait forever" in found.message
+
+
+def test_a_malformed_member_variable_is_an_error_naming_it_and_the_json_expected(tmp_path, monkeypatch):
+    from airflow_partitions.members import EXPECTED_JSON, forget_reads
+
+    monkeypatch.setenv("AIRFLOW_VAR_CHECKED_STORES", '{"store-001": "nsw"}')  # an object, not a list
+    forget_reads()
+    consumer = (
+        "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['store', 'day'], "
+        "{'day': TemporalMapper(Day())}, output=['day']), "
+        "window=DimensionWindow(store=VariableMembers('checked_stores')))"
+    )
+    try:
+        findings = check(dag_folder(tmp_path, DAILY, consumer))
+    finally:
+        forget_reads()
+    (found,) = [f for f in errors(findings) if "Airflow Variable 'checked_stores'" in f.message]
+    assert found.dag_id == "consumer"
+    assert EXPECTED_JSON in found.message
+    assert "airflow variables set checked_stores" in found.fix
