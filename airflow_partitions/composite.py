@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from itertools import product
 from math import prod
 from typing import Any, ClassVar
@@ -35,7 +36,13 @@ from airflow_partitions.grains.keys import MAX_KEY_LENGTH, OtherMember, OutsideC
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
 from airflow_partitions.members import Member, MemberList, VariableMembers, listed, period_day
-from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
+from airflow_partitions.rollup import (
+    _CACHE_SIZE,
+    CountingRollupMapper,
+    ExpectedKeys,
+    OnlyOurRollup,
+    _expected,
+)
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
     MappedPeriodFanOut,
@@ -198,11 +205,14 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 )
         return dict(zip(names, segments, strict=True))
 
-    def join(self, segments: Iterable[str], source: str) -> str:
+    def join(self, segments: Iterable[str], source: Any) -> str:
         """
         Return *segments* joined by the delimiter, escaped if an *escape* is set.
 
-        :raises ValueError: naming the *source* key, for a segment containing the delimiter
+        *source* is what the key is made from (a key, or a decoded key, shown only in an error: a
+        decoded period is not written out for every key joined).
+
+        :raises ValueError: naming the *source*, for a segment containing the delimiter
             (no *escape*), a segment that would merge with a delimiter of several characters
             (``a:`` before ``::``), or a result over 250 characters.
         """
@@ -308,13 +318,13 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 self.mappers[name].encode_upstream(decoded[name]) if name in self.mappers else decoded[name]
                 for name in self.dimensions
             ),
-            str(decoded),
+            decoded,
         )
 
     def format(self, decoded: dict[str, Any]) -> str:
         """Return the downstream key for *decoded* output dimensions (a fan-out's downstream side)."""
         return self.join(
-            (format_member(self.mappers.get(name), decoded[name]) for name in self.output), str(decoded)
+            (format_member(self.mappers.get(name), decoded[name]) for name in self.output), decoded
         )
 
     def to_partition_date(self, downstream_key: str) -> datetime | None:
@@ -428,7 +438,10 @@ class DimensionWindow(ValueEquality, Window):
         return {n: w for n, w in self.windows.items() if isinstance(w, MemberList | VariableMembers)}
 
     def to_upstream(
-        self, decoded_downstream: dict[str, Any], groups: Mapping[str, Any] | None = None
+        self,
+        decoded_downstream: dict[str, Any],
+        groups: Mapping[str, Any] | None = None,
+        awaited: Mapping[str, Sequence[str]] | None = None,
     ) -> list[dict[str, Any]]:
         """
         Return every combination of the windowed dimensions' members, other dimensions kept.
@@ -437,23 +450,32 @@ class DimensionWindow(ValueEquality, Window):
         one period begins on (:func:`~airflow_partitions.members.period_day`). *groups* (dimension
         → its mapper, from :class:`DimensionRollupMapper`) names the listed dimensions the
         downstream key keeps through a lookup: those give the members whose group or lookup answer
-        is the downstream value.
+        is the downstream value. *awaited* gives the listed dimensions' values as :meth:`awaited`
+        worked them out.
 
         :raises ValueError: as the class says.
         """
         names = list(self.windows)
+        listed = self.awaited(decoded_downstream, groups) if awaited is None else awaited
+        choices = [
+            list(window.to_upstream(decoded_downstream[name])) if isinstance(window, Window) else listed[name]
+            for name, window in self.windows.items()
+        ]
+        return [{**decoded_downstream, **dict(zip(names, combo, strict=True))} for combo in product(*choices)]
+
+    def awaited(
+        self, decoded_downstream: dict[str, Any], groups: Mapping[str, Any] | None = None
+    ) -> dict[str, tuple[str, ...]]:
+        """Return, per listed dimension, the values of the members a decoded downstream key awaits."""
         day = period_day(decoded_downstream)
-        choices = []
-        for name, window in self.windows.items():
-            if isinstance(window, Window):
-                choices.append(list(window.to_upstream(decoded_downstream[name])))
-                continue
-            members = members_of(window)
+        found = {}
+        for name, listing in self.listings().items():
+            members = members_of(listing)
             candidates = None
             if groups and name in groups:
                 candidates = members.grouped(groups[name]).get(decoded_downstream[name], ())
-            choices.append(members.awaited(day, candidates))
-        return [{**decoded_downstream, **dict(zip(names, combo, strict=True))} for combo in product(*choices)]
+            found[name] = tuple(members.awaited(day, candidates))
+        return found
 
     def largest_fan_out(self, mapper: CompositeKeyMapper) -> tuple[int, str]:
         """
@@ -539,7 +561,8 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
             )
         kept = name in mapper.output
         dimension = mapper.mappers.get(name)
-        if name in listings and kept and (not rollup or name in _timed(mapper) or dimension is None):
+        unmapped = dimension is None and not isinstance(members, VariableMembers)
+        if name in listings and kept and (not rollup or name in _timed(mapper) or unmapped):
             raise ValueError(
                 f"{owner}: dimension {name!r} is kept in the downstream key"
                 f"{' as it is' if dimension is None else ''}, so its value is fixed there; list values only "
@@ -716,7 +739,9 @@ class DimensionRollupMapper(CountingRollupMapper):
         #: The dimensions the window lists members for, and (of those) the ones the downstream key
         #: keeps through a lookup, with the lookup: each downstream value awaits its group's members.
         self._listings = window.listings()
-        self._lookups = {n: upstream_mapper.mappers[n] for n in self._listings if n in upstream_mapper.output}
+        self._lookups = {
+            n: upstream_mapper.mappers.get(n) for n in self._listings if n in upstream_mapper.output
+        }
         self._variables = [v for v in self._listings.values() if isinstance(v, VariableMembers)]
         # A sample per lookup: the group of a listed member (a member the lookup refuses is refused
         # here). No samples with a Variable, which is read only at run time (never at Dag parse).
@@ -733,9 +758,26 @@ class DimensionRollupMapper(CountingRollupMapper):
             "(TemporalMapper(..., input_timezone=...))",
         )
 
-    def members(self, decoded: dict[str, Any]) -> list[dict[str, Any]]:
-        """Return the window's members of a decoded downstream key, a lookup's grouped by it."""
-        return self.window.to_upstream(decoded, self._lookups)
+    def members(self, decoded: dict[str, Any], read: Any = None) -> list[dict[str, Any]]:
+        """
+        Return the window's members of a decoded downstream key, a lookup's grouped by it.
+
+        *read*: the listed dimensions' awaited values (``((name, values), ...)``), if worked out.
+        """
+        awaited = dict(read) if isinstance(read, tuple) else None
+        return self.window.to_upstream(decoded, self._lookups, awaited)
+
+    def to_upstream(self, downstream_key: str) -> ExpectedKeys:
+        """
+        Return the upstream keys *downstream_key* waits for, with its closing time (memoized).
+
+        With members from a Variable, memoized twice: by the Variable's value read, which members
+        the key awaits; by those members, its keys. A new value builds again only the keys of the
+        periods whose members it changed.
+        """
+        if not self._variables:
+            return super().to_upstream(downstream_key)
+        return _awaited_now(self, downstream_key, self.members_read())
 
     def members_read(self) -> tuple[int, ...] | None:
         """Return the versions of the Variables' member lists now in use (``None``: no Variable)."""
@@ -825,6 +867,14 @@ class DimensionRollupMapper(CountingRollupMapper):
         return tuple(
             mapper.join(combination, key) for combination in product(*(choices[n] for n in mapper.dimensions))
         )
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _awaited_now(rollup: DimensionRollupMapper, downstream_key: str, read: Any) -> ExpectedKeys:
+    """Return the keys of *downstream_key* under the member lists *read* (their versions)."""
+    decoded = rollup.upstream_mapper.decode_downstream(downstream_key)
+    awaited = rollup.window.awaited(decoded, rollup._lookups)
+    return _expected(rollup, downstream_key, tuple(sorted(awaited.items())))
 
 
 class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):

@@ -217,7 +217,8 @@ class MemberList:
         Return the members by the downstream value each counts for: its group, else *mapper*'s answer.
 
         Worked out once per list and mapper. A member the mapper maps to several values (a
-        one-to-many lookup) is in each of their groups.
+        one-to-many lookup) is in each of their groups; with no *mapper*, a member without a group
+        counts for its own value.
 
         :raises ValueError: naming the member, if it has no group and *mapper* refuses its value.
         """
@@ -228,7 +229,10 @@ class MemberList:
             groups: dict[str, list[Member]] = {}
             for member in self.members:
                 try:
-                    answers = [member.group] if member.group else downstream_keys(mapper, member.value)
+                    if member.group or mapper is None:
+                        answers = [member.group or member.value]
+                    else:
+                        answers = downstream_keys(mapper, member.value)
                 except ValueError as err:
                     raise ValueError(
                         f"{self.source}: member {member.value!r} has no group and the dimension's mapper "

@@ -130,7 +130,7 @@ def _expected(rollup: CountingRollupMapper, downstream_key: str, read: Any) -> E
     mapper = rollup.upstream_mapper
     decoded = mapper.decode_downstream(downstream_key)
     try:
-        members = list(rollup.members(decoded))
+        members = list(rollup.members(decoded, read))
     except OutsideCalendar:  # a window the rule leaves out (before a SlidingWindow's start)
         raise
     except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
@@ -350,8 +350,12 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         _checked_routes(self, samples, hint)
 
-    def members(self, decoded: Any) -> Iterable[Any]:
-        """Return the decoded members of a decoded downstream key: the window's ``to_upstream``."""
+    def members(self, decoded: Any, read: Any = None) -> Iterable[Any]:
+        """
+        Return the decoded members of a decoded downstream key: the window's ``to_upstream``.
+
+        *read* is what :meth:`to_upstream` keyed its memo by (:meth:`members_read`).
+        """
         return self.window.to_upstream(decoded)
 
     def members_read(self) -> Any:
