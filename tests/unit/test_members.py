@@ -427,3 +427,23 @@ def test_an_unchanged_value_keeps_the_same_member_list_and_its_memos(variable, m
     first = VariableMembers("retail_stores").current()
     clock[0] += members_module.VARIABLE_TTL + timedelta(seconds=1).total_seconds()
     assert VariableMembers("retail_stores").current() is first
+
+
+def test_a_variables_groups_place_stores_no_lookup_table_knows(variable):
+    variable([{"value": "store-010", "group": "vic"}, "nsw"])  # a member without a group counts for itself
+    rollup = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["store", "day"], {"day": TemporalMapper(Day())}),
+        window=DimensionWindow(store=VariableMembers("retail_stores")),
+    )
+    assert rollup.to_downstream("store-010|2026-04-06") == "vic|2026-04-06"
+    assert rollup.to_upstream("vic|2026-04-06") == {"store-010|2026-04-06"}
+    assert rollup.to_upstream("nsw|2026-04-06") == {"nsw|2026-04-06"}
+
+
+def test_a_new_value_builds_again_only_the_periods_whose_members_it_changes(variable):
+    variable([*STORES])
+    rollup = by_region_from_variable()
+    nsw, vic = rollup.to_upstream("nsw|2026-04-06"), rollup.to_upstream("vic|2026-04-06")
+    variable([*STORES, {"value": "store-009", "group": "vic"}])
+    assert rollup.to_upstream("nsw|2026-04-06") is nsw  # the same awaited keys, not built again
+    assert rollup.to_upstream("vic|2026-04-06") == vic | {"store-009|2026-04-06"}
