@@ -145,8 +145,9 @@ def main() -> None:
         members_module.VariableMembers("bench_stores").current()
         reads.append((time.perf_counter() - start) * 1000)
 
-    def change() -> None:  # a new store joins: a new list, every awaited set built again
-        entries.append({"value": f"store-new-{time.perf_counter_ns()}", "group": "r00", "start": "2027-01-01"})
+    def change() -> None:  # a new store joins (from 2027, after every pending day): a new list
+        new = f"store-new-{time.perf_counter_ns()}"
+        entries.append({"value": new, "group": "r00", "start": "2027-01-01"})
         os.environ["AIRFLOW_VAR_BENCH_STORES"] = json.dumps(entries)
         expire()
 

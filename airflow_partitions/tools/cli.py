@@ -330,15 +330,18 @@ def format_state(state: Any) -> str:
         if p.fires_at:
             lines.append(_wrap("fires at", p.fires_at.isoformat()))
     if state.refusals:
-        ruled = sum(r.expected for r in state.refusals)
-        mistaken = len(state.refusals) - ruled
+        others = sum(r.other_member for r in state.refusals)
+        ruled = sum(r.expected for r in state.refusals) - others
+        mistaken = len(state.refusals) - ruled - others
         lines.append(
             f"  {_count(state.refusals_total, 'key')} refused on arrival (Airflow's audit log); of the "
-            f"latest {len(state.refusals)}, {ruled} by the calendar's rule, {mistaken} mistaken"
+            f"latest {len(state.refusals)}, {ruled} by the calendar's rule, "
+            + (f"{others} for other members (another Dag's), " if others else "")
+            + f"{mistaken} mistaken"
         )
         lines.extend(
             _wrap(
-                "refused" if not r.expected else "outside",
+                "other member" if r.other_member else "outside" if r.expected else "refused",
                 f"{r.partition_key or ''}: {r.reason}".lstrip(": "),
             )
             for r in state.refusals[-3:]
