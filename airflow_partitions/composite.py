@@ -529,6 +529,12 @@ class DimensionWindow(ValueEquality, Window):
         return cls(**{n: window(n, w) for n, w in windows.items()})
 
 
+def _fields(member: Member) -> dict[str, str]:
+    """Return a member's value and dates as strings (``{"value", "start"?, "end"?}``)."""
+    fields = {"value": member.value, "start": member.start, "end": member.end}
+    return {k: str(v) for k, v in fields.items() if v is not None}
+
+
 def members_of(listing: Listing) -> MemberList:
     """Return a listed dimension's members now: the list, or the Variable's value as last read."""
     return listing.current() if isinstance(listing, VariableMembers) else listing
@@ -782,6 +788,42 @@ class DimensionRollupMapper(CountingRollupMapper):
     def members_read(self) -> tuple[int, ...] | None:
         """Return the versions of the Variables' member lists now in use (``None``: no Variable)."""
         return tuple(v.current().version for v in self._variables) if self._variables else None
+
+    def membership(self, downstream_key: str) -> list[dict[str, Any]]:
+        """
+        Return, per listed dimension, the members *downstream_key*'s period awaits and where they came from.
+
+        ``[{"dimension": "store", "source": "Variable 'retail_stores'", "read_at":
+        "2026-04-06T01:02:03+00:00", "period_begins": "2026-04-06", "group": "vic", "awaited":
+        ["store-005", …, "store-009"], "dated": [{"value": "store-009", "start": "2026-04-06",
+        "awaited": True}]}]``: the source is ``"listed in the Dag file"`` or the Variable (and when this
+        process read it, UTC); *group* the downstream value of a lookup dimension (else ``None``);
+        *dated* the members with dates among those the group holds, awaited or not.
+
+        :raises ValueError: if *downstream_key* is not a key this rollup writes, or a Variable cannot
+            be read.
+        """
+        decoded = self.upstream_mapper.decode_downstream(downstream_key)
+        awaited = self.window.awaited(decoded, self._lookups)
+        day = period_day(decoded)
+        found = []
+        for name, listing in self._listings.items():
+            members = members_of(listing)
+            group = decoded[name] if name in self._lookups else None
+            held = members.members if group is None else members.grouped(self._lookups[name]).get(group, ())
+            dated = [m for m in held if m.dated]
+            found.append(
+                {
+                    "dimension": name,
+                    "source": members.source,
+                    "read_at": None if members.read_at is None else members.read_at.isoformat(),
+                    "period_begins": None if day is None else day.isoformat(),
+                    "group": group,
+                    "awaited": list(awaited[name]),
+                    "dated": [{**_fields(m), "awaited": m.value in awaited[name]} for m in dated],
+                }
+            )
+        return found
 
     def member(self, name: str, segment: str) -> Member:
         """

@@ -225,6 +225,21 @@ def format_explanation(explanation: Any) -> str:
             lines.append(
                 _wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {_listed(k.waits_for)}")
             )
+        for m in k.members or ():
+            read = f", read {m['read_at']}" if m["read_at"] else ""
+            group = f" of {m['group']}" if m["group"] else ""
+            lines.append(
+                _wrap(
+                    f"{m['dimension']}s",
+                    f"{len(m['awaited'])} awaited{group} ({m['source']}{read}): {_listed(m['awaited'])}",
+                )
+            )
+            for d in m["dated"]:
+                span = " ".join(f"{w} {d[f]}" for w, f in (("from", "start"), ("until", "end")) if f in d)
+                state = (
+                    "awaited" if d["awaited"] else f"not awaited by the period beginning {m['period_begins']}"
+                )
+                lines.append(_wrap("", f"{d['value']}: {span} (end exclusive), {state}"))
         if k.closes_at:
             lines.append(_wrap("closes at", k.closes_at))
         if k.fires_at:

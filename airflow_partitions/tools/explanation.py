@@ -26,7 +26,11 @@ class KeyExplanation:
     the upstream keys in the spelling awaited (sorted), *wait_policy* the configured policy; for a
     :class:`~airflow_partitions.CompletionDeadline`, *closes_at* is the period's end (UTC),
     *needed* the keys needed at the deadline, *fires_at* when it fires with at least *needed*
-    keys and *fires_at_below_minimum* when it fires with fewer.
+    keys and *fires_at_below_minimum* when it fires with fewer. For a rollup whose window lists
+    members, *members* says per listed dimension which members the period awaits and where they
+    came from (the Dag file's list, or an Airflow Variable and when it was read; members with dates
+    and whether their dates cover the period: :meth:`~airflow_partitions.DimensionRollupMapper.
+    membership`).
     """
 
     key: str
@@ -37,6 +41,7 @@ class KeyExplanation:
     needed: int | None = None
     fires_at: str | None = None
     fires_at_below_minimum: str | None = None
+    members: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,9 @@ def explain_key(mapper: Any, key: str) -> KeyExplanation:
         needed=wait.needed,
         fires_at=_iso(wait.fires_at),
         fires_at_below_minimum=_iso(wait.fires_at_below_minimum),
+        members=tuple(mapper.membership(key))
+        if hasattr(mapper, "membership") and mapper.window.listings()
+        else None,
     )
 
 
