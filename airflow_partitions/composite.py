@@ -678,7 +678,22 @@ class DimensionRollupMapper(CountingRollupMapper):
             window=DimensionWindow(region=["eu", "us"]),
         )
 
-    runs ``2026-03-10`` once ``eu|2026-03-10`` and ``us|2026-03-10`` have both arrived. Member
+    runs ``2026-03-10`` once ``eu|2026-03-10`` and ``us|2026-03-10`` have both arrived. Through a
+    lookup, per region and day (the downstream key keeps the store dimension, mapped)::
+
+        DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(
+                ["store", "day"], {"store": LookupMapper({"store-001": "nsw", "store-005": "vic"}),
+                                   "day": TemporalMapper(Day())}
+            ),
+            window=DimensionWindow(store=["store-001", "store-005", Member("store-009", start="2026-04-06",
+                                                                             group="vic")]),
+        )
+
+    maps ``store-005|2026-04-06`` to ``vic|2026-04-06``, which awaits ``store-005|2026-04-06`` and
+    ``store-009|2026-04-06`` (store-009 from 2026-04-06 on; its earlier keys are refused as
+    :class:`~airflow_partitions.OutsideCalendar` naming its dates). A key naming a value the window
+    does not list is refused as :class:`~airflow_partitions.OtherMember`. Member
     keys are written by the mapper's ``encode_upstream``: producers must send them exactly so
     (temporal dimensions in their grain's canonical key). ``wait_policy`` may be a
     :class:`~airflow_partitions.deadlines.CompletionDeadline` (its period: the latest time
@@ -692,9 +707,12 @@ class DimensionRollupMapper(CountingRollupMapper):
         the windowed dimensions; default 50,000, as :class:`~airflow_partitions.temporal.
         TemporalRollupMapper`).
     :raises ValueError: at Dag parse, for more awaited keys than *max_upstream_keys*, a window
-        naming unknown dimensions, a window over a dropped dimension or values for a kept one, a
-        dropped dimension the window does not list, or a window whose decoded type differs from
-        its dimension mapper's.
+        naming unknown dimensions, a window over a dropped dimension, values for a dimension kept
+        as it is (no mapper, unless from a Variable) or for a time dimension, a listed member its
+        lookup cannot place, members with dates and not one time dimension in the downstream key,
+        a dropped dimension the window does not list, or a window whose decoded type differs from
+        its dimension mapper's. A window listing a :class:`~airflow_partitions.VariableMembers` is
+        not read at parse (its route check is skipped).
     """
 
     upstream_mapper: CompositeKeyMapper
