@@ -447,3 +447,16 @@ def test_a_new_value_builds_again_only_the_periods_whose_members_it_changes(vari
     variable([*STORES, {"value": "store-009", "group": "vic"}])
     assert rollup.to_upstream("nsw|2026-04-06") is nsw  # the same awaited keys, not built again
     assert rollup.to_upstream("vic|2026-04-06") == vic | {"store-009|2026-04-06"}
+
+
+@given(
+    dates=dated_members(),
+    value=st.from_regex(r"[a-z0-9-]{1,12}", fullmatch=True),
+    group=st.none() | st.sampled_from(["nsw", "vic"]),
+)
+def test_a_members_entry_and_stored_form_give_back_the_same_member(dates, value, group):
+    member = Member(value, *dates, group)
+    assert Member.from_entry(json.loads(json.dumps(member.entry())), where="test") == member
+    assert Member.deserialize(json.loads(json.dumps(member.serialize()))) == member
+    # A member without dates or group is stored as its plain value, as a list always was.
+    assert (member.entry() == value) == (dates == (None, None) and group is None)
