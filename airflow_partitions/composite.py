@@ -529,12 +529,6 @@ class DimensionWindow(ValueEquality, Window):
         return cls(**{n: window(n, w) for n, w in windows.items()})
 
 
-def _fields(member: Member) -> dict[str, str]:
-    """Return a member's value and dates as strings (``{"value", "start"?, "end"?}``)."""
-    fields = {"value": member.value, "start": member.start, "end": member.end}
-    return {k: str(v) for k, v in fields.items() if v is not None}
-
-
 def members_of(listing: Listing) -> MemberList:
     """Return a listed dimension's members now: the list, or the Variable's value as last read."""
     return listing.current() if isinstance(listing, VariableMembers) else listing
@@ -813,10 +807,10 @@ class DimensionRollupMapper(CountingRollupMapper):
 
         ``[{"dimension": "store", "source": "Variable 'retail_stores'", "read_at":
         "2026-04-06T01:02:03+00:00", "period_begins": "2026-04-06", "group": "vic", "awaited":
-        ["store-005", …, "store-009"], "dated": [{"value": "store-009", "start": "2026-04-06",
-        "awaited": True}]}]``: the source is ``"listed in the Dag file"`` or the Variable (and when this
-        process read it, UTC); *group* the downstream value of a lookup dimension (else ``None``);
-        *dated* the members with dates among those the group holds, awaited or not.
+        ["store-005", …, "store-009"], "dated": [{"group": "vic", "start": "2026-04-06", "value":
+        "store-009", "awaited": True}]}]``: the source is ``"listed in the Dag file"`` or the Variable
+        (and when this process read it, UTC); *group* the downstream value of a lookup dimension (else
+        ``None``); *dated* the members with dates among those the group holds, awaited or not.
 
         :raises ValueError: if *downstream_key* is not a key this rollup writes, or a Variable cannot
             be read.
@@ -838,7 +832,7 @@ class DimensionRollupMapper(CountingRollupMapper):
                     "period_begins": None if day is None else day.isoformat(),
                     "group": group,
                     "awaited": list(awaited[name]),
-                    "dated": [{**_fields(m), "awaited": m.value in awaited[name]} for m in dated],
+                    "dated": [{**m.fields(), "awaited": m.value in awaited[name]} for m in dated],
                 }
             )
         return found

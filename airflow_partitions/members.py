@@ -136,12 +136,14 @@ class Member:
         until = f"until {self.end} (exclusive)" if self.end else ""
         return " ".join(part for part in (since, until) if part)
 
-    def entry(self) -> str | dict[str, str]:
-        """Return the member as an entry of a stored list or a Variable: the value, or an object."""
-        if not self.dated and self.group is None:
-            return self.value
+    def fields(self) -> dict[str, str]:
+        """Return the member as an object, keys sorted: ``{"end"?, "group"?, "start"?, "value"}``."""
         fields = {"value": self.value, "start": self.start, "end": self.end, "group": self.group}
         return {k: str(v) for k, v in sorted(fields.items()) if v is not None}
+
+    def entry(self) -> str | dict[str, str]:
+        """Return the member as an entry of a stored list or a Variable: the value, or :meth:`fields`."""
+        return self.value if not self.dated and self.group is None else self.fields()
 
     @classmethod
     def from_entry(cls, entry: Any, *, where: str) -> Member:

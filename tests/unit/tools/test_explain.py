@@ -174,11 +174,13 @@ def test_a_regions_day_shows_the_members_it_awaits_and_where_they_came_from():
         "period_begins": "2026-04-04",
         "group": "vic",
         "awaited": ["store-005", "store-006"],
-        "dated": [{"value": "store-009", "start": "2026-04-06", "awaited": False}],
+        "dated": [{"value": "store-009", "start": "2026-04-06", "group": "vic", "awaited": False}],
     }
     (opened,) = explain(mapper, "vic|2026-04-06", downstream=True).keys
     assert opened.members[0]["awaited"] == ["store-005", "store-006", "store-009"]
-    assert opened.members[0]["dated"] == [{"value": "store-009", "start": "2026-04-06", "awaited": True}]
+    assert opened.members[0]["dated"] == [
+        {"value": "store-009", "start": "2026-04-06", "group": "vic", "awaited": True}
+    ]
     text = format_explanation(explain(mapper, "vic|2026-04-04", downstream=True))
     assert "2 awaited of vic (listed in the Dag file): store-005, store-006" in text
     assert (
