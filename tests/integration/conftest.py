@@ -72,6 +72,7 @@ DAG_IDS = [
     "it_session_producer",
     "it_week_of_sessions",
     # it_members.py: stores into regions, dated and Variable members (test_members.py)
+    "it_produce_store_days",
     "it_region_day_by_lookup",
     "it_vic_day_from_variable",
 ]

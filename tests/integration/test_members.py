@@ -58,9 +58,8 @@ def test_one_dag_runs_each_regions_day_from_its_stores_and_awaits_store_009_from
     [refused] = _refusals(airflow, dag_id, "store-009|2026-04-04")
     assert "OutsideCalendar: " in refused and "'store-009' is a member from 2026-04-06" in refused
 
-    # On 2026-04-06 vic awaits store-009 too: the eight stores complete nsw only. In a batch.
-    for store in NSW + VIC:
-        airflow.create_asset_event("it_store_days", partition_key=f"{store}|2026-04-06")
+    # On 2026-04-06 vic awaits store-009 too: the eight stores, in one batch, complete nsw only.
+    airflow.trigger("it_produce_store_days", conf={"keys": [f"{s}|2026-04-06" for s in NSW + VIC]})
     wait_until(lambda: _run_with_key(airflow, dag_id, "nsw|2026-04-06"), timeout=120, what="nsw's day")
     _let_the_scheduler_evaluate_pending_rollups(airflow, "before-store-009")
     assert _run_with_key(airflow, dag_id, "vic|2026-04-06") is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, task
+from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, PartitionedAtRuntime, task
 
 from airflow_partitions import (
     CompositeKeyMapper,
@@ -36,6 +36,23 @@ def record_partition(dag_run=None) -> str:
     """Return the run's partition key, for the test to read back as XCom."""
     return dag_run.partition_key
 
+
+# A producer of store days in batches: one asset event per key of the run's conf ({"keys": [...]}).
+with DAG(
+    "it_produce_store_days",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    schedule=PartitionedAtRuntime(),
+    catchup=False,
+):
+
+    @task(outlets=[store_days])
+    def add_keys(outlet_events=None, dag_run=None) -> int:
+        """Emit the run's keys on it_store_days, in one task: a batch."""
+        keys = dag_run.conf["keys"]
+        outlet_events[store_days].add_partitions(keys)
+        return len(keys)
+
+    add_keys()
 
 # One Dag for every region: a store's day rolls up into its region's day through the lookup.
 with DAG(
