@@ -68,6 +68,7 @@ def test_one_dag_runs_each_regions_day_from_its_stores_and_awaits_store_009_from
     assert _upstream_keys(airflow, dag_id, run["dag_run_id"]) == [
         f"{s}|2026-04-06" for s in [*VIC, "store-009"]
     ]
+    assert all(_refusals(airflow, dag_id, f"{s}|2026-04-06") == [] for s in [*NSW, *VIC, "store-009"])
 
 
 def _set_variable(airflow, key: str, value: list) -> None:
