@@ -50,6 +50,8 @@ _EXPORTS: dict[str, str] = {
     # A wait policy nested in our rollups (stored inside them), the task helpers, and the example keys
     # of a runtime producer for `airflow-partitions check` (Airflow never sees them).
     "CompletionDeadline": "airflow_partitions.deadlines",
+    # The members a DimensionWindow lists, stored inside it: dated, or read from an Airflow Variable.
+    **dict.fromkeys(["Member", "VariableMembers"], "airflow_partitions.members"),
     **dict.fromkeys(["missing_upstream_keys", "partition_period"], "airflow_partitions.task"),
     "example_keys": "airflow_partitions.examples",
     # Grains and calendars: pure values nested in the classes above (airflow_partitions.grains).
@@ -68,6 +70,7 @@ _EXPORTS: dict[str, str] = {
             "IsoWeek",
             "Minutes",
             "Month",
+            "OtherMember",
             "OutsideCalendar",
             "Period",
             "Quarter",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from itertools import product
 from math import prod
 from typing import Any, ClassVar
@@ -30,10 +31,18 @@ from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
 
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.deadlines import CompletionDeadline
-from airflow_partitions.grains.keys import MAX_KEY_LENGTH, is_key, shown
+from airflow_partitions.grains.grain import Period
+from airflow_partitions.grains.keys import MAX_KEY_LENGTH, OtherMember, OutsideCalendar, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
-from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
+from airflow_partitions.members import Member, MemberList, VariableMembers, listed, period_day
+from airflow_partitions.rollup import (
+    _CACHE_SIZE,
+    CountingRollupMapper,
+    ExpectedKeys,
+    OnlyOurRollup,
+    _expected,
+)
 from airflow_partitions.temporal import (
     SAMPLE_INSTANTS,
     MappedPeriodFanOut,
@@ -196,11 +205,14 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 )
         return dict(zip(names, segments, strict=True))
 
-    def join(self, segments: Iterable[str], source: str) -> str:
+    def join(self, segments: Iterable[str], source: Any) -> str:
         """
         Return *segments* joined by the delimiter, escaped if an *escape* is set.
 
-        :raises ValueError: naming the *source* key, for a segment containing the delimiter
+        *source* is what the key is made from (a key, or a decoded key, shown only in an error: a
+        decoded period is not written out for every key joined).
+
+        :raises ValueError: naming the *source*, for a segment containing the delimiter
             (no *escape*), a segment that would merge with a delimiter of several characters
             (``a:`` before ``::``), or a result over 250 characters.
         """
@@ -232,10 +244,23 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
 
     def to_downstream(self, key: str) -> str | list[str]:
         """Return the output dimensions of *key*, each mapped; every combination if one fans out."""
-        segments = self.split(key)
+        keys = self.keys_of(key, self.split(key))
+        return keys[0] if len(keys) == 1 else keys
+
+    def keys_of(
+        self, key: str, segments: dict[str, str], given: Mapping[str, str] | None = None
+    ) -> list[str]:
+        """
+        Return the downstream keys of *key* (split into *segments*), *given* output values kept as given.
+
+        :raises ValueError: as :meth:`to_downstream`.
+        """
         choices: list[list[str]] = []
         for name in self.output:
             mapper = self.mappers.get(name)
+            if given and name in given:
+                choices.append([given[name]])
+                continue
             if mapper is None:
                 choices.append([segments[name]])
                 continue
@@ -245,8 +270,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 raise ValueError(
                     f"CompositeKeyMapper: partition key {shown(key)}, dimension {name!r}: {err}"
                 ) from None
-        keys = [self.join(combination, key) for combination in product(*choices)]
-        return keys[0] if len(keys) == 1 else keys
+        return [self.join(combination, key) for combination in product(*choices)]
 
     def decode_downstream(self, downstream_key: str) -> dict[str, Any]:
         """
@@ -294,13 +318,13 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
                 self.mappers[name].encode_upstream(decoded[name]) if name in self.mappers else decoded[name]
                 for name in self.dimensions
             ),
-            str(decoded),
+            decoded,
         )
 
     def format(self, decoded: dict[str, Any]) -> str:
         """Return the downstream key for *decoded* output dimensions (a fan-out's downstream side)."""
         return self.join(
-            (format_member(self.mappers.get(name), decoded[name]) for name in self.output), str(decoded)
+            (format_member(self.mappers.get(name), decoded[name]) for name in self.output), decoded
         )
 
     def to_partition_date(self, downstream_key: str) -> datetime | None:
@@ -345,6 +369,10 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         )
 
 
+#: What a :class:`DimensionWindow` may list for a dimension instead of a window: its members.
+Listing = MemberList | VariableMembers
+
+
 class DimensionWindow(ValueEquality, Window):
     """
     Per dimension of a composite key, the members a rollup waits for (or a fan-out runs).
@@ -354,69 +382,113 @@ class DimensionWindow(ValueEquality, Window):
     region=["eu", "us"])``, for a dimension the downstream key drops: ``2026-03-10`` waits for
     ``eu|2026-03-10`` and ``us|2026-03-10``. Both at once wait for every combination.
 
+    Members of a list may have dates, ``DimensionWindow(store=["store-001", Member("store-009",
+    start="2026-04-06")])``: a period of the downstream key's one time dimension awaits the members
+    whose dates cover the local date it begins on (store-009 from the day 2026-04-06, not on
+    2026-04-04). ``DimensionWindow(store=VariableMembers("retail_stores"))`` lists the members an
+    Airflow Variable holds, read at run time (:class:`~airflow_partitions.members.VariableMembers`).
+    Under :class:`DimensionRollupMapper`, a list for a dimension the downstream key keeps through a
+    lookup (store to region) gives each downstream value the members whose lookup answer it is.
+
     Size: the product of each dimension's members (a window's size, or the list's length).
 
     :param windows: Dimension name → a window of that dimension's decoded values (ours or
-        Airflow's), or a non-empty list of the dimension's values (for a dimension the downstream
-        key drops).
+        Airflow's), a non-empty list of distinct values (strings or
+        :class:`~airflow_partitions.members.Member` objects), or a
+        :class:`~airflow_partitions.members.VariableMembers`.
     A rollup over it is :class:`DimensionRollupMapper`; Airflow's ``RollupMapper`` refuses it at Dag
     parse, naming ours (:class:`~airflow_partitions.rollup.OnlyOurRollup`). Airflow's
     ``FanOutMapper`` and :class:`DimensionFanOutMapper` take it.
 
-    :raises ValueError: at Dag parse, for no dimensions, or a value that is neither a window nor
-        a non-empty list of distinct non-blank strings.
+    Stored form: a plain list as ``{"values": [sorted values]}``; a member with dates or a group as
+    an object among them (``{"value": "store-009", "start": "2026-04-06"}``); a Variable as
+    ``{"variable": "retail_stores"}``, its name only.
+
+    :raises ValueError: at Dag parse, for no dimensions, or a value that is neither a window, a
+        non-empty list of distinct non-blank strings and members, nor a ``VariableMembers``; at
+        :meth:`to_upstream`, if members with dates meet a downstream key without one time dimension,
+        or a Variable's members cannot be read (naming it and the JSON expected).
     :raises TypeError: at Dag parse, from Airflow's ``RollupMapper``, if given this window.
     """
 
     expected_decoded_type = OnlyOurRollup(dict, "DimensionRollupMapper")
 
-    def __init__(self, **windows: Window | Sequence[str]) -> None:
+    def __init__(self, **windows: Window | Sequence[str | Member] | VariableMembers) -> None:
         super().__init__()
         if not windows:
             raise ValueError(
                 "DimensionWindow: name at least one dimension, e.g. DimensionWindow(region=['eu'])."
             )
-        self.windows: dict[str, Window | tuple[str, ...]] = {}
+        self.windows: dict[str, Window | Listing] = {}
         for name, value in sorted(windows.items()):
-            if isinstance(value, Window):
+            if isinstance(value, Window | VariableMembers):
                 self.windows[name] = value
-            elif (
-                isinstance(value, list | tuple)
-                and value
-                and all(isinstance(v, str) and v.strip() for v in value)
-            ):
-                if len(set(value)) != len(value):
-                    raise ValueError(f"DimensionWindow: {name} lists a value twice: {list(value)!r}.")
-                self.windows[name] = tuple(sorted(value))
             elif isinstance(value, SdkWindow):  # an airflow.sdk window definition
                 self.windows[name] = as_core(value, "window")
+            elif isinstance(value, list | tuple):
+                self.windows[name] = listed(value, owner=f"DimensionWindow: {name}")
             else:
                 raise ValueError(
-                    f"DimensionWindow: {name} must be a window such as TemporalWindow(Hour()) or a non-empty "
-                    f"list of distinct values such as ['eu', 'us']; got {value!r}."
+                    f"DimensionWindow: {name} must be a window such as TemporalWindow(Hour()), a non-empty "
+                    f"list of distinct values such as ['eu', 'us'] or VariableMembers('name'); got {value!r}."
                 )
 
-    def to_upstream(self, decoded_downstream: dict[str, Any]) -> list[dict[str, Any]]:
-        """Return every combination of the windowed dimensions' members, other dimensions kept."""
+    def listings(self) -> dict[str, Listing]:
+        """Return the dimensions the window lists members for (not windows), by name."""
+        return {n: w for n, w in self.windows.items() if isinstance(w, MemberList | VariableMembers)}
+
+    def to_upstream(
+        self,
+        decoded_downstream: dict[str, Any],
+        groups: Mapping[str, Any] | None = None,
+        awaited: Mapping[str, Sequence[str]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """
+        Return every combination of the windowed dimensions' members, other dimensions kept.
+
+        A listed dimension gives the members whose dates cover the local date the downstream key's
+        one period begins on (:func:`~airflow_partitions.members.period_day`). *groups* (dimension
+        → its mapper, from :class:`DimensionRollupMapper`) names the listed dimensions the
+        downstream key keeps through a lookup: those give the members whose group or lookup answer
+        is the downstream value. *awaited* gives the listed dimensions' values as :meth:`awaited`
+        worked them out.
+
+        :raises ValueError: as the class says.
+        """
         names = list(self.windows)
+        listed = self.awaited(decoded_downstream, groups) if awaited is None else awaited
         choices = [
-            window if isinstance(window, tuple) else list(window.to_upstream(decoded_downstream[n]))
-            for n, window in self.windows.items()
+            list(window.to_upstream(decoded_downstream[name])) if isinstance(window, Window) else listed[name]
+            for name, window in self.windows.items()
         ]
         return [{**decoded_downstream, **dict(zip(names, combo, strict=True))} for combo in product(*choices)]
+
+    def awaited(
+        self, decoded_downstream: dict[str, Any], groups: Mapping[str, Any] | None = None
+    ) -> dict[str, tuple[str, ...]]:
+        """Return, per listed dimension, the values of the members a decoded downstream key awaits."""
+        day = period_day(decoded_downstream)
+        found = {}
+        for name, listing in self.listings().items():
+            members = members_of(listing)
+            candidates = None
+            if groups and name in groups:
+                candidates = members.grouped(groups[name]).get(decoded_downstream[name], ())
+            found[name] = tuple(members.awaited(day, candidates))
+        return found
 
     def largest_fan_out(self, mapper: CompositeKeyMapper) -> tuple[int, str]:
         """
         Return the most members one downstream key of *mapper* can have, and what bounds it.
 
         Temporal windows under a :class:`TemporalMapper` dimension count their widest period
-        (31 days of a month); value lists their length; other windows count 1 (unknown).
+        (31 days of a month); lists their length; other windows and Variables count 1 (unknown).
         """
         sizes, reasons = [], []
         for name, window in self.windows.items():
             dimension = mapper.mappers.get(name)
-            if isinstance(window, tuple):
-                sizes.append(len(window))
+            if isinstance(window, MemberList):
+                sizes.append(len(window.members))
             elif isinstance(window, TemporalWindow) and isinstance(dimension, TemporalMapper):
                 count, widest = largest_fan_out(dimension, window)
                 sizes.append(count)
@@ -424,25 +496,51 @@ class DimensionWindow(ValueEquality, Window):
         return prod(sizes), f"a key with {', '.join(reasons)}" if reasons else "every key"
 
     def serialize(self) -> dict[str, Any]:
-        """Return ``{"windows": {name: {"window": …} or {"values": [sorted]}}}``, sorted by name."""
+        """
+        Return ``{"windows": {name: {"window": …}, {"values": [sorted]} or {"variable": name}}}``.
+
+        Sorted by name; a list's entries by value, each a string or (with dates or a group) an object.
+        """
         from airflow.serialization.encoders import encode_window
 
-        return dump(
-            windows={
-                name: {"values": list(w)} if isinstance(w, tuple) else {"window": encode_window(w)}
-                for name, w in self.windows.items()
-            }
-        )
+        def entry(window: Window | Listing) -> dict[str, Any]:
+            if isinstance(window, MemberList):
+                return {"values": [member.entry() for member in window.members]}
+            if isinstance(window, VariableMembers):
+                return {"variable": window.name}
+            return {"window": encode_window(window)}
+
+        return dump(windows={name: entry(w) for name, w in self.windows.items()})
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> DimensionWindow:
         """Rebuild the window from :meth:`serialize`'s output."""
         from airflow.serialization.decoders import decode_window
 
+        def window(name: str, stored: dict[str, Any]) -> Any:
+            if "values" in stored:
+                where = f"DimensionWindow: {name}"
+                return [Member.from_entry(entry, where=where) for entry in stored["values"]]
+            if "variable" in stored:
+                return VariableMembers(stored["variable"])
+            return decode_window(stored["window"])
+
         windows = load(data, cls)["windows"]
-        return cls(
-            **{n: w["values"] if "values" in w else decode_window(w["window"]) for n, w in windows.items()}
-        )
+        return cls(**{n: window(n, w) for n, w in windows.items()})
+
+
+def members_of(listing: Listing) -> MemberList:
+    """Return a listed dimension's members now: the list, or the Variable's value as last read."""
+    return listing.current() if isinstance(listing, VariableMembers) else listing
+
+
+def _timed(mapper: CompositeKeyMapper) -> list[str]:
+    """Return the output dimensions of *mapper* that decode to a time (a period or a datetime)."""
+    return [
+        name
+        for name in mapper.output
+        if issubclass(getattr(mapper.mappers.get(name), "expected_decoded_type", str), Period | datetime)
+    ]
 
 
 def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> None:
@@ -452,23 +550,28 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
             f"{owner}: upstream_mapper must be a CompositeKeyMapper and window a DimensionWindow; got "
             f"{type(mapper).__name__} and {type(window).__name__}."
         )
+    listings = window.listings()
     for name, members in window.windows.items():
         if name not in mapper.dimensions:
-            if not rollup and isinstance(members, tuple):
+            if not rollup and name in listings:
                 continue  # a fan-out adds a dimension: 2026-03-10 -> eu|2026-03-10, us|2026-03-10
             raise ValueError(
                 f"{owner}: DimensionWindow names {name!r}, not a dimension of {list(mapper.dimensions)}"
                 f"{'' if rollup else ' (a fan-out may add one only with a list of its values)'}."
             )
         kept = name in mapper.output
-        if isinstance(members, tuple) and kept:
+        dimension = mapper.mappers.get(name)
+        unmapped = dimension is None and not isinstance(members, VariableMembers)
+        if name in listings and kept and (not rollup or name in _timed(mapper) or unmapped):
             raise ValueError(
-                f"{owner}: dimension {name!r} is kept in the downstream key, so its value is fixed there; "
-                f"list values only for dimensions the downstream key drops, or use a window."
+                f"{owner}: dimension {name!r} is kept in the downstream key"
+                f"{' as it is' if dimension is None else ''}, so its value is fixed there; list values only "
+                "for a dimension the downstream key drops, or maps through a lookup in a "
+                f"DimensionRollupMapper ({{{name!r}: LookupMapper({{...}})}}), or use a window."
             )
-        if isinstance(members, tuple):
-            for value in members:
-                if not is_key(value) or (mapper.escape is None and mapper.delimiter in value):
+        if isinstance(members, MemberList):
+            for value in members.values:
+                if mapper.escape is None and mapper.delimiter in value:
                     raise ValueError(
                         f"{owner}: {name} value {shown(value)} must be at most {MAX_KEY_LENGTH} characters "
                         f"without the delimiter {mapper.delimiter!r} (or set the mapper's escape)."
@@ -478,13 +581,12 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
                 f"{owner}: a SlidingWindow (for {name!r}) works only in TemporalRollupMapper, which routes "
                 "each key to every window it feeds."
             )
-        if not isinstance(members, tuple):
+        if isinstance(members, Window):
             if not kept:
                 raise ValueError(
                     f"{owner}: dimension {name!r} is dropped from the downstream key, so a window over it "
                     "has nothing to start from; list its values instead, e.g. region=['eu', 'us']."
                 )
-            dimension = mapper.mappers.get(name)
             decoded = getattr(dimension, "expected_decoded_type", str)
             business_days = isinstance(members, BusinessDayWindow) and isinstance(dimension, TemporalMapper)
             if not business_days and not issubclass(type(members).expected_decoded_type, decoded):
@@ -493,6 +595,12 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
                     f"dimension's mapper, which decodes to {decoded.__name__}; pair a TemporalWindow with a "
                     "TemporalMapper dimension."
                 )
+    dated = [n for n, members in listings.items() if isinstance(members, MemberList) and members.dated]
+    if dated and len(_timed(mapper)) != 1:
+        raise ValueError(
+            f"{owner}: members of {dated[0]!r} have dates, so the downstream key needs exactly one time "
+            f"dimension whose periods they are awaited by; it has {_timed(mapper) or 'none'}."
+        )
     if rollup and (
         dropped := [n for n in mapper.dimensions if n not in mapper.output and n not in window.windows]
     ):
@@ -502,20 +610,23 @@ def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> 
         )
 
 
-def _sample_keys(mapper: CompositeKeyMapper) -> tuple[str, ...]:
+def _sample_keys(mapper: CompositeKeyMapper, fixed: Mapping[str, str]) -> tuple[str, ...]:
     """
     Return downstream keys to check a dimension rollup on, at Dag parse.
 
     Time dimensions take the periods at :data:`~airflow_partitions.temporal.SAMPLE_INSTANTS`,
-    the others ``x``; none if an output dimension's mapper decodes to neither (core's temporal
-    mappers: their keys cannot be made up here).
+    the *fixed* ones their value (a lookup's group), the others ``x``; none if an output
+    dimension's mapper decodes to neither (core's temporal mappers: their keys cannot be made up
+    here).
     """
     keys = []
     for instant in SAMPLE_INSTANTS:
         segments = []
         for name in mapper.output:
             dimension = mapper.mappers.get(name)
-            if isinstance(dimension, TemporalMapper):
+            if name in fixed:
+                segments.append(fixed[name])
+            elif isinstance(dimension, TemporalMapper):
                 try:
                     segments.append(dimension.grain.key(dimension.grain.period_at_or_after(instant)))
                 except ValueError:
@@ -561,7 +672,22 @@ class DimensionRollupMapper(CountingRollupMapper):
             window=DimensionWindow(region=["eu", "us"]),
         )
 
-    runs ``2026-03-10`` once ``eu|2026-03-10`` and ``us|2026-03-10`` have both arrived. Member
+    runs ``2026-03-10`` once ``eu|2026-03-10`` and ``us|2026-03-10`` have both arrived. Through a
+    lookup, per region and day (the downstream key keeps the store dimension, mapped)::
+
+        DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(
+                ["store", "day"], {"store": LookupMapper({"store-001": "nsw", "store-005": "vic"}),
+                                   "day": TemporalMapper(Day())}
+            ),
+            window=DimensionWindow(store=["store-001", "store-005", Member("store-009", start="2026-04-06",
+                                                                             group="vic")]),
+        )
+
+    maps ``store-005|2026-04-06`` to ``vic|2026-04-06``, which awaits ``store-005|2026-04-06`` and
+    ``store-009|2026-04-06`` (store-009 from 2026-04-06 on; its earlier keys are refused as
+    :class:`~airflow_partitions.OutsideCalendar` naming its dates). A key naming a value the window
+    does not list is refused as :class:`~airflow_partitions.OtherMember`. Member
     keys are written by the mapper's ``encode_upstream``: producers must send them exactly so
     (temporal dimensions in their grain's canonical key). ``wait_policy`` may be a
     :class:`~airflow_partitions.deadlines.CompletionDeadline` (its period: the latest time
@@ -579,9 +705,12 @@ class DimensionRollupMapper(CountingRollupMapper):
         whole period again), ``"refresh"`` or ``"ignore"``, or Airflow 3.4's ``RerunPolicy``
         members; applied by Airflow 3.4's scheduler (:func:`~airflow_partitions.rollup.as_rerun_policy`).
     :raises ValueError: at Dag parse, for more awaited keys than *max_upstream_keys*, a window
-        naming unknown dimensions, a window over a dropped dimension or values for a kept one, a
-        dropped dimension the window does not list, or a window whose decoded type differs from
-        its dimension mapper's.
+        naming unknown dimensions, a window over a dropped dimension, values for a dimension kept
+        as it is (no mapper, unless from a Variable) or for a time dimension, a listed member its
+        lookup cannot place, members with dates and not one time dimension in the downstream key,
+        a dropped dimension the window does not list, or a window whose decoded type differs from
+        its dimension mapper's. A window listing a :class:`~airflow_partitions.VariableMembers` is
+        not read at parse (its route check is skipped).
     """
 
     upstream_mapper: CompositeKeyMapper
@@ -631,12 +760,128 @@ class DimensionRollupMapper(CountingRollupMapper):
                 )
             elif windowed is None and name in upstream_mapper.output:
                 self._members[name] = _as_written(dimension)
+        #: The dimensions the window lists members for, and (of those) the ones the downstream key
+        #: keeps through a lookup, with the lookup: each downstream value awaits its group's members.
+        self._listings = window.listings()
+        self._lookups = {
+            n: upstream_mapper.mappers.get(n) for n in self._listings if n in upstream_mapper.output
+        }
+        self._variables = [v for v in self._listings.values() if isinstance(v, VariableMembers)]
+        # A sample per lookup: the group of a listed member (a member the lookup refuses is refused
+        # here). No samples with a Variable, which is read only at run time (never at Dag parse).
+        samples: tuple[str, ...] = ()
+        if not self._variables:
+            groups = {
+                n: next(iter(members_of(self._listings[n]).grouped(m))) for n, m in self._lookups.items()
+            }
+            samples = _sample_keys(upstream_mapper, groups)
         self._check_routes(
-            _sample_keys(upstream_mapper),
+            samples,
             hint="producers must send exactly the keys awaited: a kept dimension's mapper must map its own "
             "output to itself, and naive time keys be read in the window grain's zone "
             "(TemporalMapper(..., input_timezone=...))",
         )
+
+    def members(self, decoded: dict[str, Any], read: Any = None) -> list[dict[str, Any]]:
+        """
+        Return the window's members of a decoded downstream key, a lookup's grouped by it.
+
+        *read*: the listed dimensions' awaited values (``((name, values), ...)``), if worked out.
+        """
+        awaited = dict(read) if isinstance(read, tuple) else None
+        return self.window.to_upstream(decoded, self._lookups, awaited)
+
+    def to_upstream(self, downstream_key: str) -> ExpectedKeys:
+        """
+        Return the upstream keys *downstream_key* waits for, with its closing time (memoized).
+
+        With members from a Variable, memoized twice: by the Variable's value read, which members
+        the key awaits; by those members, its keys. A new value builds again only the keys of the
+        periods whose members it changed.
+        """
+        if not self._variables:
+            return super().to_upstream(downstream_key)
+        return _awaited_now(self, downstream_key, self.members_read())
+
+    def members_read(self) -> tuple[int, ...] | None:
+        """Return the versions of the Variables' member lists now in use (``None``: no Variable)."""
+        return tuple(v.current().version for v in self._variables) if self._variables else None
+
+    def membership(self, downstream_key: str) -> list[dict[str, Any]]:
+        """
+        Return, per listed dimension, the members *downstream_key*'s period awaits and where they came from.
+
+        ``[{"dimension": "store", "source": "Variable 'retail_stores'", "read_at":
+        "2026-04-06T01:02:03+00:00", "period_begins": "2026-04-06", "group": "vic", "awaited":
+        ["store-005", …, "store-009"], "dated": [{"group": "vic", "start": "2026-04-06", "value":
+        "store-009", "awaited": True}]}]``: the source is ``"listed in the Dag file"`` or the Variable
+        (and when this process read it, UTC); *group* the downstream value of a lookup dimension (else
+        ``None``); *dated* the members with dates among those the group holds, awaited or not.
+
+        :raises ValueError: if *downstream_key* is not a key this rollup writes, or a Variable cannot
+            be read.
+        """
+        decoded = self.upstream_mapper.decode_downstream(downstream_key)
+        awaited = self.window.awaited(decoded, self._lookups)
+        day = period_day(decoded)
+        found = []
+        for name, listing in self._listings.items():
+            members = members_of(listing)
+            group = decoded[name] if name in self._lookups else None
+            held = members.members if group is None else members.grouped(self._lookups[name]).get(group, ())
+            dated = [m for m in held if m.dated]
+            found.append(
+                {
+                    "dimension": name,
+                    "source": members.source,
+                    "read_at": None if members.read_at is None else members.read_at.isoformat(),
+                    "period_begins": None if day is None else day.isoformat(),
+                    "group": group,
+                    "awaited": list(awaited[name]),
+                    "dated": [{**m.fields(), "awaited": m.value in awaited[name]} for m in dated],
+                }
+            )
+        return found
+
+    def member(self, name: str, segment: str) -> Member:
+        """
+        Return the listed member of dimension *name* that *segment* names.
+
+        :raises ~airflow_partitions.OtherMember: if the window lists no such member (another Dag's
+            store, or one not yet listed).
+        :raises ValueError: if the dimension's Variable cannot be read (naming it).
+        """
+        members = members_of(self._listings[name])
+        found = members.by_value.get(segment)
+        if found is None:
+            values = list(members.values)
+            listed = f"{values}" if len(values) <= 10 else f"{values[:5]} and {len(values) - 5} more"
+            source = "" if isinstance(self._listings[name], MemberList) else f" ({members.source})"
+            raise OtherMember(f"dimension {name!r} is {segment!r}, not one of {listed}{source}")
+        return found
+
+    def route(self, key: str) -> list[str]:
+        """
+        Return the downstream keys of *key*: a lookup dimension's value is its listed member's group.
+
+        A member with a ``group`` counts for that group; one without, for its lookup's answer.
+
+        :raises ~airflow_partitions.OtherMember: naming the key, if a lookup dimension names no listed
+            member.
+        """
+        if not self._lookups:
+            return super().route(key)
+        mapper = self.upstream_mapper
+        segments = mapper.split(key)
+        given = {}
+        for name in self._lookups:
+            try:
+                member = self.member(name, segments[name])
+            except OtherMember as err:
+                raise OtherMember(f"partition key {shown(key)}: {err}.") from None
+            if member.group is not None:
+                given[name] = member.group
+        return mapper.keys_of(key, segments, given)
 
     def counts_as(self, key: str) -> tuple[str, ...]:
         """
@@ -645,19 +890,34 @@ class DimensionRollupMapper(CountingRollupMapper):
         ``eu|2026-03-10T09:00:00Z`` is read as ``eu|2026-03-10T09`` under a window of hours; a
         time dimension's segment counts as the member period it names (as in
         :class:`~airflow_partitions.temporal.TemporalRollupMapper`), a kept dimension's as its mapper
-        writes it, a listed dimension's if it is one of the values.
+        writes it, a listed dimension's if it is one of the members, and one with dates only if
+        they cover the period of the downstream key it maps to.
 
         A naive local time on a repeated hour counts for both occurrences, as in
         :class:`~airflow_partitions.temporal.TemporalRollupMapper` (every combination of the
         members its segments count as).
 
-        :raises ValueError: naming the dimension and why, if a segment names no member.
+        :raises ~airflow_partitions.OtherMember: naming the dimension, if it names no listed member.
+        :raises ~airflow_partitions.OutsideCalendar: naming the member's dates, if they do not cover
+            the key's period.
+        :raises ValueError: naming the dimension and why, if a segment names no member otherwise.
         """
         mapper = self.upstream_mapper
         segments = mapper.split(key)
-        for name, values in self.window.windows.items():
-            if isinstance(values, tuple) and segments[name] not in values:
-                raise ValueError(f"dimension {name!r} is {segments[name]!r}, not one of {list(values)}")
+        for name in self._listings:
+            member = self.member(name, segments[name])
+            if member.dated:
+                day = period_day(mapper.decode_downstream(self.route(key)[0]))
+                if day is None:
+                    raise ValueError(
+                        f"dimension {name!r}: {member.value!r} has dates, but the downstream key has no one "
+                        "time dimension"
+                    )
+                if not member.covers(day):
+                    raise OutsideCalendar(
+                        f"dimension {name!r}: {member.value!r} is a member {member.dates()}, not of the "
+                        f"period beginning {day}"
+                    )
         choices: dict[str, tuple[str, ...]] = {name: (segment,) for name, segment in segments.items()}
         for name, spelling in self._members.items():
             try:
@@ -667,6 +927,14 @@ class DimensionRollupMapper(CountingRollupMapper):
         return tuple(
             mapper.join(combination, key) for combination in product(*(choices[n] for n in mapper.dimensions))
         )
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _awaited_now(rollup: DimensionRollupMapper, downstream_key: str, read: Any) -> ExpectedKeys:
+    """Return the keys of *downstream_key* under the member lists *read* (their versions)."""
+    decoded = rollup.upstream_mapper.decode_downstream(downstream_key)
+    awaited = rollup.window.awaited(decoded, rollup._lookups)
+    return _expected(rollup, downstream_key, tuple(sorted(awaited.items())))
 
 
 class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
@@ -705,7 +973,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
         owner = "DimensionFanOutMapper"
         _check_dimensions(owner, upstream_mapper, window, rollup=False)
         if downstream_mapper is None:
-            if any(isinstance(w, tuple) for w in window.windows.values()):
+            if window.listings():
                 raise ValueError(f"{owner}: a window listing values needs an explicit downstream_mapper.")
             downstream_mapper = CompositeKeyMapper(
                 upstream_mapper.output,
@@ -714,7 +982,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
                     **{
                         n: TemporalFanOutMapper._resolve_default_downstream_mapper(w)
                         for n, w in window.windows.items()
-                        if not isinstance(w, tuple)  # (refused just above)
+                        if isinstance(w, Window)  # (lists refused just above)
                     },
                 },
                 delimiter=upstream_mapper.delimiter,

@@ -180,11 +180,11 @@ _CACHE_SIZE = 2048
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _expected(rollup: CountingRollupMapper, downstream_key: str) -> ExpectedKeys:
+def _expected(rollup: CountingRollupMapper, downstream_key: str, read: Any) -> ExpectedKeys:
     mapper = rollup.upstream_mapper
     decoded = mapper.decode_downstream(downstream_key)
     try:
-        members = list(rollup.window.to_upstream(decoded))
+        members = list(rollup.members(decoded, read))
     except OutsideCalendar:  # a window the rule leaves out (before a SlidingWindow's start)
         raise
     except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
@@ -218,7 +218,9 @@ _MEMBER_CACHE_SIZE = 65536
 
 
 @lru_cache(maxsize=_MEMBER_CACHE_SIZE)
-def _counts_as(rollup: CountingRollupMapper, key: str) -> tuple[tuple[str, ...], ValueError | None]:
+def _counts_as(
+    rollup: CountingRollupMapper, key: str, read: Any
+) -> tuple[tuple[str, ...], ValueError | None]:
     try:
         return rollup.counts_as(key), None
     except ValueError as err:
@@ -237,7 +239,7 @@ def _wall_clock(member: Any) -> Any:
 @lru_cache(maxsize=256)
 def _checked_routes(rollup: CountingRollupMapper, samples: tuple[str, ...], hint: str) -> None:
     for downstream in samples:
-        decoded = rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(downstream))
+        decoded = rollup.members(rollup.upstream_mapper.decode_downstream(downstream))
         # Members at distinct local wall-clock times need distinct keys; the two occurrences of a
         # repeated hour may share one (a naive input_format): such a key counts for both.
         walls = len({_wall_clock(member) for member in decoded})
@@ -406,6 +408,23 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         _checked_routes(self, samples, hint)
 
+    def members(self, decoded: Any, read: Any = None) -> Iterable[Any]:
+        """
+        Return the decoded members of a decoded downstream key: the window's ``to_upstream``.
+
+        *read* is what :meth:`to_upstream` keyed its memo by (:meth:`members_read`).
+        """
+        return self.window.to_upstream(decoded)
+
+    def members_read(self) -> Any:
+        """
+        Return what the members were read from now, hashable (``None``: the Dag file's, fixed).
+
+        The memos of awaited keys and of keys' readings are keyed by it, so a member list read at
+        run time (an Airflow Variable) is never answered from an older value's memo.
+        """
+        return None
+
     def route(self, key: str) -> list[str]:
         """Return the downstream keys *key* is routed to (before the membership check), in order."""
         return downstream_keys(self.upstream_mapper, key)
@@ -468,7 +487,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                 )
             if key in expected:
                 continue  # spelled as awaited: the common case, no second reading
-            members, error = _counts_as(self, key)
+            members, error = _counts_as(self, key, self.members_read())
             if not any(member in expected for member in members):
                 awaited = sorted(expected)
                 why = str(error or "")
@@ -508,12 +527,13 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """Return the members of *expected* that *received* keys name, and (sorted) those naming none."""
         counted: set[str] = set()
         never: list[str] = []
+        read = self.members_read()
         for key in received:
             if key in expected:
                 counted.add(key)
                 continue
             named = False  # no list per key: a tick counts every received key of 500 pending runs
-            for member in _counts_as(self, key)[0]:
+            for member in _counts_as(self, key, read)[0]:
                 if member in expected:
                     counted.add(member)
                     named = True
@@ -523,7 +543,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
 
     def to_upstream(self, downstream_key: str) -> ExpectedKeys:
         """Return the upstream keys *downstream_key* waits for, with its closing time (memoized)."""
-        return _expected(self, downstream_key)
+        return _expected(self, downstream_key, self.members_read())
 
     def missing_keys(self, downstream_key: str, received: Iterable[str]) -> list[str]:
         """

@@ -38,7 +38,7 @@ from airflow_partitions.grains.grain import (
     shortest_period,
     typical_period,
 )
-from airflow_partitions.grains.keys import OutsideCalendar
+from airflow_partitions.grains.keys import OtherMember, OutsideCalendar
 from airflow_partitions.grains.retail import RetailMonth, RetailQuarter, RetailWeek, RetailYear
 from airflow_partitions.grains.sessions import ExchangeCalendar, TradingSession
 
@@ -56,6 +56,7 @@ __all__ = [
     "IsoWeek",
     "Minutes",
     "Month",
+    "OtherMember",
     "OutsideCalendar",
     "Period",
     "Quarter",

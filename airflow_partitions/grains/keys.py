@@ -46,14 +46,27 @@ class OutsideCalendar(ValueError):
     """
 
 
+class OtherMember(ValueError):
+    """
+    A key for a member the window does not list: another Dag's, refused by design, not a mistake.
+
+    A per-region Dag awaiting the stores of ``nsw`` refuses ``store-042|2026-04-05``, a ``vic``
+    store, with it. Airflow audit-logs the exception's class name, so the Partitions view and
+    ``status`` count these keys apart, as keys for other members, from the keys that cannot be
+    read (a plain ``ValueError``) and the days a calendar leaves out (:class:`OutsideCalendar`).
+    """
+
+
 def refusal(cause: BaseException | None, message: str) -> ValueError:
     """
-    Return a ``ValueError`` saying *message*, of *cause*'s kind: :class:`OutsideCalendar` if it is one.
+    Return a ``ValueError`` saying *message*, of *cause*'s kind if it is a refusal by design.
 
-    For a refusal raised again with more said (the key, the window): a day its calendar leaves out
-    stays a refusal by design however many layers name it.
+    :class:`OutsideCalendar` and :class:`OtherMember` keep their class; anything else is a ``ValueError``.
+
+    For a refusal raised again with more said (the key, the window): a day its calendar leaves out,
+    or a key for another Dag's member, stays a refusal by design however many layers name it.
     """
-    return (OutsideCalendar if isinstance(cause, OutsideCalendar) else ValueError)(message)
+    return (type(cause) if isinstance(cause, OutsideCalendar | OtherMember) else ValueError)(message)
 
 
 PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\d{2})))?")

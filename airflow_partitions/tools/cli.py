@@ -273,6 +273,21 @@ def format_explanation(explanation: Any) -> str:
             )
         if k.rerun_policy:
             lines.append(_wrap("sent again", RERUN_MEANING[k.rerun_policy]))
+        for m in k.members or ():
+            read = f", read {m['read_at']}" if m["read_at"] else ""
+            group = f" of {m['group']}" if m["group"] else ""
+            lines.append(
+                _wrap(
+                    f"{m['dimension']}s",
+                    f"{len(m['awaited'])} awaited{group} ({m['source']}{read}): {_listed(m['awaited'])}",
+                )
+            )
+            for d in m["dated"]:
+                span = " ".join(f"{w} {d[f]}" for w, f in (("from", "start"), ("until", "end")) if f in d)
+                state = (
+                    "awaited" if d["awaited"] else f"not awaited by the period beginning {m['period_begins']}"
+                )
+                lines.append(_wrap("", f"{d['value']}: {span} (end exclusive), {state}"))
         if k.closes_at:
             lines.append(_wrap("closes at", k.closes_at))
         if k.fires_at:
@@ -399,15 +414,18 @@ def format_state(state: Any) -> str:
         if p.fires_at:
             lines.append(_wrap("fires at", p.fires_at.isoformat()))
     if state.refusals:
-        ruled = sum(r.expected for r in state.refusals)
-        mistaken = len(state.refusals) - ruled
+        others = sum(r.other_member for r in state.refusals)
+        ruled = sum(r.expected for r in state.refusals) - others
+        mistaken = len(state.refusals) - ruled - others
         lines.append(
             f"  {_count(state.refusals_total, 'key')} refused on arrival (Airflow's audit log); of the "
-            f"latest {len(state.refusals)}, {ruled} by the calendar's rule, {mistaken} mistaken"
+            f"latest {len(state.refusals)}, {ruled} by the calendar's rule, "
+            + (f"{others} for other members (another Dag's), " if others else "")
+            + f"{mistaken} mistaken"
         )
         lines.extend(
             _wrap(
-                "refused" if not r.expected else "outside",
+                "other member" if r.other_member else "outside" if r.expected else "refused",
                 f"{r.partition_key or ''}: {r.reason}".lstrip(": "),
             )
             for r in state.refusals[-3:]

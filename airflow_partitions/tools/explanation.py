@@ -28,7 +28,10 @@ class KeyExplanation:
     *needed* the keys needed at the deadline, *fires_at* when it fires with at least *needed*
     keys and *fires_at_below_minimum* when it fires with fewer; *rerun_policy* what a key for the
     period does once it ran (``"hold"``: a pending run beside the run; Airflow 3.4's ``"refresh"``,
-    ``"ignore"``).
+    ``"ignore"``). For a rollup whose window lists members, *members* says per listed dimension
+    which members the period awaits and where they came from (the Dag file's list, or an Airflow
+    Variable and when it was read; members with dates and whether their dates cover the period:
+    :meth:`~airflow_partitions.DimensionRollupMapper.membership`).
     """
 
     key: str
@@ -40,6 +43,7 @@ class KeyExplanation:
     fires_at: str | None = None
     fires_at_below_minimum: str | None = None
     rerun_policy: str | None = None
+    members: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,9 @@ def explain_key(mapper: Any, key: str) -> KeyExplanation:
         fires_at=_iso(wait.fires_at),
         fires_at_below_minimum=_iso(wait.fires_at_below_minimum),
         rerun_policy=wait.rerun_policy,
+        members=tuple(mapper.membership(key))
+        if hasattr(mapper, "membership") and mapper.window.listings()
+        else None,
     )
 
 

@@ -17,10 +17,12 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.composite import DimensionWindow
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.keys import read_dated, shown
 from airflow_partitions.grains.zones import FIXED_ZONE, offset_changes
 from airflow_partitions.mapping import downstream_keys, fan_out_cap
+from airflow_partitions.members import VariableMembers
 from airflow_partitions.rollup import CountingRollupMapper
 from airflow_partitions.temporal import SlidingWindow, TemporalMapper, TemporalRollupMapper
 from airflow_partitions.tools.loading import Consumer, DagFolder, Producer, consumer_mappers, did_you_mean
@@ -500,6 +502,31 @@ def _unchecked_findings(folder: DagFolder) -> list[Finding]:
     ]
 
 
+def _variable_findings(c: Consumer) -> list[Finding]:
+    """Report a Variable a consumer's window lists members from that is missing or malformed."""
+    window = getattr(c.mapper, "window", None)
+    listings = window.listings() if isinstance(window, DimensionWindow) else {}
+    findings = []
+    for name, listing in listings.items():
+        if not isinstance(listing, VariableMembers):
+            continue
+        try:
+            listing.current()
+        except ValueError as err:
+            findings.append(
+                Finding(
+                    "error",
+                    c.dag_id,
+                    c.asset,
+                    f"the members of {name!r}: {err}",
+                    f'set it, e.g. airflow variables set {listing.name} \'["store-001", {{"value": '
+                    '"store-009", "start": "2026-04-06"}]\'; until then every key for this rollup is refused '
+                    "and its pending runs are not evaluated (the scheduler logs the error on each loop)",
+                )
+            )
+    return findings
+
+
 def _unproduced_findings(folder: DagFolder) -> list[Finding]:
     """Report an asset a consumer's runs need that no Dag of the folder produces (part 5a)."""
     produced = {p.asset for p in folder.producers}
@@ -575,6 +602,8 @@ def check_dags(folder: DagFolder) -> list[Finding]:
         rollup = RollupView.of(c.mapper)
         findings += _documented_pairing_findings(c, rollup) + _sliding_start_findings(c)
         findings += _rerun_findings(folder, c, rollup)
+
+        findings += _variable_findings(c)
         for sample in feeds:
             findings += _key_findings(c, sample) + _naive_local_findings(c, sample)
             if rollup is not None:
@@ -595,6 +624,7 @@ def check(dag_folder: str | Path) -> list[Finding]:
     writing assets passes its downstream keys on):
 
     - ``error``: import errors (a class no plugin registers fails Airflow's serialization);
+      an Airflow Variable a window lists members from that is missing or malformed;
       keys the consumer cannot read; keys a core ``RollupMapper`` holds but never counts; a
       period waiting for keys no producer writes (weekends from a weekday producer, 24 naive
       hours of a 23-hour day) or for a key that maps to another period; a fan-out above its cap.

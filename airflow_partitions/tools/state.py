@@ -22,7 +22,7 @@ from typing import Any
 
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains import Grain, shorter_periods, shortest_period, typical_period
-from airflow_partitions.grains.keys import ISO_WEEK_KEY, OutsideCalendar
+from airflow_partitions.grains.keys import ISO_WEEK_KEY, OtherMember, OutsideCalendar
 from airflow_partitions.tools.rollup_view import RollupView, period_grain
 
 #: Pending partitioned Dag runs the scheduler evaluates per loop, oldest first (Airflow 3.3's
@@ -247,8 +247,10 @@ class Refusal:
     likely indicates that the partition mapper in the target Dag is misconfigured…"), which is
     kept whole in ``message``. ``expected`` tells the rollup's rule at work (a
     :class:`~airflow_partitions.OutsideCalendar`: a Saturday into a business-day month) from a
-    mistake (a key the mapper cannot read, a misconfigured mapper). ``partition_key``, ``asset``
-    and ``dag_id`` are ``None`` for a row not in Airflow 3.3's wording.
+    mistake (a key the mapper cannot read, a misconfigured mapper); ``other_member``, among those,
+    a key for a member the window does not list (:class:`~airflow_partitions.OtherMember`: another
+    region's store in a per-region Dag). ``partition_key``, ``asset`` and ``dag_id`` are ``None``
+    for a row not in Airflow 3.3's wording.
     """
 
     when: datetime | None
@@ -258,6 +260,7 @@ class Refusal:
     dag_id: str | None = None
     reason: str = ""
     expected: bool = False
+    other_member: bool = False
 
     @classmethod
     def read(cls, when: datetime | None, extra: str | None) -> Refusal:
@@ -273,7 +276,8 @@ class Refusal:
             asset=found["asset"],
             dag_id=found["dag"],
             reason=found["reason"].strip(),
-            expected=found["error"] == OutsideCalendar.__name__,
+            expected=found["error"] in (OutsideCalendar.__name__, OtherMember.__name__),
+            other_member=found["error"] == OtherMember.__name__,
         )
 
 

@@ -74,6 +74,10 @@ DAG_IDS = [
     "it_session_of_bars",
     "it_session_producer",
     "it_week_of_sessions",
+    # it_members.py: stores into regions, dated and Variable members (test_members.py)
+    "it_produce_store_days",
+    "it_region_day_by_lookup",
+    "it_vic_day_from_variable",
 ]
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]

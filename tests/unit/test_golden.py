@@ -208,6 +208,28 @@ CASES: dict[str, dict[str, str]] = {
             "downstream_mapper=CompositeKeyMapper(['region', 'day']), max_downstream_keys=25)"
         ),
     },
+    "members": {
+        "Member()": "Member('store-042')",
+        "Member(all options)": "Member('store-009', '2026-04-06', '2027-01-01', 'vic')",
+        "VariableMembers()": "VariableMembers('retail_stores')",
+        "DimensionWindow(dated members)": (
+            "DimensionWindow(store=['store-001', Member('store-009', start='2026-04-06', group='vic'), "
+            "Member('store-003', end='2026-05-01')])"
+        ),
+        "DimensionWindow(VariableMembers)": "DimensionWindow(store=VariableMembers('retail_stores'))",
+        "DimensionRollupMapper(through a lookup)": (
+            "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['store', 'day'], "
+            "{'store': LookupMapper({'store-001': 'nsw', 'store-005': 'vic'}), "
+            "'day': TemporalMapper(Day(timezone='Australia/Sydney'))}), "
+            "window=DimensionWindow(store=['store-001', 'store-005', Member('store-009', start='2026-04-06', "
+            "group='vic')]))"
+        ),
+        "DimensionRollupMapper(VariableMembers per region)": (
+            "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['store', 'day'], "
+            "{'day': TemporalMapper(Day(timezone='Australia/Sydney'))}, output=['day']), "
+            "window=DimensionWindow(store=VariableMembers('nsw_stores')))"
+        ),
+    },
     "temporal": {
         "TemporalMapper(Day())": "TemporalMapper(Day())",
         "TemporalMapper(all options)": (

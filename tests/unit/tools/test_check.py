@@ -353,3 +353,23 @@ def test_a_producer_with_retries_feeding_a_rollup_that_holds_is_named_in_the_war
     warning = only(check(folder), "warning")
     assert (warning.dag_id, warning.asset) == ("consumer", "days")
     assert warning.message.startswith("tasks of producer that write it have retries")
+
+
+def test_a_malformed_member_variable_is_an_error_naming_it_and_the_json_expected(tmp_path, monkeypatch):
+    from airflow_partitions.members import EXPECTED_JSON, forget_reads
+
+    monkeypatch.setenv("AIRFLOW_VAR_CHECKED_STORES", '{"store-001": "nsw"}')  # an object, not a list
+    forget_reads()
+    consumer = (
+        "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['store', 'day'], "
+        "{'day': TemporalMapper(Day())}, output=['day']), "
+        "window=DimensionWindow(store=VariableMembers('checked_stores')))"
+    )
+    try:
+        findings = check(dag_folder(tmp_path, DAILY, consumer))
+    finally:
+        forget_reads()
+    (found,) = [f for f in errors(findings) if "Airflow Variable 'checked_stores'" in f.message]
+    assert found.dag_id == "consumer"
+    assert EXPECTED_JSON in found.message
+    assert "airflow variables set checked_stores" in found.fix

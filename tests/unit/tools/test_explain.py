@@ -151,3 +151,54 @@ def test_a_mapper_refusing_its_arguments_is_quoted_without_a_generic_example():
 def test_ours_nested_in_cores_chain_and_product_mappers_are_explained(expression, key, expected):
     explained = explain(load_mapper(expression), key)
     assert [(k.key, k.partition_date) for k in explained.keys] == [(expected, "2026-03-10T00:00:00+00:00")]
+
+
+BY_REGION = (
+    "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['store', 'day'], {{'store': LookupMapper("
+    "{{'store-001': 'nsw', 'store-005': 'vic', 'store-006': 'vic'}}), 'day': TemporalMapper(Day())}}), "
+    "window=DimensionWindow(store={stores}))"
+)
+
+
+def test_a_regions_day_shows_the_members_it_awaits_and_where_they_came_from():
+    from airflow_partitions.tools.cli import format_explanation
+
+    stores = "['store-001', 'store-005', 'store-006', Member('store-009', start='2026-04-06', group='vic')]"
+    mapper = load_mapper(BY_REGION.format(stores=stores))
+    (before,) = explain(mapper, "vic|2026-04-04", downstream=True).keys
+    (members,) = before.members
+    assert members == {
+        "dimension": "store",
+        "source": "listed in the Dag file",
+        "read_at": None,
+        "period_begins": "2026-04-04",
+        "group": "vic",
+        "awaited": ["store-005", "store-006"],
+        "dated": [{"value": "store-009", "start": "2026-04-06", "group": "vic", "awaited": False}],
+    }
+    (opened,) = explain(mapper, "vic|2026-04-06", downstream=True).keys
+    assert opened.members[0]["awaited"] == ["store-005", "store-006", "store-009"]
+    assert opened.members[0]["dated"] == [
+        {"value": "store-009", "start": "2026-04-06", "group": "vic", "awaited": True}
+    ]
+    text = format_explanation(explain(mapper, "vic|2026-04-04", downstream=True))
+    assert "2 awaited of vic (listed in the Dag file): store-005, store-006" in text
+    assert (
+        "store-009: from 2026-04-06 (end exclusive), not awaited by the period beginning 2026-04-04" in text
+    )
+
+
+def test_a_variables_members_name_the_variable_and_when_it_was_read(monkeypatch):
+    from airflow_partitions.members import forget_reads
+
+    monkeypatch.setenv("AIRFLOW_VAR_EXPLAINED_STORES", json.dumps(["store-005", "store-006"]))
+    forget_reads()
+    try:
+        before = datetime.now(UTC)
+        mapper = load_mapper(BY_REGION.format(stores="VariableMembers('explained_stores')"))
+        (members,) = explain(mapper, "vic|2026-04-04", downstream=True).keys[0].members
+    finally:
+        forget_reads()
+    assert members["source"] == "Variable 'explained_stores'"
+    assert datetime.fromisoformat(members["read_at"]) >= before
+    assert members["awaited"] == ["store-005", "store-006"]

@@ -193,6 +193,25 @@ def test_a_weekend_day_refused_by_a_business_day_month_is_an_expected_refusal_le
     )
 
 
+def test_another_regions_store_refused_by_a_per_region_dag_is_a_key_for_another_member():
+    from airflow_partitions import CompositeKeyMapper, Day, DimensionRollupMapper, DimensionWindow
+
+    nsw = DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["store", "day"], {"day": TemporalMapper(Day())}, output=["day"]),
+        window=DimensionWindow(store=["store-001", "store-002"]),
+    )
+    with pytest.raises(ValueError) as vic_store:
+        nsw.to_downstream("store-005|2026-04-05")
+    refusal = Refusal.read(NOW, _audit_log_row("store-005|2026-04-05", vic_store.value))
+    assert refusal.other_member and refusal.expected  # by design, not a mistake
+    assert "dimension 'store' is 'store-005', not one of ['store-001', 'store-002']" in refusal.reason
+    with pytest.raises(OutsideCalendar) as saturday:  # 2026-03-07 was a Saturday
+        TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Month()), window=TemporalWindow(BusinessDay())
+        ).to_downstream("2026-03-07")
+    assert not Refusal.read(NOW, _audit_log_row("2026-03-07", saturday.value)).other_member
+
+
 def test_what_each_date_awaits_is_known_only_under_a_grain_with_days_off():
     from airflow_partitions import CompositeKeyMapper, Day, ExchangeCalendar, Hour, TradingSession
     from airflow_partitions.tools.state import awaited_by_date, has_period_on

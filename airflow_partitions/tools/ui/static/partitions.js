@@ -383,10 +383,12 @@ function refusalsHtml(refusals, total, withDag) {
     <span class="reason">${esc(r.reason || r.message)}</span> <span class="muted">${esc(when(r.when))}</span>
     <details><summary>Airflow's message</summary><pre>${esc(r.message)}</pre></details></li>`;
   const mistakes = refusals.filter((r) => !r.expected);
-  const expected = refusals.filter((r) => r.expected);
+  const expected = refusals.filter((r) => r.expected && !r.other_member);
+  const others = refusals.filter((r) => r.other_member);
   return `<h3>Keys refused on arrival</h3>
     ${mistakes.length ? `<section class="refused mistakes"><h4>${plural(mistakes.length, "mistake")}: a key the mapper cannot read, or a mapper that does not fit the keys</h4><ul>${mistakes.map(item).join("")}</ul></section>` : ""}
     ${expected.length ? `<section class="refused expected"><h4>${plural(expected.length, "key")} refused by the calendar's rule, as expected (nothing to fix)</h4><ul>${expected.map(item).join("")}</ul></section>` : ""}
+    ${others.length ? `<section class="refused expected other-members"><h4>${plural(others.length, "key")} for other members: members this Dag's window does not list, such as another region's store (nothing to fix)</h4><ul>${others.map(item).join("")}</ul></section>` : ""}
     ${total > refusals.length ? `<p class="muted">The latest ${refusals.length} of ${total} refused keys (Airflow's audit log: failed to map partition_key).</p>` : ""}`;
 }
 
