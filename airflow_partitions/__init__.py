@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
             "OutsideCalendar",
             "Period",
             "Quarter",
+            "RetailCalendar",
             "RetailMonth",
             "RetailQuarter",
             "RetailWeek",
