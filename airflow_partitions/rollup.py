@@ -120,6 +120,11 @@ def _unreadable(encode: Any, members: list[Any]) -> str:
     return ""
 
 
+def _near_the_ends(decoded: Any) -> bool:
+    """Whether a decoded key has a period within two years of the years 0003 to 9997 keys are read in."""
+    return any(p.start.year <= FIRST_YEAR + 2 or p.end.year >= LAST_YEAR - 1 for p in _periods(decoded))
+
+
 #: Expected key sets kept by the memo: the scheduler evaluates at most 500 pending rollups a tick,
 #: and a set holds up to a window's keys (1,440 minutes of a day: about 130 KB).
 _CACHE_SIZE = 2048
@@ -133,8 +138,10 @@ def _expected(rollup: CountingRollupMapper, downstream_key: str) -> ExpectedKeys
         members = list(rollup.window.to_upstream(decoded))
     except OutsideCalendar:  # a window the rule leaves out (before a SlidingWindow's start)
         raise
-    except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
-        raise ValueError(
+    except (OverflowError, ValueError) as err:
+        if not _near_the_ends(decoded):  # the window's own reason (grains that do not nest)
+            raise refusal(err, f"partition key {shown(downstream_key)}: {err}") from None
+        raise ValueError(  # datetime's "year 10000 is out of range"
             f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999, and keys are "
             f"read only from the years {FIRST_YEAR:04d} to {LAST_YEAR}."
         ) from None
