@@ -142,11 +142,14 @@ class TemporalMapper(ValueEquality, PartitionMapper):
     :param input_format: ``strptime`` format of upstream keys, when they are not ISO 8601.
     :param offset: Periods to shift the mapped key by (negative: earlier).
     :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
+    An *input_format* with a time of day but no ``%z`` (``%Y-%m-%dT%H``) reads local wall-clock
+    times in *input_timezone*, as naive ISO 8601 keys are read, also in a zone with DST:
+    ``2026-11-01T01`` under ``Hour(timezone="America/New_York")`` names both 01:00 hours of the
+    fall-back night (it maps to the first, ``2026-11-01T01-04:00``; a rollup counts it for both),
+    and ``2026-03-08T02``, skipped by the clocks, is read as 03:00 EDT. ``%z`` tells them apart.
+
     :raises ValueError: at Dag parse for a grain that is not a grain, an unknown
-        *input_timezone* or a non-integer offset; for an *input_format* with a time of day but no
-        ``%z`` (``%Y-%m-%dT%H``) under a grain shorter than a day whose keys are read in a zone
-        with DST, whose fall-back night repeats a local hour the format cannot tell apart (use
-        ``%Y-%m-%dT%H%z``);
+        *input_timezone*, a non-integer offset, or an *input_format* without a ``%`` directive;
         at mapping time, naming the key and the forms expected, for a key that names no date
         (``2026-02-30``), does not match *input_format* or has characters outside ASCII; naming
         the key and the years read, for a time outside the years 0003 to 9997 (``9999-12-31``:
