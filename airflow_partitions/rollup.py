@@ -187,21 +187,27 @@ def _wall_clock(member: Any) -> Any:
     return member
 
 
+def _listed_edges(rollup: CountingRollupMapper, downstream: str) -> list[str]:
+    """Return the first and last three keys *downstream* awaits, listing them (checked distinct)."""
+    decoded = rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(downstream))
+    # Members at distinct local wall-clock times need distinct keys; the two occurrences of a
+    # repeated hour may share one (a naive input_format): such a key counts for both.
+    walls = len({_wall_clock(member) for member in decoded})
+    members = sorted(rollup.to_upstream(downstream))
+    if len(members) < walls:
+        raise ValueError(
+            f"{type(rollup).__name__}: the run for {downstream!r} waits for {walls} members, but its "
+            f"upstream mapper writes them as {len(members)} distinct keys (such as {members[0]!r}), so "
+            "it would fire on too few; give the mapper an input_format that names each member, or none."
+        )
+    return members[:3] + members[-3:]
+
+
 @lru_cache(maxsize=256)
 def _checked_routes(rollup: CountingRollupMapper, samples: tuple[str, ...], hint: str) -> None:
     for downstream in samples:
-        decoded = rollup.window.to_upstream(rollup.upstream_mapper.decode_downstream(downstream))
-        # Members at distinct local wall-clock times need distinct keys; the two occurrences of a
-        # repeated hour may share one (a naive input_format): such a key counts for both.
-        walls = len({_wall_clock(member) for member in decoded})
-        members = sorted(rollup.to_upstream(downstream))
-        if len(members) < walls:
-            raise ValueError(
-                f"{type(rollup).__name__}: the run for {downstream!r} waits for {walls} members, but its "
-                f"upstream mapper writes them as {len(members)} distinct keys (such as {members[0]!r}), so "
-                "it would fire on too few; give the mapper an input_format that names each member, or none."
-            )
-        for key in members[:3] + members[-3:]:
+        edges = rollup.edge_keys(downstream)
+        for key in _listed_edges(rollup, downstream) if edges is None else edges:
             try:
                 mapped = rollup.to_downstream(key)
             except ValueError as err:
@@ -355,6 +361,26 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         _checked_routes(self, samples, hint)
 
+    def edge_keys(self, downstream_key: str) -> list[str] | None:
+        """
+        Return the first and last three keys *downstream_key* awaits, if known without listing them all.
+
+        ``None`` here: the parse-time route check lists the window (and checks that its members'
+        keys are distinct). A subclass whose members' keys are distinct by construction gives
+        them, so that a window of 44,640 minutes is not listed at every parse.
+        """
+        return None
+
+    def awaits(self, downstream_key: str, key: str) -> bool:
+        """
+        Return whether the run for *downstream_key* is known to count *key* without listing its keys.
+
+        ``False`` here: :meth:`to_downstream` then looks *key* up in :meth:`to_upstream`'s keys
+        (listed once, memoized). A subclass that can tell from the periods alone says ``True``,
+        so that an event into a month of minutes does not list its 44,640 keys.
+        """
+        return False
+
     def route(self, key: str) -> list[str]:
         """Return the downstream keys *key* is routed to (before the membership check), in order."""
         return downstream_keys(self.upstream_mapper, key)
@@ -404,6 +430,8 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                     raise self._feeds_none(key)
             checked = routed[:1] + routed[1:][-1:]
         for downstream in checked:
+            if self.awaits(downstream, key):
+                continue
             try:
                 expected = self.to_upstream(downstream)
             except ValueError as err:  # the scheduler would meet it on every loop: refuse now
