@@ -103,7 +103,7 @@ def main() -> None:
         following = min(r["next_event_ms"] for r in timed)
         listing = min(r["to_upstream"] for r in timed)
         print(
-            f"{case:<6} {best['build']:>8.3f} {peak:>8.1f} {first:>15.3f} {following:>14.3f} "
+            f"{case:<6} {best['build']:>8.3f} {peak:>8.2f} {first:>15.3f} {following:>14.3f} "
             f"{listing:>14.3f} {best['awaited']:>8,}"
         )
 
