@@ -16,13 +16,14 @@ from datetime import UTC, date, datetime, timedelta
 from itertools import pairwise
 
 import pytest
-from airflow.serialization.decoders import decode_partition_mapper
-from airflow.serialization.encoders import encode_partition_mapper
+from airflow.serialization.decoders import decode_partition_mapper, decode_timetable
+from airflow.serialization.encoders import encode_partition_mapper, encode_timetable
 from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_partitions import (
     Grain,
+    GrainPartitionTimetable,
     RetailCalendar,
     RetailMonth,
     RetailQuarter,
@@ -34,6 +35,7 @@ from airflow_partitions import (
 )
 
 DAY = timedelta(days=1)
+SYDNEY = "Australia/Sydney"
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
 #: An Australian retailer's 4-4-5 year: the Saturday nearest 30 June, named by the year it ends in.
@@ -106,6 +108,16 @@ def test_an_australian_month_rolls_up_its_weeks_and_survives_airflows_serializat
     assert scheduler.to_downstream("FY2027-W53") == "FY2027-M12"
     assert scheduler.to_downstream("2026-06-28") == "FY2027-M01"
     assert encode_partition_mapper(scheduler) == encoded
+
+
+def test_a_timetable_of_australian_months_runs_as_each_ends_and_survives_airflows_serialization():
+    timetable = GrainPartitionTimetable(RetailMonth("4-4-5", calendar=AUSTRALIAN, timezone=SYDNEY))
+    encoded = json.loads(json.dumps(encode_timetable(timetable)))
+    scheduler = decode_timetable(encoded)
+    # FY2027-M12 ends at midnight starting Sunday 4 July 2027, Sydney time (AEST, UTC+10)
+    assert scheduler.due("FY2027-M12") == datetime(2027, 7, 3, 14, tzinfo=UTC)
+    assert encode_timetable(scheduler) == encoded
+    assert encoded["__var"]["grain"]["calendar"]["year_end_month"] == 6
 
 
 def test_named_by_start_names_the_same_year_by_the_calendar_year_of_its_first_month():
