@@ -74,6 +74,7 @@ _EXPORTS: dict[str, str] = {
             "OutsideCalendar",
             "Period",
             "Quarter",
+            "RetailCalendar",
             "RetailMonth",
             "RetailQuarter",
             "RetailWeek",

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import warnings
 
-from airflow_partitions.grains.retail import RetailMonth, RetailQuarter, RetailWeek, RetailYear
+from airflow_partitions.grains.retail import (
+    RetailCalendar,
+    RetailMonth,
+    RetailQuarter,
+    RetailWeek,
+    RetailYear,
+)
 
-__all__ = ["RetailMonth", "RetailQuarter", "RetailWeek", "RetailYear"]
+__all__ = ["RetailCalendar", "RetailMonth", "RetailQuarter", "RetailWeek", "RetailYear"]
 
 warnings.warn(
     "airflow_partitions.retail moved to airflow_partitions.grains.retail; import the grains from "

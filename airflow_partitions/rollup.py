@@ -174,6 +174,11 @@ def _unreadable(encode: Any, members: list[Any]) -> str:
     return ""
 
 
+def _near_the_ends(decoded: Any) -> bool:
+    """Whether a decoded key has a period within two years of the years 0003 to 9997 keys are read in."""
+    return any(p.start.year <= FIRST_YEAR + 2 or p.end.year >= LAST_YEAR - 1 for p in _periods(decoded))
+
+
 #: Expected key sets kept by the memo: the scheduler evaluates at most 500 pending rollups a tick,
 #: and a set holds up to a window's keys (1,440 minutes of a day: about 130 KB).
 _CACHE_SIZE = 2048
@@ -187,8 +192,10 @@ def _expected(rollup: CountingRollupMapper, downstream_key: str, read: Any) -> E
         members = list(rollup.members(decoded, read))
     except OutsideCalendar:  # a window the rule leaves out (before a SlidingWindow's start)
         raise
-    except (OverflowError, ValueError):  # datetime's "year 10000 is out of range"
-        raise ValueError(
+    except (OverflowError, ValueError) as err:
+        if not _near_the_ends(decoded):  # the window's own reason (grains that do not nest)
+            raise refusal(err, f"partition key {shown(downstream_key)}: {err}") from None
+        raise ValueError(  # datetime's "year 10000 is out of range"
             f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999, and keys are "
             f"read only from the years {FIRST_YEAR:04d} to {LAST_YEAR}."
         ) from None
@@ -236,21 +243,27 @@ def _wall_clock(member: Any) -> Any:
     return member
 
 
+def _listed_edges(rollup: CountingRollupMapper, downstream: str) -> list[str]:
+    """Return the first and last three keys *downstream* awaits, listing them (checked distinct)."""
+    decoded = rollup.members(rollup.upstream_mapper.decode_downstream(downstream))
+    # Members at distinct local wall-clock times need distinct keys; the two occurrences of a
+    # repeated hour may share one (a naive input_format): such a key counts for both.
+    walls = len({_wall_clock(member) for member in decoded})
+    members = sorted(rollup.to_upstream(downstream))
+    if len(members) < walls:
+        raise ValueError(
+            f"{type(rollup).__name__}: the run for {downstream!r} waits for {walls} members, but its "
+            f"upstream mapper writes them as {len(members)} distinct keys (such as {members[0]!r}), so "
+            "it would fire on too few; give the mapper an input_format that names each member, or none."
+        )
+    return members[:3] + members[-3:]
+
+
 @lru_cache(maxsize=256)
 def _checked_routes(rollup: CountingRollupMapper, samples: tuple[str, ...], hint: str) -> None:
     for downstream in samples:
-        decoded = rollup.members(rollup.upstream_mapper.decode_downstream(downstream))
-        # Members at distinct local wall-clock times need distinct keys; the two occurrences of a
-        # repeated hour may share one (a naive input_format): such a key counts for both.
-        walls = len({_wall_clock(member) for member in decoded})
-        members = sorted(rollup.to_upstream(downstream))
-        if len(members) < walls:
-            raise ValueError(
-                f"{type(rollup).__name__}: the run for {downstream!r} waits for {walls} members, but its "
-                f"upstream mapper writes them as {len(members)} distinct keys (such as {members[0]!r}), so "
-                "it would fire on too few; give the mapper an input_format that names each member, or none."
-            )
-        for key in members[:3] + members[-3:]:
+        edges = rollup.edge_keys(downstream)
+        for key in _listed_edges(rollup, downstream) if edges is None else edges:
             try:
                 mapped = rollup.to_downstream(key)
             except ValueError as err:
@@ -425,6 +438,26 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         return None
 
+    def edge_keys(self, downstream_key: str) -> list[str] | None:
+        """
+        Return the first and last three keys *downstream_key* awaits, if known without listing them all.
+
+        ``None`` here: the parse-time route check lists the window (and checks that its members'
+        keys are distinct). A subclass whose members' keys are distinct by construction gives
+        them, so that a window of 44,640 minutes is not listed at every parse.
+        """
+        return None
+
+    def awaits(self, downstream_key: str, key: str) -> bool:
+        """
+        Return whether the run for *downstream_key* is known to count *key* without listing its keys.
+
+        ``False`` here: :meth:`to_downstream` then looks *key* up in :meth:`to_upstream`'s keys
+        (listed once, memoized). A subclass that can tell from the periods alone says ``True``,
+        so that an event into a month of minutes does not list its 44,640 keys.
+        """
+        return False
+
     def route(self, key: str) -> list[str]:
         """Return the downstream keys *key* is routed to (before the membership check), in order."""
         return downstream_keys(self.upstream_mapper, key)
@@ -474,6 +507,8 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                     raise self._feeds_none(key)
             checked = routed[:1] + routed[1:][-1:]
         for downstream in checked:
+            if self.awaits(downstream, key):
+                continue
             try:
                 expected = self.to_upstream(downstream)
             except ValueError as err:  # the scheduler would meet it on every loop: refuse now

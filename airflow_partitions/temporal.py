@@ -34,7 +34,7 @@ rollup costs a few dictionary look-ups.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, ClassVar
 from zoneinfo import ZoneInfo
@@ -142,11 +142,14 @@ class TemporalMapper(ValueEquality, PartitionMapper):
     :param input_format: ``strptime`` format of upstream keys, when they are not ISO 8601.
     :param offset: Periods to shift the mapped key by (negative: earlier).
     :param max_downstream_keys: Passed through to Airflow's fan-out cap, as core mappers do.
+    An *input_format* with a time of day but no ``%z`` (``%Y-%m-%dT%H``) reads local wall-clock
+    times in *input_timezone*, as naive ISO 8601 keys are read, also in a zone with DST:
+    ``2026-11-01T01`` under ``Hour(timezone="America/New_York")`` names both 01:00 hours of the
+    fall-back night (it maps to the first, ``2026-11-01T01-04:00``; a rollup counts it for both),
+    and ``2026-03-08T02``, skipped by the clocks, is read as 03:00 EDT. ``%z`` tells them apart.
+
     :raises ValueError: at Dag parse for a grain that is not a grain, an unknown
-        *input_timezone* or a non-integer offset; for an *input_format* with a time of day but no
-        ``%z`` (``%Y-%m-%dT%H``) under a grain shorter than a day whose keys are read in a zone
-        with DST, whose fall-back night repeats a local hour the format cannot tell apart (use
-        ``%Y-%m-%dT%H%z``);
+        *input_timezone*, a non-integer offset, or an *input_format* without a ``%`` directive;
         at mapping time, naming the key and the forms expected, for a key that names no date
         (``2026-02-30``), does not match *input_format* or has characters outside ASCII; naming
         the key and the years read, for a time outside the years 0003 to 9997 (``9999-12-31``:
@@ -532,6 +535,13 @@ SAMPLE_INSTANTS = tuple(
 )
 
 
+#: Above this many members a window of minutes or hours is checked by its bounds, not listed, at
+#: Dag parse and on each event (:meth:`TemporalRollupMapper.edge_keys`, :meth:`~TemporalRollupMapper.
+#: awaits`): a day of minutes (1,440) and smaller windows are listed as before.
+LISTED_MEMBERS = 1_440
+#: The smallest step of time: the last instant of a period is its end less this.
+_INSTANT = timedelta(microseconds=1)
+
 #: Why a date or period key counts as no member: ``2026-03`` under days, ``2027-W01`` under weeks
 #: from Sunday (as long as one, across two).
 _NO_MEMBER = "it names a span that no one member of the window holds, being longer or across two"
@@ -756,6 +766,52 @@ class TemporalRollupMapper(CountingRollupMapper):
                     "first period the producer has: it feeds no window."
                 )
         return super()._feeds_none(key)
+
+    def _unlisted(self, decoded: Period) -> Grain | None:
+        """
+        Return the member grain if the window of *decoded* is checked by its bounds, not listed.
+
+        For a :class:`TemporalWindow` of more than :data:`LISTED_MEMBERS` members of one length
+        (minutes, hours) whose first starts at *decoded*'s start and last ends at its end, away
+        from the years 0003 and 9997, under a mapper writing canonical keys (no *input_format*:
+        distinct members have distinct keys): its members are then exactly the member grain's
+        periods inside *decoded*. ``None`` otherwise (the window is listed, as before).
+        """
+        member = self.window.grain if isinstance(self.window, TemporalWindow) else None
+        slot = member.fixed_length if member is not None else None
+        if member is None or slot is None or self.upstream_mapper.input_format is not None:
+            return None
+        start, end = decoded.utc
+        if (end - start) // slot <= LISTED_MEMBERS or decoded.grain.spans(decoded) != (decoded.utc,):
+            return None
+        if not FIRST_YEAR + 2 < start.year <= end.year < LAST_YEAR - 1:
+            return None
+        if member.floor(start).utc[0] != start or member.floor(end - _INSTANT).utc[1] != end:
+            return None  # members that do not tile it: listing it names the period
+        return member
+
+    def edge_keys(self, downstream_key: str) -> list[str] | None:
+        """Return the first and last three keys of a window checked by its bounds (:meth:`_unlisted`)."""
+        decoded = self.upstream_mapper.decode_downstream(downstream_key)
+        member = self._unlisted(decoded)
+        if member is None:
+            return None
+        first, last = member.floor(decoded.utc[0]), member.floor(decoded.utc[1] - _INSTANT)
+        edges = [member.shift(first, n) for n in range(3)] + [member.shift(last, n) for n in range(-2, 1)]
+        return [self.upstream_mapper.encode_upstream(period) for period in edges]
+
+    def awaits(self, downstream_key: str, key: str) -> bool:
+        """Return whether *key* names a member inside a window checked by its bounds (:meth:`_unlisted`)."""
+        decoded = self.upstream_mapper.decode_downstream(downstream_key)
+        member = self._unlisted(decoded)
+        if member is None:
+            return False
+        try:
+            periods = [member.parse(spelled) for spelled in self.counts_as(key)]
+        except ValueError:
+            return False  # listing the window says why
+        start, end = decoded.utc
+        return any(start <= period.utc[0] and period.utc[1] <= end for period in periods)
 
     def counts_as(self, key: str) -> tuple[str, ...]:
         """

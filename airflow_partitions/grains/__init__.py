@@ -39,7 +39,13 @@ from airflow_partitions.grains.grain import (
     typical_period,
 )
 from airflow_partitions.grains.keys import OtherMember, OutsideCalendar
-from airflow_partitions.grains.retail import RetailMonth, RetailQuarter, RetailWeek, RetailYear
+from airflow_partitions.grains.retail import (
+    RetailCalendar,
+    RetailMonth,
+    RetailQuarter,
+    RetailWeek,
+    RetailYear,
+)
 from airflow_partitions.grains.sessions import ExchangeCalendar, TradingSession
 
 __all__ = [
@@ -60,6 +66,7 @@ __all__ = [
     "OutsideCalendar",
     "Period",
     "Quarter",
+    "RetailCalendar",
     "RetailMonth",
     "RetailQuarter",
     "RetailWeek",

@@ -205,6 +205,10 @@ class Grain(ABC):
     #: Whether the periods tile the time line without gaps (every grain but :class:`Cron`,
     #: whose ticks need not nest in a coarser period).
     tiles: ClassVar[bool] = True
+    #: Whether a member of a finer grain running past the end of a period is cut short there: a
+    #: trading session's last bar on an early close off the bar grid (14:00 to 14:10). Not at a
+    #: lunch break: bars that do not tile the morning are refused.
+    cuts_last_member: ClassVar[bool] = False
 
     @property
     def fixed_length(self) -> timedelta | None:
@@ -221,10 +225,12 @@ class Grain(ABC):
         Members are listed in each of *period*'s :meth:`spans` (its grain's): the whole period,
         but for a trading session with a lunch break the two parts around the break, so that no
         member starts in the break (Hong Kong's 09:30 to 16:00 holds 11 ``Minutes(30)``, not 13).
+        A trading session closing off the members' grid ends with a short member, cut at the
+        close and keyed by its start: ASX's 14:10 early close ends with the bar 14:00 to 14:10.
 
         :raises ValueError: for a tiling grain whose periods do not start at *period*'s start or
             end at its end (the grains do not nest, e.g. ISO weeks in a month), or at the start
-            and end of each span.
+            and end of each span (but a trading session's close, above).
         """
         spans = period.grain.spans(period)
         if len(spans) == 1:
@@ -247,6 +253,10 @@ class Grain(ABC):
         while current.utc[0] < end:
             members.append(current)
             current = self.shift(current, 1)
+        last = members[-1].utc if members else None
+        if last and last[1] > end == period.utc[1] and self.tiles and period.grain.cuts_last_member:
+            # a short last bar (14:00 to 14:10 on an early close), named by its start like every bar
+            members[-1] = Period._between(last[0], end, self)
         if self.tiles and (not members or members[0].utc[0] != start or members[-1].utc[1] != end):
             within = "" if (start, end) == period.utc else f" in its hours {_span_text(period, start, end)}"
             raise ValueError(

@@ -18,6 +18,14 @@ from airflow_partitions.grains.grain import WallClockGrain
 from airflow_partitions.grains.keys import CALENDAR_KEY, shown
 
 
+def check_prefix(owner: str, prefix: object) -> None:
+    """Refuse a key prefix that is not one or more ASCII letters, naming *owner* and the prefix."""
+    if not isinstance(prefix, str) or CALENDAR_KEY.fullmatch(f"{prefix}2026") is None:
+        raise ValueError(
+            f"{owner}: prefix must be one or more ASCII letters such as 'FY' or 'R'; got {prefix!r}."
+        )
+
+
 class LabelledGrain(WallClockGrain):
     """
     A grain cut at local wall-clock times whose keys are ``{prefix}{year}[-{unit}{number}]``.
@@ -32,11 +40,7 @@ class LabelledGrain(WallClockGrain):
 
     def _check_prefix(self) -> None:
         """Refuse a prefix that is not one or more ASCII letters, naming the grain and the prefix."""
-        if not isinstance(self.prefix, str) or CALENDAR_KEY.fullmatch(f"{self.prefix}2026") is None:
-            raise ValueError(
-                f"{type(self).__name__}: prefix must be one or more ASCII letters such as 'FY' or 'R'; "
-                f"got {self.prefix!r}."
-            )
+        check_prefix(type(self).__name__, self.prefix)
 
     def _label(self, year: int, unit: str = "", number: int = 0) -> str:
         """

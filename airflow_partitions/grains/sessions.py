@@ -439,8 +439,10 @@ class TradingSession(Grain):
     2026-11-23: ``2026-11-23``, ``-24``, ``-25``, ``-27``; ``tiles`` is false, as for business
     days); ``TemporalWindow(Minutes(30, timezone=cal.timezone))`` under ``TemporalMapper(
     TradingSession(cal))`` lists the bars starting within the session (13 from 09:30 to 15:30 on a
-    full New York session, 7 on 2026-11-27); a grain whose periods do not tile the trading hours
-    (``Hour()`` under a 09:30 open) is refused at Dag parse. ``GrainPartitionTimetable(
+    full New York session, 7 on 2026-11-27); on a close off the bar grid the last bar is cut
+    short at the close (ASX's 14:10 early close: 14:00 to 14:10, keyed ``2026-12-24T14:00+11:00``);
+    a grain whose periods miss the open or a lunch break's bounds (``Hour()`` under a 09:30 open)
+    is refused at Dag parse. ``GrainPartitionTimetable(
     TradingSession(cal))`` runs once per session as it closes (:mod:`~airflow_partitions.timetables`).
 
     Rules' sources: the exchange's, through :class:`ExchangeCalendar` (``exchange_calendars``);
@@ -466,6 +468,7 @@ class TradingSession(Grain):
     timezone: str = field(default="UTC", init=False, repr=False)
     kind: ClassVar[str] = "trading_session"
     tiles: ClassVar[bool] = False
+    cuts_last_member: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.calendar, ExchangeCalendar):

@@ -71,6 +71,33 @@ CASES: dict[str, dict[str, str]] = {
         "RetailMonth(4-4-5, RM, London)": "RetailMonth('4-4-5', 'RM', timezone='Europe/London')",
         "RetailWeek()": "RetailWeek()",
         "RetailWeek(5-4-4, W, Tokyo)": "RetailWeek('5-4-4', 'W', timezone='Asia/Tokyo')",
+        "RetailCalendar()": "RetailCalendar()",
+        "RetailCalendar(all options)": (
+            "RetailCalendar(year_end_month=9, weekday='sunday', rule='last', named_by='end', "
+            "prefix='FY', extra_week=3)"
+        ),
+        "RetailYear(NRF calendar)": "RetailYear(calendar=RetailCalendar())",
+        "RetailYear(calendar ending nearest 30 June, Sydney)": (
+            "RetailYear(calendar=RetailCalendar(year_end_month=6, named_by='end', prefix='FY'), "
+            "timezone='Australia/Sydney')"
+        ),
+        "RetailQuarter(calendar ending last Saturday of September)": (
+            "RetailQuarter('5-4-4', calendar=RetailCalendar(year_end_month=9, rule='last', "
+            "named_by='end', prefix='FY', extra_week='first'))"
+        ),
+        "RetailMonth(4-4-5, calendar ending nearest 30 June)": (
+            "RetailMonth('4-4-5', calendar=RetailCalendar(year_end_month=6, named_by='end', prefix='FY'))"
+        ),
+        "RetailWeek(calendar ending Sunday nearest 31 August)": (
+            "RetailWeek(calendar=RetailCalendar(year_end_month=8, weekday='sunday', named_by='end'), "
+            "prefix='FY')"
+        ),
+        "TemporalRollupMapper(4-4-5 month of weeks ending nearest 30 June)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(RetailMonth('4-4-5', "
+            "calendar=RetailCalendar(year_end_month=6, named_by='end', prefix='FY'), "
+            "timezone='Australia/Sydney')), window=TemporalWindow(RetailWeek(calendar=RetailCalendar("
+            "year_end_month=6, named_by='end', prefix='FY'), timezone='Australia/Sydney')))"
+        ),
     },
     "business": {
         "BusinessCalendar()": "BusinessCalendar()",

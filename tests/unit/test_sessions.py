@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import textwrap
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -125,6 +126,122 @@ def test_a_lunch_break_has_no_bars_and_a_bar_in_it_is_refused():
     with pytest.raises(ValueError, match="would never count towards '2026-11-27'"):
         hk.to_downstream("2026-11-27T12:00+08:00")
     assert hk.to_downstream("2026-11-27T13:00+08:00") == "2026-11-27"
+
+
+# -- Early closes off the bar grid: a short last bar ----------------------------------------------
+
+SYDNEY = ZoneInfo("Australia/Sydney")
+#: The exchanges of these tests, and ASX, which closes at 14:10 on its early closes.
+EXCHANGES = ["XNYS", "XLON", "XHKG", "XTKS", "XASX"]
+
+
+def schedule_bars(exchange: str, label: str) -> list[tuple[datetime, datetime]]:
+    """
+    The 30-minute bars of a session as ``exchange_calendars`` schedules it: from the open (and the
+    end of a lunch break) every 30 minutes, the last one cut at the close (or the break's start).
+    """
+    import exchange_calendars
+    import pandas as pd
+
+    row = exchange_calendars.get_calendar(exchange).schedule.loc[label]
+    spans = [(row["open"], row["close"])]
+    if not pd.isna(row["break_start"]):
+        spans = [(row["open"], row["break_start"]), (row["break_end"], row["close"])]
+    found = []
+    for first, last in spans:
+        start, end = first.to_pydatetime(), last.to_pydatetime()
+        while start < end:
+            found.append((start, min(start + timedelta(minutes=30), end)))
+            start += timedelta(minutes=30)
+    return found
+
+
+def early_closes(exchange: str) -> list[str]:
+    import exchange_calendars
+
+    closes = exchange_calendars.get_calendar(exchange).early_closes
+    return [f"{day:%Y-%m-%d}" for day in closes if 2020 <= day.year <= 2027]
+
+
+def bar_rollup(exchange: str) -> TemporalRollupMapper:
+    calendar = ExchangeCalendar(exchange)
+    return TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(TradingSession(calendar)),
+        window=TemporalWindow(Minutes(30, timezone=calendar.timezone)),
+    )
+
+
+def test_asx_closes_at_14_10_on_christmas_eve_so_its_last_bar_is_14_00_to_14_10():
+    # ASX trading hours: the market closes early, at 2:10 pm, on the last trading days before
+    # Christmas and New Year (https://www.asx.com.au/markets/market-resources/trading-hours-calendar).
+    asx = bar_rollup("XASX")
+    awaited = list(asx.to_upstream("2026-12-24").in_order)
+    assert awaited == bars("2026-12-24", "14:10", SYDNEY, "10:00")
+    assert awaited[-1] == "2026-12-24T14:00+11:00" and len(awaited) == 9
+    last = asx.window.to_upstream(asx.upstream_mapper.decode_downstream("2026-12-24"))[-1]
+    assert (last.start, last.end) == (
+        datetime(2026, 12, 24, 14, tzinfo=SYDNEY),
+        datetime(2026, 12, 24, 14, 10, tzinfo=SYDNEY),
+    )
+    assert asx.to_downstream("2026-12-24T14:00+11:00") == "2026-12-24"
+    assert asx.to_downstream("2026-12-24T03:00Z") == "2026-12-24"  # the same bar in UTC
+    assert asx.missing_keys("2026-12-24", awaited[:-1]) == ["2026-12-24T14:00+11:00"]
+    assert asx.missing_keys("2026-12-24", [*awaited[:-1], "2026-12-24T03:00Z"]) == []
+    # a full session still awaits its 12 bars, 10:00 to 16:00
+    assert list(asx.to_upstream("2026-12-23").in_order) == bars("2026-12-23", "16:00", SYDNEY, "10:00")
+
+
+def test_a_window_that_cannot_be_listed_is_refused_with_its_own_reason_not_the_years(monkeypatch):
+    # Bars not cut at the close (as before 0.2): the window's reason is given, not "year 1 or 9999".
+    from airflow_partitions.rollup import _expected
+    from airflow_partitions.temporal import _members
+
+    monkeypatch.setattr(TradingSession, "cuts_last_member", False)
+    _expected.cache_clear()  # an equal rollup's windows, listed by the tests above, are memoized
+    _members.cache_clear()
+    asx = bar_rollup("XASX")
+    with pytest.raises(ValueError) as refused:
+        asx.to_downstream("2026-12-24T10:00+11:00")
+    message = str(refused.value)
+    assert message.startswith("partition key '2026-12-24T10:00+11:00' maps to '2026-12-24': ")
+    assert "periods do not tile TradingSession(ExchangeCalendar('XASX')) period '2026-12-24'" in message
+    assert "9999" not in message and "0003" not in message
+
+
+@pytest.mark.parametrize(
+    ("exchange", "session"), [(e, s) for e in EXCHANGES for s in early_closes(e)], ids=lambda v: v
+)
+def test_every_early_close_awaits_its_bars_as_exchange_calendars_schedules_them(exchange, session):
+    rollup = bar_rollup(exchange)
+    expected = schedule_bars(exchange, session)
+    decoded = rollup.upstream_mapper.decode_downstream(session)
+    members = rollup.window.to_upstream(decoded)
+    assert [(m.utc[0], m.utc[1]) for m in members] == expected
+    assert len(rollup.to_upstream(session)) == len(expected)
+    utc_keys = [f"{start:%Y-%m-%dT%H:%M}Z" for start, _ in expected]
+    assert all(rollup.to_downstream(key) == session for key in utc_keys)
+    assert rollup.missing_keys(session, utc_keys) == []
+    close = expected[-1][1].astimezone(ZoneInfo(ExchangeCalendar(exchange).timezone))
+    for after in (close, close + timedelta(minutes=20)):
+        with pytest.raises(OutsideCalendar, match=f"{session}, closed at {close:%H:%M}"):
+            rollup.to_downstream(after.isoformat())
+
+
+@given(
+    st.sampled_from(EXCHANGES),
+    st.datetimes(min_value=datetime(2020, 1, 1), max_value=datetime(2027, 11, 30), timezones=st.just(UTC)),
+)
+def test_the_bars_of_any_session_tile_its_trading_hours_the_last_cut_at_the_close(exchange, instant):
+    rollup = bar_rollup(exchange)
+    session = rollup.upstream_mapper.grain.period_at_or_after(instant)
+    members = rollup.window.to_upstream(session)
+    spans = session.grain.spans(session)
+    assert members[0].utc[0] == spans[0][0] and members[-1].utc[1] == spans[-1][1] == session.utc[1]
+    for bar, after in pairwise(members):
+        assert bar.duration == timedelta(minutes=30)
+        assert bar.utc[1] == after.utc[0] or (bar.utc[1], after.utc[0]) in [(spans[0][1], spans[-1][0])]
+    assert timedelta(0) < members[-1].duration <= timedelta(minutes=30)
+    assert len(rollup.to_upstream(session.key)) == len(members)
 
 
 def test_utc_bar_keys_need_the_mapper_to_read_naive_keys_in_utc():
