@@ -272,7 +272,10 @@ def format_explanation(explanation: Any) -> str:
                 _wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {_listed(k.waits_for)}")
             )
         if k.rerun_policy:
-            lines.append(_wrap("sent again", RERUN_MEANING[k.rerun_policy]))
+            # Under a deadline, the pending run a key opens after the run fires at its deadline.
+            deadline = k.rerun_policy == "hold" and k.fires_at is not None
+            meaning = RERUN_MEANING[k.rerun_policy] + ("; its deadline then fires it" if deadline else "")
+            lines.append(_wrap("sent again", meaning))
         for m in k.members or ():
             read = f", read {m['read_at']}" if m["read_at"] else ""
             group = f" of {m['group']}" if m["group"] else ""
@@ -291,7 +294,7 @@ def format_explanation(explanation: Any) -> str:
         if k.closes_at:
             lines.append(_wrap("closes at", k.closes_at))
         if k.fires_at:
-            lines.append(_wrap("fires at", f"{k.fires_at} with at least {k.needed} keys"))
+            lines.append(_wrap("fires at", f"{k.fires_at} with at least {_count(k.needed, 'key')}"))
             lines.append(_wrap("", f"{k.fires_at_below_minimum} with fewer (and at least one)"))
     return "\n".join(lines)
 
@@ -362,9 +365,10 @@ def format_state(state: Any) -> str:
     if state.again:
         lines.append(
             textwrap.fill(
-                f"{_count(state.again, 'partition')} that ran (counted by their runs' state) also have a "
-                f"pending run a key sent again opened (Airflow holds it): `airflow-partitions discard "
-                f"{state.dag_id}` removes them",
+                f"{_count(state.again, 'partition')} that ran (counted by their runs' state) also "
+                f"{'has' if state.again == 1 else 'have'} a pending run that keys sent after the run (again, "
+                f"or late) opened; Airflow holds it until its wait policy is met again: `airflow-partitions "
+                f"discard {state.dag_id}` removes them",
                 WIDTH,
                 initial_indent="  ",
                 subsequent_indent="  ",
@@ -382,18 +386,22 @@ def format_state(state: Any) -> str:
             "selected (by default those not successful; --all, --state, --start/--end, --limit and --offset "
             "choose)"
         )
-    # The state column fits "success · 1 key again, pending" when the page has one.
+    # The state column fits "success · 1 key after it ran, pending" when the page has one.
     width = max([16] + [len(_state_label(p)) + 2 for p in state.partitions])
     if shown:
         lines.append(f"  {'partition':<28}{'state':<{width}}{'keys':>11}  {'queue':>6}  missing / runs")
     for p in state.partitions:
         waiting = p.progress and not p.pending_again  # a pending run's keys, else what its runs ran with
         pending = [k for a in p.progress for k in a.missing]
-        missing = pending if waiting else list(p.ran_with.missing) if p.ran_with else []
+        # What its runs missed, less what the pending run beside them holds (late keys, not lost).
+        held = {k for a in p.progress for k in a.received} if p.pending_again else set()
+        missing = (
+            pending if waiting else [k for k in p.ran_with.missing if k not in held] if p.ran_with else []
+        )
         total = (
             sum(a.missing_total for a in p.progress)
             if waiting
-            else p.ran_with.missing_total
+            else p.ran_with.missing_total - (len(p.ran_with.missing) - len(missing))
             if p.ran_with
             else 0
         )
@@ -434,9 +442,9 @@ def format_state(state: Any) -> str:
 
 
 def _state_label(partition: Any) -> str:
-    """Return ``"success"``, or ``"success · 1 key again, pending"`` with a pending run beside its runs."""
+    """Return ``"success"``, or ``"success · 1 key after it ran, pending"`` with a pending run beside it."""
     again = partition.pending_again
-    return partition.state + (f" · {_count(partition.again, 'key')} again, {again}" if again else "")
+    return partition.state + (f" · {_count(partition.again, 'key')} after it ran, {again}" if again else "")
 
 
 def _keys(partition: Any) -> str:
@@ -453,6 +461,9 @@ def run_status(args: argparse.Namespace) -> int:
     """Handle ``status``: print a consumer's partitions from the metadata database; return the exit code."""
     from airflow_partitions.tools.state import STATES, consumer_state
 
+    unknown = [s for s in args.state or () if s not in STATES]
+    if unknown:
+        raise UsageError(f"--state {unknown[0]!r} is not a state; states: {', '.join(STATES)}.")
     wanted = args.state or (
         None if args.all or args.key or args.json else [s for s in STATES if s != "success"]
     )

@@ -447,15 +447,16 @@ def _sliding_start_findings(c: Consumer) -> list[Finding]:
 
 def _rerun_findings(folder: DagFolder, c: Consumer, rollup: RollupView | None) -> list[Finding]:
     """
-    Warn where a rollup that holds keys sent again (HOLD, WaitForAll) is fed by producers that resend.
+    Warn where a rollup that holds keys sent again (HOLD, no deadline) is fed by producers that resend.
 
     REST clients and Dags of other folders deliver at least once; a producer task with retries, or
-    a producer run cleared to re-process, sends its keys again. Under ``WaitForAll`` and Airflow's
-    ``RerunPolicy.HOLD`` each such key for a period that ran opens a pending run beside the run
-    that waits for the whole period again (a deadline would fire it instead).
+    a producer run cleared to re-process, sends its keys again. Under Airflow's ``RerunPolicy.HOLD``
+    each such key for a period that ran opens a pending run beside the run that waits until its
+    wait policy is met again: the whole period under ``WaitForAll``, *n* keys under
+    ``MinimumCount(n)`` (a ``CompletionDeadline`` fires it instead).
     """
-    if rollup is None or rollup.rerun_policy != "hold" or rollup.may_fire_incomplete:
-        return []
+    if rollup is None or rollup.rerun_policy != "hold" or isinstance(rollup.policy, CompletionDeadline):
+        return []  # (a deadline fires the pending run a key sent again opens)
     producers = [p for p in folder.producers if p.asset == c.asset]
     retrying = sorted(p.dag_id for p in producers if p.retries)
     if producers and not retrying:
@@ -472,8 +473,8 @@ def _rerun_findings(folder: DagFolder, c: Consumer, rollup: RollupView | None) -
             c.dag_id,
             c.asset,
             f"{source}; a key sent again after its period ran opens a pending run beside the run that "
-            "waits for the whole period again (WaitForAll, rerun policy HOLD), never completes and takes one "
-            f"of the {TICK_LIMIT} places the scheduler evaluates per loop",
+            f"waits until {rollup.policy!r} is met again (rerun policy HOLD), which keys sent again rarely "
+            f"do, and takes one of the {TICK_LIMIT} places the scheduler evaluates per loop",
             "on Airflow 3.4 pass rerun_policy='refresh' (rerun with the keys sent again) or 'ignore' (drop "
             "them); on 3.3 remove such runs with `airflow-partitions discard DAG_ID`, or let a "
             "CompletionDeadline fire them",
@@ -569,7 +570,12 @@ def check_dags(folder: DagFolder) -> list[Finding]:
             "",
             " ".join(error.strip().splitlines()[-1:]) or error,
             did_you_mean(error)
-            or "fix the file; for a class no plugin registers, install its package in every Airflow process",
+            or (
+                "fix the configuration as the error says"
+                if error.strip().splitlines()[-1:] and error.strip().splitlines()[-1].startswith("ValueError")
+                else "fix the file; for a class no plugin registers, install its package in every Airflow "
+                "process"
+            ),
         )
         for path, error in sorted(folder.import_errors.items())
     ]

@@ -178,6 +178,13 @@ class DagFolder:
                     if known
                     else "is not a partitioned consumer here (expected a Dag scheduled on "
                     "PartitionedAssetTimetable)."
+                    + (
+                        f" {len(self.import_errors)} file(s) of the folder failed to import, which may hold "
+                        f"it: {next(iter(self.import_errors))}: "
+                        f"{next(iter(self.import_errors.values())).strip().splitlines()[-1]}"
+                        if self.import_errors
+                        else ""
+                    )
                 )
             )
         return found[0]

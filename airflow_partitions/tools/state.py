@@ -229,8 +229,15 @@ class Partition:
 
     @property
     def again(self) -> int:
-        """How many keys the pending run beside its Dag runs holds (0: none): ``1 key again, pending``."""
-        return sum(p.received_total for p in self.progress) if self.pending_again else 0
+        """
+        How many upstream keys the pending run beside its Dag runs holds (0: none): ``1 key after it ran``.
+
+        Counted as members (three spellings of one hour are one key), or as received under a
+        mapper that is no rollup. Keys sent again, or keys that came after the run fired (late).
+        """
+        if not self.pending_again:
+            return 0
+        return sum(p.counted if p.expected_total else p.received_total for p in self.progress)
 
     @property
     def starved(self) -> bool:

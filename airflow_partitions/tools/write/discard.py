@@ -116,6 +116,8 @@ def stray_runs(
     _consumer(dag_id, session)
     if keys and (start or end):
         raise ValueError("give --key or --start/--end, not both.")
+    if start and end and start[: len(end)] > end:
+        raise ValueError(f"--start {start!r} is after --end {end!r}.")
     column = AssetPartitionDagRun.partition_key
     chosen = [column.in_(keys)] if keys else selected_keys(column, start, end, None)
     rows = session.execute(

@@ -26,8 +26,10 @@ const cls = (state) => "s-" + String(state).replace(/[ _]/g, "-");
 const enc = encodeURIComponent;
 const plural = (n, one, many = one + "s") => `${n} ${n === 1 ? one : many}`;
 /** An ISO 8601 time as UTC to the second, "2026-05-03 00:00:00 UTC" (the API's times are UTC). */
-/** "1 key again, pending": the pending run a key sent again opened beside a partition's runs, else "". */
-const againText = (p) => p && p.pending_again ? `${plural(p.progress.reduce((n, a) => n + a.received_total, 0), "key")} again, ${p.pending_again}` : "";
+/** "1 key after it ran, pending": the pending run keys sent after a partition's runs opened, else "" (keys counted as members). */
+const againText = (p) => p && p.pending_again ? `${plural(p.progress.reduce((n, a) => n + (a.expected_total ? a.counted : a.received_total), 0), "key")} after it ran, ${p.pending_again}` : "";
+/** *text* as one shell word: quoted when it holds anything but letters, digits and -_.:+ ("us|2026-05-02"). */
+const shellQuoted = (text) => /^[\w.:+-]+$/.test(text) ? text : `'${String(text).replace(/'/g, "'\\''")}'`;
 const when = (iso) => { const t = new Date(iso); return isNaN(t) ? String(iso ?? "") : t.toISOString().slice(0, 19).replace("T", " ") + " UTC"; };
 let view = null;          // the Dag page on screen: its answer, partitions by key, its query
 let loads = 0;            // the latest route: an answer to an older one is dropped (clicks outrun answers)
@@ -118,7 +120,7 @@ function dagRow(d) {
   const total = Object.values(d.states).reduce((a, b) => a + b, 0);
   const counts = [...MEANING.keys()].filter((s) => d.states[s]).map((s) =>
     `<span class="count" data-state="${esc(s)}"><span class="swatch ${cls(s)}"></span>${d.states[s]} ${esc(s)}</span>`).join("")
-    + (d.again ? `<span class="count again" data-again="${d.again}" title="partitions that ran and also have a pending run a key sent again opened (airflow-partitions discard removes them)">${d.again} with a key again</span>` : "");
+    + (d.again ? `<span class="count again" data-again="${d.again}" title="partitions that ran and also have a pending run a key sent again opened (airflow-partitions discard removes them)">${d.again} with keys after they ran</span>` : "");
   return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
     <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
     <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
@@ -433,7 +435,7 @@ function showDetail(key) {
   }
   if (p.ran_with_kept === false) html.push(`<p class="muted">What its runs ran with is no longer kept: \`airflow-partitions clean\` removed the keys Airflow had logged for them (their states stand).</p>`);
   if (p.pending_again) {
-    html.push(`<p class="again-note">A key sent again for this period after it ran opened a pending run beside its runs on ${esc(when(p.opened_at))}${p.queue_position ? ` (place ${p.queue_position} of ${view.answer.pending_total} in the scheduler's queue)` : ""}: Airflow holds it (its rollup's rerun policy is HOLD) until the whole period comes again${p.fires_at ? ` or its completion deadline fires it from ${esc(when(p.fires_at))}` : ""}. What ran stays as shown; \`airflow-partitions discard ${esc(dagId)} --key ${esc(p.partition_key)}\` removes the pending run.</p>`);
+    html.push(`<p class="again-note">Keys that came for this period after it ran (sent again, or late) opened a pending run beside its runs on ${esc(when(p.opened_at))}${p.queue_position ? ` (place ${p.queue_position} of ${view.answer.pending_total} in the scheduler's queue)` : ""}: Airflow holds it (its rollup's rerun policy is HOLD) until its wait policy is met again${p.fires_at ? `, or its completion deadline fires it from ${esc(when(p.fires_at))}` : ""}. What ran stays as shown; <code>airflow-partitions discard ${esc(dagId)} --key ${esc(shellQuoted(p.partition_key))}</code> removes the pending run.</p>`);
   } else if (p.opened_at) {
     html.push(`<p>Pending since ${esc(when(p.opened_at))}${p.queue_position ? `, place ${p.queue_position} of ${view.answer.pending_total} pending in the scheduler's queue${p.queue_position > 500 ? " (beyond the 500 it evaluates per loop: not reached this loop)" : ""}` : ""}.</p>`);
   }
