@@ -277,3 +277,23 @@ def test_status_shows_a_run_that_ran_incomplete_with_what_it_ran_with_and_counts
     assert "20/24" in incomplete and "2026-03-10T14, 2026-03-10T15, 2026-03-10T16 … (4)" in incomplete
     [complete] = [line for line in lines if line.lstrip().startswith("2026-03-09")]
     assert "24/24" in complete and "r1 success" in complete
+
+
+def test_status_refuses_a_state_that_is_not_one_naming_the_states(capsys):
+    from airflow_partitions.tools.cli import main
+
+    assert main(["status", "any_dag", "--state", "again"]) == 2
+    err = capsys.readouterr().err
+    assert "--state 'again' is not a state; states: failed, ran incomplete" in err
+
+
+def test_a_partition_that_ran_with_keys_after_it_counts_them_as_members_beside_its_state():
+    from airflow_partitions.tools.cli import _state_label
+    from airflow_partitions.tools.state import AssetProgress, Partition
+
+    # Three spellings of one hour, received by the pending run beside a successful run.
+    spellings = ("2026-05-01T10", "2026-05-01T10:00:00Z", "2026-05-01T06:00:00-04:00")
+    progress = (AssetProgress("hours", spellings, counted=1, received_total=3, expected_total=24),)
+    ran = Partition("2026-05-01", "success", progress=progress, pending_again="pending")
+    assert (ran.again, _state_label(ran)) == (1, "success · 1 key after it ran, pending")
+    assert _state_label(Partition("2026-05-02", "overdue", progress=progress)) == "overdue"
