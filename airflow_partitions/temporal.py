@@ -87,6 +87,14 @@ def _shifted_key(mapper: TemporalMapper, key: str) -> str:
     return mapper.downstream_period(key).key
 
 
+@lru_cache(maxsize=_CACHE_SIZE)
+def _bounds_checked(rollup: TemporalRollupMapper, downstream_key: str) -> tuple[Period, Grain] | None:
+    # Every event asks this for each period it maps to: one memo look-up, as to_upstream's.
+    decoded = rollup.upstream_mapper.decode_downstream(downstream_key)
+    member = rollup._unlisted(decoded)
+    return None if member is None else (decoded, member)
+
+
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
 def _members(grain: Grain, of: Grain, period: Period) -> tuple[Period, ...]:
     # Keyed by the period's grain too (*of*): periods compare by their bounds only, and a trading
@@ -792,20 +800,20 @@ class TemporalRollupMapper(CountingRollupMapper):
 
     def edge_keys(self, downstream_key: str) -> list[str] | None:
         """Return the first and last three keys of a window checked by its bounds (:meth:`_unlisted`)."""
-        decoded = self.upstream_mapper.decode_downstream(downstream_key)
-        member = self._unlisted(decoded)
-        if member is None:
+        found = _bounds_checked(self, downstream_key)
+        if found is None:
             return None
+        decoded, member = found
         first, last = member.floor(decoded.utc[0]), member.floor(decoded.utc[1] - _INSTANT)
         edges = [member.shift(first, n) for n in range(3)] + [member.shift(last, n) for n in range(-2, 1)]
         return [self.upstream_mapper.encode_upstream(period) for period in edges]
 
     def awaits(self, downstream_key: str, key: str) -> bool:
         """Return whether *key* names a member inside a window checked by its bounds (:meth:`_unlisted`)."""
-        decoded = self.upstream_mapper.decode_downstream(downstream_key)
-        member = self._unlisted(decoded)
-        if member is None:
+        found = _bounds_checked(self, downstream_key)
+        if found is None:
             return False
+        decoded, member = found
         try:
             periods = [member.parse(spelled) for spelled in self.counts_as(key)]
         except ValueError:

@@ -609,6 +609,23 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
     return found
 
 
+def asset_rows(assets: Collection[tuple[str, str]], session: Any) -> list[tuple[int, str, str]]:
+    """Return ``(id, name, uri)`` of the assets *assets* names (``(name, uri)`` pairs), in id order."""
+    from airflow.models.asset import AssetModel
+    from sqlalchemy import and_, or_, select
+
+    if not assets:
+        return []
+    return [
+        tuple(row)
+        for row in session.execute(
+            select(AssetModel.id, AssetModel.name, AssetModel.uri)
+            .where(or_(*(and_(AssetModel.name == name, AssetModel.uri == uri) for name, uri in assets)))
+            .order_by(AssetModel.id)
+        )
+    ]
+
+
 def consumer_timetables(
     dag_ids: Collection[str], session: Any
 ) -> dict[str, tuple[Any, list[tuple[str, str]]]]:

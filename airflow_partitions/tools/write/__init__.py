@@ -1,10 +1,37 @@
 """
-The two tools that write: runs for the partitions of a range that never succeeded, and requeued events.
+The tools that write: missing runs, requeued events, stray pending runs, old bookkeeping removed.
 
 - :mod:`~airflow_partitions.tools.write.backfill`: ``backfill --missing`` (Dag runs through
   Airflow's own ``trigger_dag``);
 - :mod:`~airflow_partitions.tools.write.requeue`: ``requeue`` (stored asset events queued again
-  through Airflow's own path).
+  through Airflow's own path);
+- :mod:`~airflow_partitions.tools.write.discard`: ``discard`` (stray pending runs);
+- :mod:`~airflow_partitions.tools.write.clean`: ``clean`` (the rows of runs that fired).
 
-Both list what they would do first (a dry run), and write only when told to (``--yes``).
+Each lists what it would do first (a dry run), and writes only when told to (``--yes``). The two
+that remove rows share :func:`remove_pending_rows` and :func:`audit`.
 """
+
+from __future__ import annotations
+
+import getpass
+import json
+from typing import Any
+
+
+def remove_pending_rows(session: Any, ids: list[int]) -> None:
+    """Delete the ``asset_partition_dag_run`` rows *ids* and their ``partitioned_asset_key_log`` rows."""
+    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
+    from sqlalchemy import delete
+
+    session.execute(
+        delete(PartitionedAssetKeyLog).where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(ids))
+    )
+    session.execute(delete(AssetPartitionDagRun).where(AssetPartitionDagRun.id.in_(ids)))
+
+
+def audit(session: Any, event: str, dag_id: str, user: str | None, what: dict[str, Any]) -> None:
+    """Add an audit-log row (Airflow's ``log`` table): *event*, the Dag, *user* (or the OS user), *what*."""
+    from airflow.models.log import Log
+
+    session.add(Log(event=event, dag_id=dag_id, owner=user or getpass.getuser(), extra=json.dumps(what)))

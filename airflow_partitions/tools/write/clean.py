@@ -14,11 +14,11 @@ no longer kept: ``status`` and the view then say so (``ran_with_kept`` false), n
 
 from __future__ import annotations
 
-import getpass
-import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
+
+from airflow_partitions.tools.write import audit, remove_pending_rows
 
 #: Pending-run rows deleted per transaction (with their key-log rows): short locks, steady progress.
 BATCH = 1000
@@ -58,7 +58,7 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
 
         with create_session() as new:
             return fired_rows(before, dag_id=dag_id, session=new)
-    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
+    from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import func, select
 
     fired = _fired(before, dag_id)
@@ -70,15 +70,7 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
             .group_by(AssetPartitionDagRun.target_dag_id)
         )
     }
-    for dag, n in session.execute(
-        select(AssetPartitionDagRun.target_dag_id, func.count())
-        .join(
-            PartitionedAssetKeyLog,
-            PartitionedAssetKeyLog.asset_partition_dag_run_id == AssetPartitionDagRun.id,
-        )
-        .where(*fired)
-        .group_by(AssetPartitionDagRun.target_dag_id)
-    ):
+    for dag, n in _logged_by_dag(session, *fired):
         by_dag[dag][1] = n
     return _tally(before, by_dag)
 
@@ -99,10 +91,9 @@ def clean(
 
     :returns: What was removed, with ``removed=True``.
     """
-    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
-    from airflow.models.log import Log
+    from airflow.models.asset import AssetPartitionDagRun
     from airflow.utils.session import create_session
-    from sqlalchemy import delete, func, select
+    from sqlalchemy import select
 
     fired = _fired(before, dag_id)
     by_dag: dict[str, list[int]] = {}
@@ -116,30 +107,34 @@ def clean(
             ids = [row_id for row_id, _ in rows]
             for _, dag in rows:
                 by_dag.setdefault(dag, [0, 0])[0] += 1
-            logged = session.execute(
-                select(AssetPartitionDagRun.target_dag_id, func.count())
-                .join(
-                    PartitionedAssetKeyLog,
-                    PartitionedAssetKeyLog.asset_partition_dag_run_id == AssetPartitionDagRun.id,
-                )
-                .where(AssetPartitionDagRun.id.in_(ids))
-                .group_by(AssetPartitionDagRun.target_dag_id)
-            )
-            for dag, n in logged:
+            for dag, n in _logged_by_dag(session, AssetPartitionDagRun.id.in_(ids)):
                 by_dag[dag][1] += n
-            session.execute(
-                delete(PartitionedAssetKeyLog).where(
-                    PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(ids)
-                )
-            )
-            session.execute(delete(AssetPartitionDagRun).where(AssetPartitionDagRun.id.in_(ids)))
+            remove_pending_rows(session, ids)
     found = _tally(before, by_dag, removed=True)
     with create_session() as session:
-        owner = user or getpass.getuser()
         for dag, (pending, logged_rows) in found.by_dag.items():
             what = {"before": found.before.isoformat(), "pending_rows": pending, "key_log_rows": logged_rows}
-            session.add(Log(event=CLEANED_EVENT, dag_id=dag, owner=owner, extra=json.dumps(what)))
+            audit(session, CLEANED_EVENT, dag, user, what)
     return found
+
+
+def _logged_by_dag(session: Any, *conditions: Any) -> list[tuple[str, int]]:
+    """Return ``(dag_id, key-log rows)`` of the pending-run rows *conditions* select, per Dag."""
+    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
+    from sqlalchemy import func, select
+
+    return [
+        (dag, n)
+        for dag, n in session.execute(
+            select(AssetPartitionDagRun.target_dag_id, func.count())
+            .join(
+                PartitionedAssetKeyLog,
+                PartitionedAssetKeyLog.asset_partition_dag_run_id == AssetPartitionDagRun.id,
+            )
+            .where(*conditions)
+            .group_by(AssetPartitionDagRun.target_dag_id)
+        )
+    ]
 
 
 def _tally(before: datetime, by_dag: dict[str, list[int]], *, removed: bool = False) -> Cleaned:

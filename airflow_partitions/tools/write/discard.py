@@ -24,20 +24,20 @@ pending run also carries ``pending_partition_key`` (unique per Dag among pending
 
 from __future__ import annotations
 
-import getpass
-import json
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from airflow_partitions.tools.state import (
+    asset_rows,
     consumer_timetable,
     jsonable,
     received_keys,
     run_states,
     selected_keys,
 )
+from airflow_partitions.tools.write import audit, remove_pending_rows
 
 #: The audit-log event of one removed pending run (Airflow's ``log`` table; ``event`` holds 60).
 DISCARDED_EVENT = "partition-tools discard"
@@ -179,10 +179,9 @@ def discard(
         with create_session() as new:
             return discard(dag_id, keys=keys, start=start, end=end, user=user, session=new)
     from airflow.assets import manager
-    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
-    from airflow.models.log import Log
+    from airflow.models.asset import AssetPartitionDagRun
     from airflow.utils.sqlalchemy import with_row_locks
-    from sqlalchemy import delete, select
+    from sqlalchemy import select
 
     lock = getattr(manager, "_lock_asset_model", None)
     if lock is None:
@@ -194,7 +193,8 @@ def discard(
     if not found.runs:
         return replace(found, removed=True)
     with ExitStack() as locks:
-        for asset_id in _asset_ids(dag_id, session):  # in id order, as every discard takes them
+        # In id order, as every discard takes them.
+        for asset_id, _, _ in asset_rows(consumer_timetable(dag_id, session)[1], session):
             locks.enter_context(lock(session=session, asset_id=asset_id))
         still_pending = set(
             session.scalars(
@@ -208,12 +208,7 @@ def discard(
             )
         )
         removed = tuple(run for run in found.runs if run.pending_run_id in still_pending)
-        ids = [run.pending_run_id for run in removed]
-        session.execute(
-            delete(PartitionedAssetKeyLog).where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(ids))
-        )
-        session.execute(delete(AssetPartitionDagRun).where(AssetPartitionDagRun.id.in_(ids)))
-        owner = user or getpass.getuser()
+        remove_pending_rows(session, [run.pending_run_id for run in removed])
         for run in removed:
             what = {
                 "partition_key": run.partition_key,
@@ -222,7 +217,7 @@ def discard(
                 "received": list(run.received),
                 "runs": list(run.runs),
             }
-            session.add(Log(event=DISCARDED_EVENT, dag_id=dag_id, owner=owner, extra=json.dumps(what)))
+            audit(session, DISCARDED_EVENT, dag_id, user, what)
         session.commit()
     return replace(found, runs=removed, removed=True)
 
@@ -240,23 +235,6 @@ def _consumer(dag_id: str, session: Any) -> None:
             f"{dag_id!r} is not a partitioned consumer Dag: its schedule is not partitioned by assets "
             "(PartitionedAssetTimetable), so it has no pending partitioned runs."
         ) from None
-
-
-def _asset_ids(dag_id: str, session: Any) -> list[int]:
-    """Return the ids of the assets *dag_id*'s timetable reads, in id order."""
-    from airflow.models.asset import AssetModel
-    from sqlalchemy import and_, or_, select
-
-    _, assets = consumer_timetable(dag_id, session)
-    if not assets:
-        return []
-    return list(
-        session.scalars(
-            select(AssetModel.id)
-            .where(or_(*(and_(AssetModel.name == name, AssetModel.uri == uri) for name, uri in assets)))
-            .order_by(AssetModel.id)
-        )
-    )
 
 
 def _selection(keys: list[str] | None, start: str | None, end: str | None) -> str:

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions.mapping import downstream_keys, fan_out_cap
-from airflow_partitions.tools.state import consumer_timetable, jsonable, run_states
+from airflow_partitions.tools.state import asset_rows, consumer_timetable, jsonable, run_states
 
 
 @dataclass(frozen=True)
@@ -171,11 +171,11 @@ def requeue(dag_id: str, start: datetime, end: datetime, *, session: Any = None)
 
 def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Orphans, dict[int, Any]]:
     """Return the :class:`Orphans` and their ``AssetEvent`` rows by id."""
-    from airflow.models.asset import AssetEvent, AssetModel, AssetPartitionDagRun, PartitionedAssetKeyLog
+    from airflow.models.asset import AssetEvent, AssetPartitionDagRun, PartitionedAssetKeyLog
     from airflow.models.dagrun import DagRun
     from airflow.sdk import timezone
     from airflow.timetables.base import compute_rollup_fingerprint
-    from sqlalchemy import and_, exists, or_, select
+    from sqlalchemy import exists, select
 
     start, end = timezone.coerce_datetime(start), timezone.coerce_datetime(end)
     if start > end:
@@ -186,13 +186,9 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
             f"{dag_id!r} reads no assets: its partitions come from its timetable "
             "(see `airflow-partitions backfill --missing`)."
         )
-    asset_rows = session.execute(
-        select(AssetModel.id, AssetModel.name, AssetModel.uri).where(
-            or_(*(and_(AssetModel.name == name, AssetModel.uri == uri) for name, uri in assets))
-        )
-    ).all()
-    mappers = {i: timetable.get_partition_mapper(name=name, uri=uri) for i, name, uri in asset_rows}
-    names = {asset_id: name for asset_id, name, _ in asset_rows}
+    rows = asset_rows(assets, session)
+    mappers = {i: timetable.get_partition_mapper(name=name, uri=uri) for i, name, uri in rows}
+    names = {asset_id: name for asset_id, name, _ in rows}
     linked = exists().where(
         PartitionedAssetKeyLog.asset_event_id == AssetEvent.id, PartitionedAssetKeyLog.target_dag_id == dag_id
     )
