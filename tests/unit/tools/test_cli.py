@@ -277,3 +277,21 @@ def test_status_shows_a_run_that_ran_incomplete_with_what_it_ran_with_and_counts
     assert "20/24" in incomplete and "2026-03-10T14, 2026-03-10T15, 2026-03-10T16 … (4)" in incomplete
     [complete] = [line for line in lines if line.lstrip().startswith("2026-03-09")]
     assert "24/24" in complete and "r1 success" in complete
+
+
+def test_status_says_when_it_shows_only_the_latest_refusals_and_how_to_see_them_all():
+    from airflow_partitions.tools.cli import format_state
+    from airflow_partitions.tools.state import ConsumerState, Refusal
+
+    # 13 Saturdays and Sundays of March and April 2026 refused by a business-day month, oldest first.
+    weekend = ["2026-03-01", *(f"2026-03-{d:02d}" for d in (7, 8, 14, 15, 21, 22, 28, 29)), "2026-04-04"]
+    weekend += ["2026-04-05", "2026-04-11", "2026-04-12"]
+    refusals = tuple(Refusal(None, "", partition_key=day, reason="not a business day") for day in weekend)
+    assert len(refusals) == 13
+    lines = format_state(ConsumerState("d", (), (), refusals=refusals, refusals_total=13)).splitlines()
+    assert lines[-5].startswith("  13 keys refused on arrival")
+    assert [line.split()[1] for line in lines[-4:-1]] == ["2026-04-05:", "2026-04-11:", "2026-04-12:"]
+    assert lines[-1] == "  showing the latest 3 of 13; --json lists up to 100"
+    # All of them shown: nothing cut, nothing said.
+    few = format_state(ConsumerState("d", (), (), refusals=refusals[:2], refusals_total=2)).splitlines()
+    assert not any("showing the latest" in line for line in few)
