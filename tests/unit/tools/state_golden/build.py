@@ -40,6 +40,7 @@ REQUESTS = {
     "api_partition_received": (
         "/partitions/api/dags/golden_ny_day/partitions/2013-03-12?list=received&limit=5"
     ),
+    "api_dag_business_producer": "/partitions/api/dags/golden_business_producer",
     "api_asset_hours": "/partitions/api/assets/golden_utc_hours",
     "api_asset_region_days": "/partitions/api/assets/golden_region_days",
     "api_asset_business_days": "/partitions/api/assets/golden_business_days",
@@ -73,11 +74,14 @@ def send(asset: str, keys: list[str]) -> None:
             session.flush()
 
 
-def run(dag_id: str, key: str, state: str, created: datetime, *, manual: bool = False) -> None:
+def run(
+    dag_id: str, key: str, state: str, created: datetime, *, manual: bool = False, day: bool = False
+) -> None:
     """
     Write the Dag run the scheduler creates for *key*'s pending run (created at *created*, UTC).
 
-    *manual*: a run a user triggered for the key (no pending run fired it).
+    *manual*: a run a user triggered for the key (no pending run fired it); *day*: a run of a Dag
+    without upstream assets, whose key is a UTC day.
     """
     from airflow.models.asset import AssetPartitionDagRun
     from airflow.models.dagrun import DagRun
@@ -90,7 +94,11 @@ def run(dag_id: str, key: str, state: str, created: datetime, *, manual: bool = 
     kind = DagRunType.MANUAL if manual else DagRunType.ASSET_TRIGGERED
     with create_session() as session:
         timetable = SerializedDagModel.get_dag(dag_id, session=session).timetable
-        anchor = timetable.get_partition_mapper(name="x", uri="x").to_partition_date(key)
+        anchor = (
+            datetime.fromisoformat(key).replace(tzinfo=UTC)
+            if day
+            else timetable.get_partition_mapper(name="x", uri="x").to_partition_date(key)
+        )
         dag_run = DagRun(
             dag_id=dag_id,
             run_id=f"{kind.value}__{created.isoformat()}_{key.replace(SEPARATOR, '.')}",  # not random
@@ -169,6 +177,16 @@ def write() -> None:
     run("golden_region_day", "jfk|2013-09-01", "running", datetime(2013, 9, 2, 0, 5, tzinfo=UTC))
     # golden_business_month: March 2013's business days, a Saturday refused by the calendar.
     send("golden_business_days", ["2013-03-01", "2013-03-04", "2013-03-05", "2013-03-09"])
+    # golden_business_producer: Friday 2013-03-08 and Monday 2013-03-11 landed.
+    for key in ("2013-03-08", "2013-03-11"):
+        run(
+            "golden_business_producer",
+            key,
+            "success",
+            datetime(2013, 3, 12, tzinfo=UTC),
+            manual=True,
+            day=True,
+        )
     fix_times()
 
 
@@ -180,7 +198,7 @@ def answers() -> dict[str, object]:
     from airflow_partitions.tools.cli import main
 
     found: dict[str, object] = {}
-    for dag_id in ("golden_ny_day", "golden_region_day", "golden_business_month"):
+    for dag_id in ("golden_ny_day", "golden_region_day", "golden_business_month", "golden_business_producer"):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = main(["status", dag_id, "--json"])

@@ -2,14 +2,17 @@
 
 from datetime import timedelta
 
+import pendulum
 from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Asset, PartitionedAssetTimetable
 
 from airflow_partitions import (
+    BusinessDay,
     BusinessDayWindow,
     CompletionDeadline,
     CompositeKeyMapper,
     Day,
+    GrainPartitionTimetable,
     Hour,
     Month,
     TemporalMapper,
@@ -46,3 +49,11 @@ consumer(
     "golden_business_days",
     TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
 )
+# A producer partitioned by business days (no upstream assets): its weekends are closed, not unopened.
+with DAG(
+    "golden_business_producer",
+    schedule=GrainPartitionTimetable(BusinessDay()),
+    start_date=pendulum.datetime(2100, 1, 1, tz="UTC"),  # no scheduled run: only those written
+    catchup=False,
+):
+    EmptyOperator(task_id="land")
