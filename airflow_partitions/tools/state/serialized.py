@@ -19,13 +19,17 @@ def consumer_grain(dag_id: str, session: Any) -> Grain | None:
     Return the grain of the periods *dag_id*'s partition keys name, if all its assets' mappers agree.
 
     A rollup's upstream mapper's grain (``TradingSession(ExchangeCalendar("XNYS"))`` for a
-    session's 30-minute bars), a temporal mapper's own; ``None`` for a Dag whose mappers name no
-    one grain. The Partitions view lays a month of its keys out by it: a date without a period
+    session's 30-minute bars), a temporal mapper's own; for a Dag without upstream assets, its
+    timetable's (``GrainPartitionTimetable(TradingSession(…))``: a producer's sessions); ``None``
+    for a Dag whose mappers name no one grain. The Partitions view lays a month of its keys out by it: a date without a period
     (a weekend of business days, a day without a session) is a closed place, not an unopened one.
 
     :raises ValueError: as :func:`consumer_state`.
     """
     timetable, assets = consumer_timetable(dag_id, session)
+    if not assets:  # a producer partitioned by its own timetable (GrainPartitionTimetable)
+        grain = getattr(timetable, "grain", None)
+        return grain if isinstance(grain, Grain) else None
     grains = set()
     for name, uri in assets:
         mapper = timetable.get_partition_mapper(name=name, uri=uri)

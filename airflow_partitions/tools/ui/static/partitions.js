@@ -180,8 +180,10 @@ async function showDag(dagId, query) {
   const zoomed = !!(query.get("start") || query.get("end"));
   $("zoom-out").hidden = !zoomed;
   $("whole").hidden = !zoomed;
-  $("dag-assets").innerHTML = "Upstream assets: " + answer.assets.map(([name]) =>
-    `<a href="${esc(ROOT)}/assets/${esc(enc(name))}" data-asset="${esc(name)}">${esc(name)}</a>`).join(", ");
+  $("dag-assets").innerHTML = answer.assets.length
+    ? "Upstream assets: " + answer.assets.map(([name]) =>
+      `<a href="${esc(ROOT)}/assets/${esc(enc(name))}" data-asset="${esc(name)}">${esc(name)}</a>`).join(", ")
+    : "No upstream assets: partitioned by its own timetable.";
   renderSummary(answer);
   renderLegend(answer, query.getAll("state"));
   $("overview").innerHTML = overviewHtml(answer.overview, answer);
