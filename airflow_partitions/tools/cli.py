@@ -84,16 +84,33 @@ examples:
 
 exit codes: 0 counted (dry run) or removed, 2 usage error"""
 
+#: ``--api-url`` and ``--token``: the commands that read or write a deployment's partitions do it
+#: through its api-server's REST API instead of its metadata database (managed Airflow).
+API_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (
+        ("--api-url",),
+        {
+            "metavar": "URL",
+            "help": "ask this api-server (https://airflow.example.com) instead of the metadata database",
+        },
+    ),
+    (
+        ("--token",),
+        {"help": "the bearer token for --api-url (default: $AIRFLOW_PARTITIONS_API_TOKEN)"},
+    ),
+]
+
 #: ``(flags, argparse keyword arguments)`` per command: the one definition both CLIs build from.
 EXPLAIN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("key",), {"help": "the partition key: upstream (default) or, with --downstream, downstream"}),
     (("--mapper",), {"help": "a mapper as a Python expression (airflow_partitions and airflow.sdk names)"}),
     (("--dag-folder",), {"help": "a Dag folder (or file), loaded as the dag-processor does"}),
     (("--from-db",), {"action": "store_true", "help": "read --dag from the metadata database (read-only)"}),
-    (("--dag",), {"help": "the consumer Dag id (with --dag-folder or --from-db)"}),
+    (("--dag",), {"help": "the consumer Dag id (with --dag-folder, --from-db or --api-url)"}),
     (("--asset",), {"help": "the asset name or URI the Dag reads (if it reads several)"}),
     (("--downstream",), {"action": "store_true", "help": "KEY is a downstream key: list what it waits for"}),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+    *API_ARGS,
 ]
 CHECK_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("dag_folder",), {"help": "the Dag folder (or file) to check"}),
@@ -124,6 +141,7 @@ STATUS_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--json",),
         {"action": "store_true", "help": "print JSON (every state unless --state) instead of text"},
     ),
+    *API_ARGS,
 ]
 BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (
@@ -150,6 +168,7 @@ BACKFILL_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         {"action": "store_true", "help": "also partitions not due yet (their period has not ended)"},
     ),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+    *API_ARGS,
 ]
 REQUEUE_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("dag_id",), {"help": "the partitioned consumer Dag whose rollup definition changed"}),
@@ -157,6 +176,7 @@ REQUEUE_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--end",), {"required": True, "help": "latest asset event time, inclusive (a date: to its end)"}),
     (("--yes",), {"action": "store_true", "help": "queue them (without it: a dry run that lists them)"}),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+    *API_ARGS,
 ]
 DISCARD_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("dag_id",), {"help": "the partitioned consumer Dag"}),
@@ -171,6 +191,7 @@ DISCARD_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (("--end",), {"help": "only pending runs to this time part, compared on its own length (2013-03)"}),
     (("--yes",), {"action": "store_true", "help": "remove them (without it: a dry run that lists them)"}),
     (("--json",), {"action": "store_true", "help": "print JSON instead of text"}),
+    *API_ARGS,
 ]
 CLEAN_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (
@@ -197,17 +218,11 @@ def _quiet() -> Any:
         yield
 
 
-def _mapper(args: argparse.Namespace) -> Any:
-    from airflow_partitions.tools import consumer_mappers, load_mapper, stored_dag
+def _source(args: argparse.Namespace) -> Any:
+    """Return the :class:`~airflow_partitions.tools.source.Source` to use: ``--api-url``, or the database."""
+    from airflow_partitions.tools.source import source
 
-    sources = [bool(args.mapper), bool(args.dag_folder), bool(args.from_db)]
-    if sum(sources) != 1 or (args.mapper and args.dag) or (not args.mapper and not args.dag):
-        raise UsageError("pass --mapper EXPR, or --dag ID with one of --dag-folder PATH and --from-db.")
-    if args.mapper:
-        return load_mapper(args.mapper)
-    with _quiet():
-        folder = consumer_mappers(args.dag_folder) if args.dag_folder else stored_dag(args.dag)
-    return folder.consumer(args.dag, args.asset).mapper
+    return source(args.api_url, args.token)
 
 
 def _wrap(label: str, text: str) -> str:
@@ -323,9 +338,24 @@ def format_findings(findings: Sequence[Any]) -> str:
 
 def run_explain(args: argparse.Namespace) -> int:
     """Handle ``explain``: print what the mapper does with the key; return the exit code."""
-    from airflow_partitions.tools import explain
+    from airflow_partitions.tools import consumer_mappers, explain, load_mapper
 
-    explanation = explain(_mapper(args), args.key, downstream=args.downstream)
+    sources = [bool(args.mapper), bool(args.dag_folder), bool(args.from_db), bool(args.api_url)]
+    if sum(sources) != 1 or (args.mapper and args.dag) or (not args.mapper and not args.dag):
+        raise UsageError(
+            "pass --mapper EXPR, or --dag ID with one of --dag-folder PATH, --from-db and --api-url URL."
+        )
+    if args.mapper:
+        explanation = explain(load_mapper(args.mapper), args.key, downstream=args.downstream)
+    elif args.dag_folder:
+        with _quiet():
+            mapper = consumer_mappers(args.dag_folder).consumer(args.dag, args.asset).mapper
+        explanation = explain(mapper, args.key, downstream=args.downstream)
+    else:
+        with _quiet():
+            explanation = _source(args).explain(
+                args.dag, args.key, asset=args.asset, downstream=args.downstream
+            )
     print(json.dumps(explanation.to_dict(), indent=2) if args.json else format_explanation(explanation))
     return OK if explanation.ok else FOUND
 
@@ -469,7 +499,7 @@ def _keys(partition: Any) -> str:
 
 def run_status(args: argparse.Namespace) -> int:
     """Handle ``status``: print a consumer's partitions from the metadata database; return the exit code."""
-    from airflow_partitions.tools.state import STATES, consumer_state
+    from airflow_partitions.tools.state import STATES
 
     unknown = [s for s in args.state or () if s not in STATES]
     if unknown:
@@ -479,7 +509,7 @@ def run_status(args: argparse.Namespace) -> int:
     )
     limit = args.limit if args.limit is not None else 1000 if args.json else 50
     with _quiet():
-        state = consumer_state(
+        state = _source(args).status(
             args.dag_id,
             partition_key=args.key,
             start=args.start,
@@ -515,16 +545,13 @@ def run_backfill(args: argparse.Namespace) -> int:
     """Handle ``backfill --missing``: list (or, with --yes, create) the runs a range lacks."""
     from datetime import UTC, datetime
 
-    from airflow_partitions.tools.write.backfill import create_runs, missing_partitions
-
     now = datetime.now(UTC)
+    source = _source(args)
     with _quiet():
-        found = missing_partitions(
-            args.dag_id, _date(args.start), _date(args.end), include_open=True, now=now
-        )
+        found = source.missing(args.dag_id, _date(args.start), _date(args.end), now=now)
         opened = [m for m in found if m.is_open(now)]
         missing = found if args.include_open else [m for m in found if not m.is_open(now)]
-        runs = create_runs(args.dag_id, missing) if args.yes else []
+        runs = source.create_runs(args.dag_id, missing) if args.yes else []
     if args.json:
         left_out = [] if args.include_open else [m.to_dict() for m in opened]
         print(
@@ -585,11 +612,9 @@ def format_orphans(orphans: Any) -> str:
 
 def run_requeue(args: argparse.Namespace) -> int:
     """Handle ``requeue``: list (or, with --yes, queue again) the stored events a Dag's runs lost."""
-    from airflow_partitions.tools.write.requeue import orphaned_events, requeue
-
     start, end = _date(args.start), _date(args.end, end_of_day=True)
     with _quiet():
-        orphans = (requeue if args.yes else orphaned_events)(args.dag_id, start, end)
+        orphans = _source(args).orphans(args.dag_id, start, end, write=args.yes)
     print(json.dumps(orphans.to_dict(), indent=2) if args.json else format_orphans(orphans))
     return OK
 
@@ -616,11 +641,9 @@ def format_discarded(found: Any) -> str:
 
 def run_discard(args: argparse.Namespace) -> int:
     """Handle ``discard``: list (or, with --yes, remove) a Dag's stray pending partitioned runs."""
-    from airflow_partitions.tools.write.discard import discard, stray_runs
-
     with _quiet():
-        found = (discard if args.yes else stray_runs)(
-            args.dag_id, keys=args.key, start=args.start, end=args.end
+        found = _source(args).stray(
+            args.dag_id, keys=args.key, start=args.start, end=args.end, write=args.yes
         )
     print(json.dumps(found.to_dict(), indent=2) if args.json else format_discarded(found))
     return OK

@@ -260,22 +260,23 @@ def consumer_mappers(dag_folder: str | Path) -> DagFolder:
     return describe(dags, errors)
 
 
-def stored_dag(dag_id: str) -> DagFolder:
+def stored_dag(dag_id: str, *, session: Any = None) -> DagFolder:
     """
     Return the consumers and producers of the Dag *dag_id* as stored in the metadata database.
 
     Read-only, through Airflow's own session and ``SerializedDagModel`` (the deployment's
-    ``airflow.cfg`` / ``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``).
+    ``airflow.cfg`` / ``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``), or *session* if given.
 
     :raises ValueError: if no serialized Dag *dag_id* is stored.
     """
     from airflow.models.serialized_dag import SerializedDagModel
-    from airflow.utils.session import create_session
 
-    with create_session() as session:
-        stored = SerializedDagModel.get(dag_id, session=session)
-        if stored is None:
-            raise ValueError(
-                f"Dag {dag_id!r} is not in the metadata database (is the dag-processor running?)."
-            )
-        return describe([stored.dag])
+    if session is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as new:
+            return stored_dag(dag_id, session=new)
+    stored = SerializedDagModel.get(dag_id, session=session)
+    if stored is None:
+        raise ValueError(f"Dag {dag_id!r} is not in the metadata database (is the dag-processor running?).")
+    return describe([stored.dag])

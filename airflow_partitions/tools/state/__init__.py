@@ -28,102 +28,70 @@ By role:
 - :mod:`~airflow_partitions.tools.state.consumers`: what the faces ask for;
   :mod:`~airflow_partitions.tools.state.coverage`: an asset's keys.
 
-Every name is importable from this package, as it was from the one module it replaces.
+Every name is importable from this package, as it was from the one module it replaces, each
+loaded on first use.
 """
 
 from __future__ import annotations
 
-from airflow_partitions.tools.state.consumers import (
-    consumer_dags,
-    consumer_range,
-    consumer_reader,
-    consumer_state,
-    consumer_zone,
-    partition_keys,
-)
-from airflow_partitions.tools.state.coverage import asset_coverage
-from airflow_partitions.tools.state.model import (
-    BUCKET,
-    EVALUATED_PER_LOOP,
-    LISTED,
-    PENDING_STATES,
-    REFUSED_EVENT,
-    SEPARATOR,
-    STATES,
-    AssetCoverage,
-    AssetProgress,
-    ConsumerDag,
-    ConsumerState,
-    KeyEvents,
-    Partition,
-    RanWith,
-    Refusal,
-    Run,
-    attention,
-    bucket_label,
-    bucket_length,
-    in_time_range,
-    jsonable,
-    time_part,
-)
-from airflow_partitions.tools.state.pending import received_keys
-from airflow_partitions.tools.state.progress import pending_partition, pending_times, progress_of, ran_with
-from airflow_partitions.tools.state.runs import ASSET_TRIGGERED, run_states
-from airflow_partitions.tools.state.serialized import (
-    asset_rows,
-    awaited_by_date,
-    consumer_grain,
-    consumer_timetable,
-    consumer_timetables,
-    has_period_on,
-    zones_of,
-)
-from airflow_partitions.tools.state.sql import selected_keys, time_part_sql
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "ASSET_TRIGGERED",
-    "BUCKET",
-    "EVALUATED_PER_LOOP",
-    "LISTED",
-    "PENDING_STATES",
-    "REFUSED_EVENT",
-    "SEPARATOR",
-    "STATES",
-    "AssetCoverage",
-    "AssetProgress",
-    "ConsumerDag",
-    "ConsumerState",
-    "KeyEvents",
-    "Partition",
-    "RanWith",
-    "Refusal",
-    "Run",
-    "asset_coverage",
-    "asset_rows",
-    "attention",
-    "awaited_by_date",
-    "bucket_label",
-    "bucket_length",
-    "consumer_dags",
-    "consumer_grain",
-    "consumer_range",
-    "consumer_reader",
-    "consumer_state",
-    "consumer_timetable",
-    "consumer_timetables",
-    "consumer_zone",
-    "has_period_on",
-    "in_time_range",
-    "jsonable",
-    "partition_keys",
-    "pending_partition",
-    "pending_times",
-    "progress_of",
-    "ran_with",
-    "received_keys",
-    "run_states",
-    "selected_keys",
-    "time_part",
-    "time_part_sql",
-    "zones_of",
-]
+#: Where each name lives: imported on first use, so that reading the value types (:mod:`.model`)
+#: loads no Airflow (``airflow-partitions status --api-url`` answers without Airflow's start).
+_HOME = {
+    "consumer_dags": "consumers",
+    "consumer_range": "consumers",
+    "consumer_reader": "consumers",
+    "consumer_state": "consumers",
+    "consumer_zone": "consumers",
+    "partition_keys": "consumers",
+    "asset_coverage": "coverage",
+    "AssetCoverage": "model",
+    "AssetProgress": "model",
+    "BUCKET": "model",
+    "ConsumerDag": "model",
+    "ConsumerState": "model",
+    "EVALUATED_PER_LOOP": "model",
+    "KeyEvents": "model",
+    "LISTED": "model",
+    "PENDING_STATES": "model",
+    "Partition": "model",
+    "REFUSED_EVENT": "model",
+    "RanWith": "model",
+    "Refusal": "model",
+    "Run": "model",
+    "SEPARATOR": "model",
+    "STATES": "model",
+    "attention": "model",
+    "bucket_label": "model",
+    "bucket_length": "model",
+    "in_time_range": "model",
+    "jsonable": "model",
+    "time_part": "model",
+    "received_keys": "pending",
+    "pending_partition": "progress",
+    "pending_times": "progress",
+    "progress_of": "progress",
+    "ran_with": "progress",
+    "ASSET_TRIGGERED": "runs",
+    "run_states": "runs",
+    "asset_rows": "serialized",
+    "awaited_by_date": "serialized",
+    "consumer_grain": "serialized",
+    "consumer_timetable": "serialized",
+    "consumer_timetables": "serialized",
+    "has_period_on": "serialized",
+    "zones_of": "serialized",
+    "selected_keys": "sql",
+    "time_part_sql": "sql",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str) -> Any:
+    """Return *name* from the module of this package that holds it (PEP 562)."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -1,7 +1,7 @@
 """
 The Partitions view's FastAPI app, mounted by the plugin at ``/partitions`` in Airflow's api-server.
 
-Read-only (GET only), from the metadata database through :mod:`airflow_partitions.tools.state`,
+The view reads only (GET), from the metadata database through :mod:`airflow_partitions.tools.state`,
 the reader under ``airflow-partitions status``. Every JSON endpoint resolves the caller with
 Airflow's own :func:`~airflow.api_fastapi.core_api.security.get_user` (the ``Authorization:
 Bearer`` header, else the ``_token`` cookie Airflow's UI holds) and asks Airflow's auth manager,
@@ -14,6 +14,7 @@ as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not
 - ``GET /api/dags/{dag_id}/partitions/{key}?list=&offset=&limit=``: one page of a partition's
   awaited, missing, received or never-counting keys;
 - ``GET /api/assets/{asset_name}?start=&end=``: which keys of one asset have events, by local day;
+- the commands' routes (``airflow-partitions ... --api-url``): :mod:`~airflow_partitions.tools.ui.commands`;
 - ``GET /``, ``GET /dags/{dag_id}`` and ``GET /assets/{asset_name}``: the page (static; it holds
   no data, it calls the API).
 """
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from airflow.api_fastapi.app import get_auth_manager
-from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
+from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import (
     GetUserDep,
@@ -50,7 +51,8 @@ from airflow_partitions.tools.state import (
     partition_keys,
     zones_of,
 )
-from airflow_partitions.tools.ui import layout
+from airflow_partitions.tools.ui import commands, layout
+from airflow_partitions.tools.ui.commands import reads_audit_log
 from airflow_partitions.tools.ui.layout import VIEW_STATES
 
 STATIC = Path(__file__).parent / "static"
@@ -76,6 +78,7 @@ class PlainJSON(Response):
 
 
 app.mount("/static", StaticFiles(directory=STATIC), name="static")
+app.include_router(commands.router)
 
 
 @app.get("/api/dags", dependencies=[Depends(requires_access_dag("GET"))], response_class=PlainJSON)
@@ -146,7 +149,7 @@ def dag_partitions(
         grain = consumer_grain(dag_id, session)
     except ValueError as err:
         raise HTTPException(404, str(err)) from err
-    if not _reads_audit_log(dag_id, user):
+    if not reads_audit_log(dag_id, user):
         answer["refusals"], answer["refusals_total"] = [], 0
     return PlainJSON(
         {
@@ -190,13 +193,6 @@ def partition_list(
     return {"keys": keys, "total_entries": total, "offset": offset, "limit": limit, "list": list_}
 
 
-def _reads_audit_log(dag_id: str, user: Any) -> bool:
-    """Whether *user* may read the audit log of *dag_id* (where refused keys are recorded)."""
-    return get_auth_manager().is_authorized_dag(
-        method="GET", access_entity=DagAccessEntity.AUDIT_LOG, details=DagDetails(id=dag_id), user=user
-    )
-
-
 @app.get("/api/assets/{asset_name}", dependencies=[Depends(requires_access_asset("GET"))])
 def asset_keys(
     asset_name: str, user: GetUserDep, session: SessionDep, start: str | None = None, end: str | None = None
@@ -217,7 +213,7 @@ def asset_keys(
     except ValueError as err:
         raise HTTPException(404, str(err)) from err
     dags = {r["dag_id"] for r in answer["refusals"]}
-    allowed = {d: d is not None and _reads_audit_log(d, user) for d in dags}
+    allowed = {d: d is not None and reads_audit_log(d, user) for d in dags}
     answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
     readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
     found = consumer_reader(asset_name, session=session, only=readable)

@@ -9,6 +9,7 @@ Read through Airflow's models; runs are created through Airflow's own ``trigger_
 
 from __future__ import annotations
 
+import getpass
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -126,12 +127,16 @@ def missing_partitions(
     return missing if include_open else [m for m in missing if not m.is_open(now)]
 
 
-def create_runs(dag_id: str, partitions: list[MissingPartition], *, session: Any = None) -> list[str]:
+def create_runs(
+    dag_id: str, partitions: list[MissingPartition], *, user: str | None = None, session: Any = None
+) -> list[str]:
     """
     Create one manual Dag run per partition, through Airflow's ``trigger_dag``; return their run ids.
 
     Each run carries the partition's key (``dag_run.partition_key``, ``2026-11-24``) and a note
-    naming this command; the scheduler then runs them like any manual run.
+    naming this command; the scheduler then runs them like any manual run. Triggered by the CLI
+    and the operating-system user, or, with *user* (the api-server's caller), by the REST API and
+    that user (``triggering_user_name``).
 
     :raises ValueError: (Airflow's) if the Dag does not allow manual runs.
     """
@@ -142,12 +147,13 @@ def create_runs(dag_id: str, partitions: list[MissingPartition], *, session: Any
         from airflow.utils.session import create_session
 
         with create_session() as new:
-            return create_runs(dag_id, partitions, session=new)
+            return create_runs(dag_id, partitions, user=user, session=new)
     run_ids = []
     for partition in partitions:
         run = trigger_dag(
             dag_id,
-            triggered_by=DagRunTriggeredByType.CLI,
+            triggered_by=DagRunTriggeredByType.REST_API if user else DagRunTriggeredByType.CLI,
+            triggering_user_name=user or getpass.getuser(),
             partition_key=partition.partition_key,
             note="airflow-partitions backfill --missing",
             session=session,

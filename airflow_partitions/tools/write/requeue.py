@@ -26,7 +26,11 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions.mapping import downstream_keys, fan_out_cap
-from airflow_partitions.tools.state import asset_rows, consumer_timetable, jsonable, run_states
+from airflow_partitions.tools.state import LISTED, asset_rows, consumer_timetable, jsonable, run_states
+from airflow_partitions.tools.write import audit
+
+#: The audit-log event of one ``requeue --yes`` (Airflow's ``log`` table; ``event`` holds 60).
+REQUEUED_EVENT = "partition-tools requeue"
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,9 @@ def orphaned_events(dag_id: str, start: datetime, end: datetime, *, session: Any
     return _read(dag_id, start, end, session)[0]
 
 
-def requeue(dag_id: str, start: datetime, end: datetime, *, session: Any = None) -> Orphans:
+def requeue(
+    dag_id: str, start: datetime, end: datetime, *, user: str | None = None, session: Any = None
+) -> Orphans:
     """
     Queue :func:`orphaned_events` again for *dag_id* alone, as the scheduler would on their arrival.
 
@@ -125,7 +131,9 @@ def requeue(dag_id: str, start: datetime, end: datetime, *, session: Any = None)
     pending run of ``2026-04-01`` (created if none, stamped with the current rollup fingerprint)
     and a ``PartitionedAssetKeyLog`` row linking the event to it. Events the current mapper
     refuses are left out (queueing one would only audit-log its refusal again). Queued events are
-    no longer orphaned: a second call finds only the refused ones.
+    no longer orphaned: a second call finds only the refused ones. One audit-log row
+    (``partition-tools requeue``, the Dag, *user* as owner, default the operating-system user)
+    records the events queued and their downstream keys.
 
     :returns: The events read, with ``requeued=True``.
     :raises ValueError: as :func:`orphaned_events`; and, naming the Dag, while pending runs stamped
@@ -137,7 +145,7 @@ def requeue(dag_id: str, start: datetime, end: datetime, *, session: Any = None)
         from airflow.utils.session import create_session
 
         with create_session() as new:
-            return requeue(dag_id, start, end, session=new)
+            return requeue(dag_id, start, end, user=user, session=new)
 
     from airflow.assets.manager import AssetManager
     from airflow.models.dag import DagModel
@@ -166,6 +174,14 @@ def requeue(dag_id: str, start: datetime, end: datetime, *, session: Any = None)
             task_instance=None,
             session=session,
         )
+    if orphans.queueable:
+        queued = sorted({key for event in orphans.queueable for key in event.downstream_keys})
+        what = {
+            "events": len(orphans.queueable),
+            "partition_keys": queued[:LISTED],
+            "partitions": len(queued),
+        }
+        audit(session, REQUEUED_EVENT, dag_id, user, what)
     return replace(orphans, requeued=True)
 
 

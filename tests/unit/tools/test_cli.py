@@ -204,7 +204,7 @@ def test_requeue_says_what_it_queued_and_which_runs_the_scheduler_has_yet_to_cle
 def test_requeue_end_date_means_the_end_of_that_day(monkeypatch, capsys):
     seen = {}
 
-    def orphaned_events(dag_id, start, end):
+    def orphaned_events(dag_id, start, end, session=None):
         seen.update(dag_id=dag_id, start=start, end=end)
         return orphans(events=())
 

@@ -40,7 +40,7 @@ def normalised(value: Any) -> Any:
 
 
 def build() -> dict[str, Any]:
-    """Run the builder in a new ``AIRFLOW_HOME`` and return its answers, normalised."""
+    """Run the builder in a new ``AIRFLOW_HOME``: its answers (``golden``, ``both_modes``), normalised."""
     with tempfile.TemporaryDirectory(prefix="airflow-partitions-golden-state-") as home:
         env = {
             **os.environ,
@@ -67,8 +67,13 @@ def build() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def answers() -> dict[str, Any]:
+def built() -> dict[str, Any]:
     return build()
+
+
+@pytest.fixture(scope="session")
+def answers(built) -> dict[str, Any]:
+    return built["golden"]
 
 
 def golden_names() -> list[str]:
@@ -85,7 +90,40 @@ def test_the_answer_equals_its_golden_file(answers, name):
     assert answers[name] == expected
 
 
+def both_modes_names() -> list[str]:
+    from tests.unit.tools.state_golden.build import BOTH_MODES
+
+    return sorted(BOTH_MODES)
+
+
+@pytest.mark.parametrize("name", both_modes_names())
+def test_a_command_answers_the_same_through_the_rest_api_as_from_the_database(built, name):
+    # The same exit code, text or JSON and error, read from the database and through a real
+    # api-server (uvicorn on loopback) with --api-url and an admin's token.
+    found = built["both_modes"][name]
+    assert found["api"] == found["database"]
+    assert found["database"]["exit"] in (0, 1, 2)
+
+
+def test_the_statuses_read_through_the_api_are_the_golden_ones(built, answers):
+    for dag in ("ny_day", "region_day", "business_month", "business_producer"):
+        assert built["both_modes"][f"status_{dag}"]["api"]["out"] == answers[f"status_{dag}"]["json"]
+
+
+def test_the_api_mode_names_a_forged_token_a_missing_token_and_a_silent_server(built):
+    refused = built["both_modes"]["refused"]
+    assert refused["forged"]["exit"] == 1
+    # Airflow answers a token it did not sign with 403 "Invalid JWT token".
+    assert "refused the token (403: Invalid JWT token)" in refused["forged"]["err"]
+    assert "forged or expired" in refused["forged"]["err"]
+    assert refused["no_token"]["exit"] == 1
+    assert "AIRFLOW_PARTITIONS_API_TOKEN" in refused["no_token"]["err"]
+    assert refused["no_answer"]["exit"] == 1
+    assert "did not answer" in refused["no_answer"]["err"]
+    assert not any("Traceback" in r["err"] for r in refused.values())
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
-    for name, answer in build().items():
+    for name, answer in build()["golden"].items():
         text = json.dumps(answer, indent=1, sort_keys=True) + "\n"
         (HERE / f"{name}.json").write_text(text, encoding="utf-8")

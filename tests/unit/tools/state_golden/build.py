@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
+import urllib.request
 from datetime import UTC, datetime, timedelta
 
 #: What separates a composite key's dimensions; run ids may not hold it.
@@ -213,11 +215,103 @@ def answers() -> dict[str, object]:
     return found
 
 
+#: Commands run in both modes, the metadata database and ``--api-url`` (a real api-server).
+BOTH_MODES = {
+    **{
+        f"status_{dag}": ["status", f"golden_{dag}", "--json"]
+        for dag in ("ny_day", "region_day", "business_month", "business_producer")
+    },
+    "status_ny_day_text": ["status", "golden_ny_day", "--all"],
+    "status_ny_day_key": ["status", "golden_ny_day", "--key", "2013-03-09", "--json"],
+    "explain_ny_day": ["explain", "--dag", "golden_ny_day", "--downstream", "2013-03-09", "--json"],
+    "explain_region_day_text": ["explain", "--dag", "golden_region_day", "nsw|2013-03-08"],
+    "discard_ny_day": ["discard", "golden_ny_day", "--json"],
+    "requeue_ny_day": ["requeue", "golden_ny_day", "--start", "2013-03-01", "--end", "2013-03-31", "--json"],
+    "backfill_business_producer": [
+        *(
+            "backfill",
+            "golden_business_producer",
+            "--missing",
+            "--start",
+            "2013-03-01",
+            "--end",
+            "2013-03-15",
+        ),
+        "--json",
+    ],
+    "status_unknown": ["status", "no_such_dag"],
+    "discard_unknown": ["discard", "no_such_dag"],
+}
+
+
+#: The metadata database of the ``--api-url`` runs: one that cannot be opened (a folder that does
+#: not exist), so that a command that opened it would fail.
+UNREACHABLE = "sqlite:////nonexistent-airflow-partitions/airflow.db"
+
+
+def run_cli(argv: list[str], *, database: str | None = None) -> dict[str, object]:
+    """Run ``airflow-partitions *argv*`` in a new process: its exit code, stdout (JSON if so), stderr."""
+    env = {**os.environ, **({"AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": database} if database else {})}
+    ran = subprocess.run(
+        [sys.executable, "-m", "airflow_partitions.tools.cli", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        printed: object = json.loads(ran.stdout)
+    except ValueError:
+        printed = ran.stdout
+    return {"exit": ran.returncode, "out": printed, "err": ran.stderr.strip()}
+
+
+def both_modes() -> dict[str, object]:
+    """
+    Each of :data:`BOTH_MODES` read from the database and through a real api-server's REST API.
+
+    The api-server is Airflow's app with the plugin, served by uvicorn on loopback in this process;
+    each command runs in a process of its own, the ``--api-url`` ones with :data:`UNREACHABLE`.
+    """
+    import threading
+
+    import uvicorn
+    from airflow.api_fastapi.app import create_app
+
+    from airflow_partitions.testing import free_port, wait_until
+
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app("core"), host="127.0.0.1", port=port, log_level="error")
+    )
+    threading.Thread(target=server.run, daemon=True).start()
+    wait_until(lambda: server.started or None, timeout=60, what="the api-server")
+    url = f"http://127.0.0.1:{port}"
+    with urllib.request.urlopen(f"{url}/auth/token") as answer:
+        token = json.loads(answer.read())["access_token"]
+    found: dict[str, object] = {}
+    for name, argv in BOTH_MODES.items():
+        found[name] = {
+            "database": run_cli(argv if argv[0] != "explain" else [*argv, "--from-db"]),
+            "api": run_cli([*argv, "--api-url", url, "--token", token], database=UNREACHABLE),
+        }
+    forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    found["refused"] = {
+        "forged": run_cli(["status", "golden_ny_day", "--api-url", url, "--token", forged]),
+        "no_token": run_cli(["status", "golden_ny_day", "--api-url", url]),
+        "no_answer": run_cli(
+            ["status", "golden_ny_day", "--api-url", f"http://127.0.0.1:{free_port()}", "--token", token]
+        ),
+    }
+    server.should_exit = True
+    return found
+
+
 def main() -> None:
     for command in (["db", "migrate"], ["dags", "reserialize"]):
         subprocess.run([sys.executable, "-m", "airflow", *command], check=True, capture_output=True)
     write()
-    print(json.dumps(answers()))
+    print(json.dumps({"golden": answers(), "both_modes": both_modes()}))
 
 
 if __name__ == "__main__":
