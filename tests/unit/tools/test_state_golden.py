@@ -123,6 +123,27 @@ def test_the_api_mode_names_a_forged_token_a_missing_token_and_a_silent_server(b
     assert not any("Traceback" in r["err"] for r in refused.values())
 
 
+def test_a_viewer_reads_through_the_api_but_may_not_discard(built):
+    refused = built["both_modes"]["refused"]
+    assert refused["viewer_reads"]["exit"] == 0
+    assert refused["viewer_reads"]["out"] == built["both_modes"]["discard_ny_day"]["database"]["out"]
+    assert refused["viewer_discards"]["exit"] == 1
+    assert "may not do this (403: Forbidden)" in refused["viewer_discards"]["err"]
+
+
+def test_a_discard_through_the_api_is_audit_logged_under_the_callers_name(built):
+    dry = built["both_modes"]["discard_ny_day"]["database"]["out"]
+    assert len(dry["runs"]) == 1  # the golden New York day with a key sent after it ran
+    written = built["both_modes"]["written"]
+    assert written["discard"]["exit"] == 0
+    assert written["discard"]["out"]["removed"] is True
+    assert [r["partition_key"] for r in written["discard"]["out"]["runs"]] == [
+        r["partition_key"] for r in dry["runs"]
+    ]
+    # One audit-log row per removed pending run, its owner the token's user (not the OS user).
+    assert written["audit_owners"] == ["golden-admin"] * len(dry["runs"])
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     for name, answer in build()["golden"].items():
         text = json.dumps(answer, indent=1, sort_keys=True) + "\n"

@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 from datetime import UTC, datetime, timedelta
 
 #: What separates a composite key's dimensions; run ids may not hold it.
@@ -270,16 +269,21 @@ def both_modes() -> dict[str, object]:
     """
     Each of :data:`BOTH_MODES` read from the database and through a real api-server's REST API.
 
-    The api-server is Airflow's app with the plugin, served by uvicorn on loopback in this process;
-    each command runs in a process of its own, the ``--api-url`` ones with :data:`UNREACHABLE`.
+    The api-server is Airflow's app with the plugin, served by uvicorn on loopback in this process,
+    with Airflow's simple auth manager and its roles (not everyone an admin); each command runs in
+    a process of its own, the ``--api-url`` ones with :data:`UNREACHABLE`. Then what a viewer may
+    not do, and a discard written through the API under the admin's name.
     """
     import threading
 
     import uvicorn
-    from airflow.api_fastapi.app import create_app
+    from airflow.api_fastapi.app import create_app, get_auth_manager
+    from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
+    from airflow.configuration import conf
 
     from airflow_partitions.testing import free_port, wait_until
 
+    conf.set("core", "simple_auth_manager_all_admins", "False")
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app("core"), host="127.0.0.1", port=port, log_level="error")
@@ -287,8 +291,9 @@ def both_modes() -> dict[str, object]:
     threading.Thread(target=server.run, daemon=True).start()
     wait_until(lambda: server.started or None, timeout=60, what="the api-server")
     url = f"http://127.0.0.1:{port}"
-    with urllib.request.urlopen(f"{url}/auth/token") as answer:
-        token = json.loads(answer.read())["access_token"]
+    manager = get_auth_manager()
+    token = manager.generate_jwt(SimpleAuthManagerUser(username="golden-admin", role="ADMIN"))
+    viewer = manager.generate_jwt(SimpleAuthManagerUser(username="golden-viewer", role="VIEWER"))
     found: dict[str, object] = {}
     for name, argv in BOTH_MODES.items():
         found[name] = {
@@ -296,15 +301,33 @@ def both_modes() -> dict[str, object]:
             "api": run_cli([*argv, "--api-url", url, "--token", token], database=UNREACHABLE),
         }
     forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    silent = f"http://127.0.0.1:{free_port()}"
+    as_viewer = ["--api-url", url, "--token", viewer]
     found["refused"] = {
         "forged": run_cli(["status", "golden_ny_day", "--api-url", url, "--token", forged]),
         "no_token": run_cli(["status", "golden_ny_day", "--api-url", url]),
-        "no_answer": run_cli(
-            ["status", "golden_ny_day", "--api-url", f"http://127.0.0.1:{free_port()}", "--token", token]
+        "no_answer": run_cli(["status", "golden_ny_day", "--api-url", silent, "--token", token]),
+        "viewer_reads": run_cli(["discard", "golden_ny_day", "--json", *as_viewer], database=UNREACHABLE),
+        "viewer_discards": run_cli(["discard", "golden_ny_day", "--yes", *as_viewer], database=UNREACHABLE),
+    }
+    found["written"] = {
+        "discard": run_cli(
+            ["discard", "golden_ny_day", "--yes", "--json", "--api-url", url, "--token", token]
         ),
+        "audit_owners": audit_owners("partition-tools discard"),
     }
     server.should_exit = True
     return found
+
+
+def audit_owners(event: str) -> list[str]:
+    """The owners of the audit-log rows of *event*, oldest first."""
+    from airflow.models.log import Log
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        return list(session.scalars(select(Log.owner).where(Log.event == event).order_by(Log.id)))
 
 
 def main() -> None:
