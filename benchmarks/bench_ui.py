@@ -19,7 +19,10 @@ Then times, through the api-server's HTTP API, each figure *--repeats* times (th
 answer apart): one page of ``GET /partitions/api/dags/{id}`` (1,000 partitions, the default),
 the overview ``GET /partitions/api/dags``, the Dag's page in a cold headless Chromium (Debian's)
 to first paint, and ``airflow-partitions status bench_region_day`` (a new process each time,
-Python's start included). Memory: the api-server's peak resident set (``VmHWM``) and the status
+Python's start included), from the database and through the REST API (``--api-url``, the
+database unreachable for it). With ``--clean``, then ``airflow-partitions clean --yes`` removes
+the bookkeeping of every run that fired (pending-run and key-log rows) and the page, the
+overview and ``status`` are timed again. Memory: the api-server's peak resident set (``VmHWM``) and the status
 process's (``ru_maxrss``).
 
 Run: ``python benchmarks/bench_ui.py --partitions 100000 --json`` (one JSON object on stdout),
@@ -333,8 +336,33 @@ def profile(log) -> None:
         stats.print_stats(25)
 
 
+def timed_cli(args: list[str], env: dict[str, str], repeats: int) -> list[float]:
+    """Seconds each of *repeats* runs of ``airflow-partitions ARGS`` took, a new process each."""
+    times = []
+    for _ in range(repeats):
+        begun = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "airflow_partitions.tools.cli", *args],
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        times.append(time.perf_counter() - begun)
+        if done.returncode not in (0, 1):
+            raise RuntimeError(
+                f"airflow-partitions {' '.join(args[:2])} failed: {done.stderr.decode()[-2000:]}"
+            )
+    return times
+
+
 def measure(
-    n: int, repeats: int, browser: bool, log, profiling: bool = False, keep: str | None = None
+    n: int,
+    repeats: int,
+    browser: bool,
+    log,
+    profiling: bool = False,
+    keep: str | None = None,
+    cleaning: bool = False,
 ) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="bench-ui-dags-"))
     (folder / "bench_ui_dags.py").write_text(DAG_FILE)
@@ -382,17 +410,20 @@ def measure(
                     f"  first paint in a cold browser: median {statistics.median(paints):.2f} s "
                     f"of {len(paints)}"
                 )
-        status = []
-        for _ in range(repeats):
-            begun = time.perf_counter()
-            subprocess.run(
-                [sys.executable, "-m", "airflow_partitions.tools.cli", "status", "bench_region_day"],
-                env=airflow.env,
-                capture_output=True,
-                check=False,
-            )
-            status.append(time.perf_counter() - begun)
+        status = timed_cli(["status", "bench_region_day"], airflow.env, repeats)
         figures["status_s"] = round(statistics.median(status), 3)
+        # Through the REST API, as on managed Airflow: the metadata database unreachable for it.
+        unreachable = {
+            **airflow.env,
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:////nonexistent/airflow.db",
+        }
+        by_api = ["status", "bench_region_day", "--api-url", airflow.url, "--token", token]
+        api_status = timed_cli(by_api, unreachable, repeats)
+        figures["status_api_s"] = round(statistics.median(api_status), 3)
+        log(
+            f"  status bench_region_day --api-url: median {statistics.median(api_status):.2f} s "
+            "(a new process each)"
+        )
         begun = time.perf_counter()
         subprocess.run(
             [
@@ -416,6 +447,34 @@ def measure(
         figures["api_server_peak_rss_mb"] = round(api_rss)
         figures["status_peak_rss_mb"] = round(status_rss)
         log(f"  peak RSS: api-server {api_rss:.0f} MB, status {status_rss:.0f} MB")
+        if cleaning:
+            begun = time.perf_counter()
+            cleaned = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "airflow_partitions.tools.cli",
+                    "clean",
+                    "--before",
+                    "2100-01-01",
+                    "--yes",
+                ],
+                env=airflow.env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            figures["clean_s"] = round(time.perf_counter() - begun, 3)
+            log(f"  clean: {cleaned.stdout.splitlines()[0]} in {figures['clean_s']:.1f} s")
+            for name, path in (("api_page", "/api/dags/bench_region_day"), ("overview", "/api/dags")):
+                cold, _ = timed_get(base + path, token)
+                warm = [timed_get(base + path, token)[0] for _ in range(repeats)]
+                figures[f"{name}_cleaned_s"] = round(statistics.median(warm), 3)
+                figures[f"{name}_cleaned_cold_s"] = round(cold, 3)
+                log(f"  after clean {path}: cold {cold:.2f} s, then median {statistics.median(warm):.2f} s")
+            after = timed_cli(["status", "bench_region_day"], airflow.env, repeats)
+            figures["status_cleaned_s"] = round(statistics.median(after), 3)
+            log(f"  after clean status bench_region_day: median {statistics.median(after):.2f} s")
         return figures
     finally:
         if keep:  # the database, for a closer look (EXPLAIN QUERY PLAN)
@@ -433,6 +492,11 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--profile", action="store_true", help="also cProfile the reader in-process")
     parser.add_argument("--keep-db", help="copy the metadata database (SQLite) to this file at the end")
+    parser.add_argument(
+        "--clean",
+        action="store_true",
+        help="then `clean --yes` every fired run's bookkeeping and measure again",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [args.partitions]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the Airflow it started, too
@@ -443,7 +507,9 @@ def main() -> None:
     results = []
     if len(sizes) == 1:
         log(f"{sizes[0]:,} partitions:")
-        results.append(measure(sizes[0], args.repeats, not args.no_browser, log, args.profile, args.keep_db))
+        results.append(
+            measure(sizes[0], args.repeats, not args.no_browser, log, args.profile, args.keep_db, args.clean)
+        )
     else:  # a process per size: Airflow's ORM binds this process to the first size's database
         for n in sizes:
             command = [sys.executable, __file__, "--partitions", str(n), "--repeats", str(args.repeats)]
@@ -460,6 +526,7 @@ def main() -> None:
             "overview_s",
             "first_paint_s",
             "status_s",
+            "status_api_s",
             "peak_rss_mb",
         ]
         print("\n| partitions | " + " | ".join(keys) + " |")

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from airflow_partitions.testing import wait_until
 from tests.integration.dags.integration_dags import AGAIN_FAILING_DAY
 from tests.integration.test_no_silent_holds import _send, _settle
-from tests.integration.test_status import _cli
+from tests.integration.test_status import _api_cli, _cli
 
 DAG_ID = "it_again_day"
 ASSET = "it_again_hours"
@@ -89,8 +89,20 @@ def test_a_key_sent_again_never_hides_what_ran_and_discard_removes_exactly_the_s
     assert "failed · 1 key after it ran, pending" in text.stdout
     assert f"airflow-partitions discard {DAG_ID}" in text.stdout
 
+    # Through the REST API (managed Airflow: no database access), the same answers.
+    assert _api_cli(airflow, "status", DAG_ID, "--all").stdout == text.stdout
     dry = _cli(airflow, "discard", DAG_ID, "--json")
     assert dry.returncode == 0, dry.stderr[-3000:]
+    by_api = _api_cli(airflow, "discard", DAG_ID, "--json")
+    assert by_api.returncode == 0, by_api.stderr[-3000:]
+    assert json.loads(by_api.stdout) == json.loads(dry.stdout)
+    explained = _api_cli(airflow, "explain", "--dag", DAG_ID, "--downstream", GOOD_DAY, "--json")
+    assert explained.returncode == 0, explained.stderr[-3000:]
+    assert json.loads(explained.stdout)["keys"][0]["waits_for"] == _hours(GOOD_DAY)
+    forged = _api_cli(airflow, "discard", DAG_ID, "--yes", token="x.y.z")
+    assert (
+        forged.returncode == 1 and "refused the token" in forged.stderr and "Traceback" not in forged.stderr
+    )
     listed = json.loads(dry.stdout)
     assert listed["removed"] is False
     assert [(r["partition_key"], r["received"], r["runs"]) for r in listed["runs"]] == [
@@ -104,7 +116,7 @@ def test_a_key_sent_again_never_hides_what_ran_and_discard_removes_exactly_the_s
     later = _hours(OTHER_DAY)[5:15]
     sender = threading.Thread(target=_send, args=(airflow, ASSET, later))
     sender.start()
-    done = _cli(airflow, "discard", DAG_ID, "--yes")
+    done = _api_cli(airflow, "discard", DAG_ID, "--yes")  # the REST API's discard, no database access
     sender.join(timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     selection = "of periods that already have a Dag run"

@@ -25,6 +25,27 @@ def _cli(airflow, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+#: A metadata database no command can open (a folder that does not exist): what a machine outside
+#: a managed Airflow (MWAA, Composer, Astronomer) has.
+UNREACHABLE = "sqlite:////nonexistent-airflow-partitions/airflow.db"
+
+
+def _api_cli(airflow, *args: str, token: str | None = None) -> subprocess.CompletedProcess:
+    """Run ``airflow-partitions ARGS --api-url`` through the api-server, the metadata database unreachable."""
+    return subprocess.run(
+        [sys.executable, "-m", "airflow_partitions.tools.cli", *args, "--api-url", airflow.url],
+        env={
+            **airflow.env,
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": UNREACHABLE,
+            "AIRFLOW_PARTITIONS_API_TOKEN": token
+            or airflow.request("GET", "/auth/token", auth=False)["access_token"],
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def _state(airflow, dag_id: str, key: str | None = None) -> dict:
     """``airflow-partitions status DAG [--key KEY] --json``, parsed."""
     done = _cli(airflow, "status", dag_id, *(["--key", key] if key else []), "--json")
