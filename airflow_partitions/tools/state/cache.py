@@ -9,7 +9,9 @@ are memoized per process (their keys never change).
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -82,6 +84,11 @@ def kept_value(memo: tuple[Any, ...], prints: dict[str, tuple[Any, ...]]) -> tup
     """Return the kept ``(fingerprint, value)`` of *memo* (the Dag id second) while its Dag's print holds."""
     found = KEPT.get(memo)
     return found if found is not None and found[0] == prints.get(memo[1]) else None
+
+
+def digest(items: Iterable[Any]) -> str:
+    """Return a short, order-free digest of *items* (strings or tuples of strings), for a memo's key."""
+    return hashlib.blake2b("\n".join(sorted(map(repr, items))).encode(), digest_size=16).hexdigest()
 
 
 def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any) -> Any:

@@ -12,7 +12,7 @@ from airflow_partitions.grains import shorter_periods, shortest_period, typical_
 from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.audit_log import refusals_of
-from airflow_partitions.tools.state.cache import fingerprints, kept
+from airflow_partitions.tools.state.cache import digest, fingerprints, kept
 from airflow_partitions.tools.state.model import (
     AssetProgress,
     ConsumerState,
@@ -150,15 +150,24 @@ class Reader:
                 prints.get(self.dag_id),
                 lambda: list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered)),
             )
-        else:  # a state filter: walk the keys in order (only the page is kept)
+        else:  # a state filter: walk the keys in order until the page is full (only it is kept)
             total = sum(n for state, n in states.items() if state in wanted)
-            page_keys, seen = [], 0
-            for key, state in self.session.execute(self._ordered(start, end)):
-                if overrides.get(key, state_name(state)) not in wanted:
-                    continue
-                if seen >= offset and (limit is None or len(page_keys) < limit):
-                    page_keys.append(key)
-                seen += 1
+            # The page depends on the rows (the fingerprint) and on the states only the mappers
+            # tell (pending runs, runs that ran incomplete), which change with the clock.
+            page_keys = kept(
+                (
+                    "filtered",
+                    self.dag_id,
+                    start,
+                    end,
+                    digest(wanted),
+                    limit,
+                    offset,
+                    digest(overrides.items()),
+                ),
+                prints.get(self.dag_id),
+                lambda: self._filtered(start, end, wanted, overrides, limit, offset),
+            )
         partitions = self._partitions(page_keys)
         refusals, refusals_total = refusals_of(self.session, self.dag_id, only)
         pending_total, blocked, starved = queue_summary(self.session, self.dag_id, only)
@@ -183,6 +192,28 @@ class Reader:
             again=again,
             rerun_policies=tuple((name, r.rerun_policy) for name, r in self.rollups.items() if r is not None),
         )
+
+    def _filtered(
+        self,
+        start: str | None,
+        end: str | None,
+        wanted: set[str],
+        overrides: dict[str, str],
+        limit: int | None,
+        offset: int,
+    ) -> list[str]:
+        """Return the page of keys in a state of *wanted*, in key order: read until the page is full."""
+        page_keys: list[str] = []
+        seen = 0
+        for key, state in self.session.execute(self._ordered(start, end)):
+            if limit is not None and len(page_keys) == limit:
+                break  # the counts come from the tally: the rest need not be read
+            if overrides.get(key, state_name(state)) not in wanted:
+                continue
+            if seen >= offset:
+                page_keys.append(key)
+            seen += 1
+        return page_keys
 
     # -- what a pending run has, what a run ran with ------------------------------------------
 

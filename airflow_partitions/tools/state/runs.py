@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable
 from datetime import timedelta
 from typing import Any
 
+from airflow_partitions.tools.state.cache import digest, kept
 from airflow_partitions.tools.state.sql import chunks, state_name
 
 
@@ -44,12 +45,27 @@ def latest_of(dag_ids: Collection[str]) -> Any:
     )
 
 
-def with_runs(session: Any, pending: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
-    """Return those of the *pending* ``(dag_id, partition_key)`` pairs that have a Dag run."""
+def with_runs(
+    session: Any, pending: Iterable[tuple[str, str]], prints: dict[str, tuple[Any, ...]]
+) -> set[tuple[str, str]]:
+    """
+    Return those of the *pending* ``(dag_id, partition_key)`` pairs that have a Dag run.
+
+    Kept per Dag while its fingerprint (*prints*) holds: a Dag run or pending run added or
+    changed moves it.
+    """
     by_dag: dict[str, list[str]] = defaultdict(list)
     for dag_id, key in pending:
         by_dag[dag_id].append(key)
-    return {(dag_id, key) for dag_id, keys in by_dag.items() for key in run_states(dag_id, keys, session)}
+    return {
+        (dag_id, key)
+        for dag_id, keys in by_dag.items()
+        for key in kept(
+            ("with runs", dag_id, digest(keys)),
+            prints.get(dag_id),
+            lambda dag_id=dag_id, keys=keys: set(run_states(dag_id, keys, session)),
+        )
+    }
 
 
 #: The run type of the Dag runs the scheduler creates from asset events (``DagRunType.ASSET_TRIGGERED``).

@@ -65,7 +65,7 @@ def tally_of(
             *selected_keys(column, start, end, only),
         )
     ).all()
-    ran = with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending))
+    ran = with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending), prints)
     again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
     pending = [row for row in pending if (row[0], row[2]) not in ran]
     received = received_keys(session, [apdr_id for _, apdr_id, *_ in pending])
