@@ -38,6 +38,8 @@ _EXPORTS: dict[str, str] = {
         "airflow_partitions.composite",
     ),
     "BusinessDayWindow": "airflow_partitions.business",
+    # Airflow's temporal mappers with a time each partition is expected by (lateness).
+    "ExpectedWithinMapper": "airflow_partitions.lateness",
     **dict.fromkeys(
         [
             "ExplicitPartitionTimetable",
