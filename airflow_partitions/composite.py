@@ -711,7 +711,8 @@ class DimensionRollupMapper(CountingRollupMapper):
         CountingRollupMapper.late_at`). Periods the calendar does not have (holidays, days without
         a session) are never partitions, so never late.
     :raises ValueError: at Dag parse, for an *expected_within* that is not a ``timedelta`` longer
-        than zero (and at most ten years), or with keys that carry no time (no TemporalMapper dimension); for more awaited keys than *max_upstream_keys*, a window
+        than zero (and at most ten years), or with keys that carry no time (no TemporalMapper
+        dimension); for more awaited keys than *max_upstream_keys*, a window
         naming unknown dimensions, a window over a dropped dimension, values for a dimension kept
         as it is (no mapper, unless from a Variable) or for a time dimension, a listed member its
         lookup cannot place, members with dates and not one time dimension in the downstream key,

@@ -22,7 +22,7 @@ the configuration. Whoever compares it with now (the tools, the metrics) reads t
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from airflow.partition_mappers.base import PartitionMapper
 
@@ -128,6 +128,10 @@ class ExpectedWithinMapper(ValueEquality, PartitionMapper):
         *expected_within* not a positive ``timedelta``.
     """
 
+    #: What the wrapped mappers decode keys to (a naive period start), as Airflow's ``RollupMapper``
+    #: and ``FanOutMapper`` read it.
+    expected_decoded_type: ClassVar[type] = datetime
+
     def __init__(self, mapper: Any, *, expected_within: timedelta) -> None:
         from airflow_partitions.mapping import as_core
 
@@ -142,9 +146,9 @@ class ExpectedWithinMapper(ValueEquality, PartitionMapper):
             names = ", ".join(sorted(cls.__name__ for cls in grains))
             raise ValueError(
                 f"{owner}: mapper must be one of Airflow's temporal mappers ({names}); got {mapper!r}. "
-                "Our rollups take expected_within themselves (TemporalRollupMapper(..., expected_within=...))."
+                "Our rollups take expected_within themselves: TemporalRollupMapper(..., expected_within=...)."
             )
-        zone = getattr(core._timezone, "name", None)
+        zone = str(getattr(core._timezone, "name", core._timezone))
         try:
             grain = grain_type(timezone=zone)
         except ValueError:
@@ -163,8 +167,6 @@ class ExpectedWithinMapper(ValueEquality, PartitionMapper):
         self.mapper = core
         self.expected_within = within
         self._grain = grain
-        #: Airflow's ``RollupMapper`` and ``FanOutMapper`` read the decoded type of their parts.
-        self.expected_decoded_type = core.expected_decoded_type
 
     def __repr__(self) -> str:
         return f"ExpectedWithinMapper({self.mapper!r}, expected_within={self.expected_within!r})"
@@ -206,7 +208,9 @@ class ExpectedWithinMapper(ValueEquality, PartitionMapper):
 
     def late_at(self, downstream_key: str) -> datetime:
         """
-        Return when the partition *downstream_key* is late without a successful run: its end plus *expected_within*.
+        Return when the partition *downstream_key* is late without a successful run (UTC).
+
+        Its period's end (:meth:`period_end`) plus *expected_within*.
 
         :raises ValueError: (the wrapped mapper's) if *downstream_key* is not a key it writes.
         """

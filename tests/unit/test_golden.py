@@ -309,9 +309,11 @@ CASES: dict[str, dict[str, str]] = {
             "expected_within=timedelta(hours=2))"
         ),
         "TemporalRollupMapper(NYSE sessions, deadline, expected_within)": (
-            "TemporalRollupMapper(upstream_mapper=TemporalMapper(BusinessDay(BusinessCalendar(market='NYSE'), "
-            "timezone='America/New_York')), window=TemporalWindow(Hour(timezone='America/New_York')), "
-            "wait_policy=CompletionDeadline(timedelta(hours=1)), expected_within=timedelta(minutes=90, seconds=30))"
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(BusinessDay("
+            "BusinessCalendar(market='NYSE'), timezone='America/New_York')), "
+            "window=TemporalWindow(Hour(timezone='America/New_York')), "
+            "wait_policy=CompletionDeadline(timedelta(hours=1)), "
+            "expected_within=timedelta(minutes=90, seconds=30))"
         ),
         "TemporalRollupMapper(retail quarter of weeks)": (
             "TemporalRollupMapper("
