@@ -40,6 +40,8 @@ _EXPORTS: dict[str, str] = {
     "BusinessDayWindow": "airflow_partitions.business",
     # Airflow's temporal mappers with a time each partition is expected by (lateness).
     "ExpectedWithinMapper": "airflow_partitions.lateness",
+    # A Dag callback calling any Airflow notifier for partitioned runs that ran incomplete.
+    **dict.fromkeys(["IncompleteRun", "IncompleteRunNotifier"], "airflow_partitions.notifications"),
     **dict.fromkeys(
         [
             "ExplicitPartitionTimetable",

@@ -1,0 +1,77 @@
+"""
+Dags for tests/integration/test_monitoring.py: notifications of runs that ran incomplete, and lateness.
+
+Both consume the UTC hours of ``it_mon_hours`` into UTC days. ``it_notify_day`` fires a day at its
+end (``CompletionDeadline`` with no grace: a day long past fires once its keys have settled for
+15 s; a whole day fires as it completes) and mails
+the runs that ran incomplete through Airflow's SMTP notifier, on the connection ``smtp_default``
+the test points at its own SMTP server. ``it_late_day`` waits for all 24 hours and expects each
+day within two hours of its end.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from airflow.providers.smtp.notifications.smtp import SmtpNotifier
+from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, task
+
+from airflow_partitions import (
+    CompletionDeadline,
+    Day,
+    Hour,
+    IncompleteRunNotifier,
+    TemporalMapper,
+    TemporalRollupMapper,
+    TemporalWindow,
+    missing_upstream_keys,
+)
+
+HOURS = Asset("it_mon_hours")
+
+incomplete = IncompleteRunNotifier(
+    SmtpNotifier(
+        to="data-team@example.com",
+        from_email="airflow@example.com",
+        subject="{{ incomplete_run.partition_key }} of {{ dag.dag_id }} ran without "
+        "{{ incomplete_run.missing_total }} keys",
+        html_content="{{ incomplete_run }}",
+    )
+)
+
+
+@task
+def load_day(**context) -> list[str]:
+    """Return the hours the run's day never received (as the task sees them)."""
+    return missing_upstream_keys(context, HOURS)
+
+
+with DAG(
+    "it_notify_day",
+    schedule=PartitionedAssetTimetable(
+        assets=HOURS,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()),
+            window=TemporalWindow(Hour()),
+            wait_policy=CompletionDeadline(timedelta(0), settle=timedelta(seconds=15)),
+        ),
+    ),
+    on_success_callback=incomplete,
+    on_failure_callback=incomplete,
+    catchup=False,
+):
+    load_day()
+
+with DAG(
+    "it_late_day",
+    schedule=PartitionedAssetTimetable(
+        assets=HOURS,
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(Day()),
+            window=TemporalWindow(Hour()),
+            expected_within=timedelta(hours=2),
+        ),
+    ),
+    catchup=False,
+):
+    load_day()
