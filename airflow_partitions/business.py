@@ -16,12 +16,12 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions.grains.business import (
     MONDAY_TO_FRIDAY,
-    ROLLS,
     BusinessCalendar,
     BusinessDay,
     calendar_from_stored,
     is_day_calendar,
 )
+from airflow_partitions.grains.days import ROLLS
 from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.stored import dump, load
 

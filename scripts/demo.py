@@ -6,7 +6,7 @@ database in a temporary AIRFLOW_HOME, loads ``example_dags/``, lands a slice of 
 airport weather (a few airport-days around the DST changes, and all of March for JFK), waits
 for the consumers, runs the daily export twice, and prints one row per Dag run. Every process
 it started is stopped at the end, on Ctrl-C and on failure; ``--keep`` leaves Airflow running
-until Ctrl-C so you can explore the UI.
+until Ctrl-C so you can explore the UI, on a free port of 127.0.0.1 or the one ``--port N`` names.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import math
 import re
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import textwrap
@@ -201,20 +202,54 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
             print("\nStopping Airflow …")
 
 
-def main() -> int:
+def port_number(text: str) -> int:
+    """
+    Read ``--port``: a TCP port from 1 to 65535 that is free on 127.0.0.1 now.
+
+    :raises argparse.ArgumentTypeError: naming the port, if it is not a number in that range or
+        something already listens on it (Airflow's api-server would fail to start on it later).
+    """
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number such as 8080") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is not between 1 and 65535")
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as err:
+            reason = f"port {port} on 127.0.0.1 is not free ({err.strerror})"
+            raise argparse.ArgumentTypeError(reason) from None
+    return port
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the demo's command line: ``--keep``, ``--port N``."""
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "--keep", action="store_true", help="keep Airflow running after the demo, until Ctrl-C"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--port",
+        type=port_number,
+        help="the api-server's port on 127.0.0.1 (the UI: http://127.0.0.1:N/); a free one if omitted",
+    )
+    return parser
+
+
+def main() -> int:
+    args = build_parser().parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop everything on `kill` too
 
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, even when started in the background
     started = time.monotonic()
     data = Path(tempfile.mkdtemp(prefix="airflow-partitions-data-"))
-    airflow = AirflowInstance(REPO / "example_dags", extra_env={"AIRFLOW_PARTITIONS_DATA": str(data)})
+    airflow = AirflowInstance(
+        REPO / "example_dags", extra_env={"AIRFLOW_PARTITIONS_DATA": str(data)}, port=args.port
+    )
     print(f"Starting Airflow (api-server, scheduler, dag-processor; SQLite) in {airflow.home} …", flush=True)
     try:
         with airflow:

@@ -3,7 +3,7 @@
 # the PostgreSQL tests, the browser tests, the CeleryExecutor test and the alert rules' tests, Debian's
 # postgresql, chromium, redis-server and prometheus packages (installed here when run as root).
 #
-#   bash scripts/dev.sh demo [--keep]   the main job: the example pipeline on a real Airflow
+#   bash scripts/dev.sh demo [--keep] [--port N]   the main job: the example pipeline on a real Airflow
 #   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, mypy, the wheel and sdist, the
 #                                       docs site, unit tests, and integration tests on SQLite and
 #                                       PostgreSQL; then, on the oldest Airflow supported (3.3.1),

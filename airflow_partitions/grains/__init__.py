@@ -12,12 +12,13 @@ offset shifts a period.
 
 - :mod:`~airflow_partitions.grains.keys`: reading keys (ISO 8601 spellings, period keys, formats);
 - :mod:`~airflow_partitions.grains.zones`: time zones, DST gaps and folds;
-- :mod:`~airflow_partitions.grains.grain`: :class:`Period`, :class:`Grain`, wall-clock grains;
+- :mod:`~airflow_partitions.grains.grain`: :class:`Period`, :class:`Grain`, wall-clock grains,
+  and ``GRAIN_KINDS``: grain kinds by their stored name (each grain registers itself; importing
+  any module of this package imports every grain first, here);
 - :mod:`~airflow_partitions.grains.clock`, :mod:`~airflow_partitions.grains.cron`,
   :mod:`~airflow_partitions.grains.business`, :mod:`~airflow_partitions.grains.fiscal`,
   :mod:`~airflow_partitions.grains.retail`, :mod:`~airflow_partitions.grains.sessions`: the grains
   (trading sessions need the ``exchanges`` extra, imported when an ``ExchangeCalendar`` is built);
-- :mod:`~airflow_partitions.grains.registry`: grain kinds by their stored name;
 - :mod:`~airflow_partitions.grains.stored`: the versioned JSON every class writes.
 
 Every grain is importable from here (``from airflow_partitions.grains import Day``) and from

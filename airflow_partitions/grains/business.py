@@ -40,6 +40,7 @@ from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_partitions.grains.clock import WEEKDAYS, Day
+from airflow_partitions.grains.days import _as_date, _require_roll
 from airflow_partitions.grains.grain import Period, WallClockGrain
 from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.grains.stored import dump, load
@@ -47,11 +48,6 @@ from airflow_partitions.grains.zones import naive
 
 if TYPE_CHECKING:
     from airflow_partitions.grains.sessions import ExchangeCalendar
-
-#: Roll conventions for dates that are not business days, named as ``numpy.busday_offset`` names
-#: them: keep the date or refuse it, the next business day, the previous one, and the "modified"
-#: variants that roll the other way when the first would leave the date's month.
-ROLLS = ("raise", "following", "preceding", "modifiedfollowing", "modifiedpreceding")
 
 #: Years of business days kept by the process-wide cache: (calendar, year) pairs.
 _CACHE_SIZE = 1024
@@ -133,23 +129,6 @@ def _check_codes(country: Any, subdiv: Any, market: Any) -> None:
                 f"BusinessCalendar: market {market!r} is not a market code of {library}: expected an "
                 f"ISO 10383 MIC or a name it lists: {', '.join(sorted(markets))}."
             )
-
-
-def _require_roll(convention: Any, owner: str) -> str:
-    if not isinstance(convention, str) or convention not in ROLLS:
-        raise ValueError(
-            f"{owner}: roll must be one of {', '.join(map(repr, ROLLS))} (numpy.busday_offset's "
-            f"conventions); got {convention!r}."
-        )
-    return convention
-
-
-def _as_date(day: Any, owner: str) -> date:
-    if isinstance(day, datetime):
-        return day.date()
-    if not isinstance(day, date):
-        raise ValueError(f"{owner}: expected a datetime.date such as date(2026, 11, 25); got {day!r}.")
-    return day
 
 
 @lru_cache(maxsize=_CACHE_SIZE)

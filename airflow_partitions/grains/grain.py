@@ -6,7 +6,9 @@ the time line of one IANA time zone into periods (``floor``, ``key``, ``shift``;
 and serialization derive from them); :class:`WallClockGrain` is a grain cut at local wall-clock
 times (days, weeks, months, fiscal and retail periods). The grains themselves live beside this
 module (:mod:`~airflow_partitions.grains.clock`, :mod:`~airflow_partitions.grains.cron`, …) and
-are found by kind in :mod:`~airflow_partitions.grains.registry`.
+register themselves by kind in :data:`GRAIN_KINDS` when their class is made: this module never
+imports them (the package's ``__init__`` imports every one, so all are registered before any
+grain is rebuilt).
 """
 
 from __future__ import annotations
@@ -106,6 +108,11 @@ class Period:
         return period
 
 
+#: ``kind`` → grain class, for every grain of this package: each registers itself when its class is
+#: made (:meth:`Grain.__init_subclass__`). What a stored grain's ``kind`` field names.
+GRAIN_KINDS: dict[str, type[Grain]] = {}
+
+
 @dataclass(frozen=True)
 class Grain(ABC):
     """
@@ -122,9 +129,25 @@ class Grain(ABC):
     """
 
     timezone: str = field(default="UTC", kw_only=True)
-    #: The name of the grain's kind in its stored form (``"day"``); :mod:`~airflow_partitions.grains.
-    #: registry` maps each kind to its class.
+    #: The name of the grain's kind in its stored form (``"day"``); :data:`GRAIN_KINDS` maps each
+    #: kind to its class.
     kind: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """
+        Register a grain class that names its own ``kind`` in :data:`GRAIN_KINDS`.
+
+        :raises TypeError: if another class (by module and name) already registered that kind.
+        """
+        super().__init_subclass__(**kwargs)
+        if "kind" not in cls.__dict__:
+            return
+        known = GRAIN_KINDS.setdefault(cls.kind, cls)
+        if (known.__module__, known.__qualname__) != (cls.__module__, cls.__qualname__):
+            raise TypeError(
+                f"grain kind {cls.kind!r} is taken by {known.__qualname__}, not {cls.__qualname__}."
+            )
+        GRAIN_KINDS[cls.kind] = cls  # the same class made again (its module reloaded)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tz", time_zone(self.timezone, owner=type(self).__name__))
@@ -302,8 +325,6 @@ class Grain(ABC):
 
         :raises ValueError: if the ``kind`` is unknown to this release.
         """
-        from airflow_partitions.grains.registry import GRAIN_KINDS  # the registry imports every grain
-
         data = dict(load(data, Grain))
         data.pop("format_version", None)
         kind = data.pop("kind")

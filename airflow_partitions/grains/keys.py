@@ -17,11 +17,25 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-if TYPE_CHECKING:
-    from airflow_partitions.grains.grain import Grain
+
+class KeyGrain(Protocol):
+    """
+    What reading a key asks of a grain: its time zone and the labelled keys of its calendar.
+
+    :class:`~airflow_partitions.grains.grain.Grain` is one; this module does not import it (the
+    grain base reads keys with this module).
+    """
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The grain's time zone."""
+
+    def labelled_start(self, key: str, label: str, year: int, unit: str) -> datetime:
+        """Return the naive local start of the period a labelled calendar *key* names."""
+
 
 #: The years of the keys a mapper accepts: a period of any grain around them, its neighbours and
 #: its members all lie within the years 1 to 9999 that Python's datetime holds (a key in 9999
@@ -101,7 +115,7 @@ def shown(key: Any) -> str:
     return repr(key[:SHOWN_KEY_LENGTH] if isinstance(key, str) else key)
 
 
-def read_key(key: str, input_format: str | None = None, grain: Grain | None = None) -> datetime:
+def read_key(key: str, input_format: str | None = None, grain: KeyGrain | None = None) -> datetime:
     """
     Return the date and time a partition key names, naive if the key carries no offset.
 
@@ -123,7 +137,7 @@ def read_key(key: str, input_format: str | None = None, grain: Grain | None = No
 
 
 def read_dated(
-    key: str, input_format: str | None = None, grain: Grain | None = None
+    key: str, input_format: str | None = None, grain: KeyGrain | None = None
 ) -> tuple[datetime, bool]:
     """
     Return :func:`read_key`'s value and whether the key names a local date or period, no time of day.
@@ -196,7 +210,7 @@ def has_time(input_format: str) -> bool:
 
 
 def parse_instant(
-    key: str, tz: ZoneInfo, input_format: str | None = None, grain: Grain | None = None
+    key: str, tz: ZoneInfo, input_format: str | None = None, grain: KeyGrain | None = None
 ) -> datetime:
     """
     Return the aware instant a partition key names (:func:`read_key`); no offset means *tz*.

@@ -40,7 +40,7 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from airflow_partitions.grains.business import _as_date, _require_roll
+from airflow_partitions.grains.days import _as_date, _require_roll
 from airflow_partitions.grains.grain import Grain, Period
 from airflow_partitions.grains.keys import OutsideCalendar, parse_instant, read_dated
 from airflow_partitions.grains.stored import dump, load

@@ -343,6 +343,11 @@ def run_check(args: argparse.Namespace) -> int:
     return FOUND if any(f.severity == "error" for f in findings) else OK
 
 
+#: Refused keys ``status`` prints (the latest); ``--json`` lists up to
+#: :data:`~airflow_partitions.tools.state.LISTED`.
+REFUSALS_SHOWN = 3
+
+
 def format_state(state: Any) -> str:
     """
     Return a :class:`~airflow_partitions.tools.state.ConsumerState` as text for 120 columns.
@@ -351,7 +356,7 @@ def format_state(state: Any) -> str:
     then the page: each partition with its keys counted of awaited (what a pending run has, or
     what a run that ran incomplete ran with), its place in the queue and its missing keys or runs.
     """
-    from airflow_partitions.tools.state import STATES
+    from airflow_partitions.tools.state import LISTED, STATES
 
     counts = ", ".join(f"{state.states[s]} {s}" for s in STATES if state.states.get(s))
     span = f" from {state.first} to {state.last}" if state.first else ""
@@ -431,13 +436,18 @@ def format_state(state: Any) -> str:
             + (f"{others} for other members (another Dag's), " if others else "")
             + f"{mistaken} mistaken"
         )
+        shown = state.refusals[-REFUSALS_SHOWN:]
         lines.extend(
             _wrap(
                 "other member" if r.other_member else "outside" if r.expected else "refused",
                 f"{r.partition_key or ''}: {r.reason}".lstrip(": "),
             )
-            for r in state.refusals[-3:]
+            for r in shown
         )
+        if len(shown) < state.refusals_total:
+            lines.append(
+                f"  showing the latest {len(shown)} of {state.refusals_total}; --json lists up to {LISTED}"
+            )
     return "\n".join(lines)
 
 

@@ -336,9 +336,11 @@ def coverage(
     mapper reads them) and placed in their local day of *zone* (an IANA name: the consumer's),
     so a New York feed of UTC hours shows New York days of 23, 24 or 25 hours. Keys are grouped in
     ``series``, one per key prefix (``""`` for plain keys), each with ``days``: every day from its
-    first to its last as ``{"day", "keys", "events", "gap", "missing_hours"}``; ``gap`` marks a
-    day with no key, ``missing_hours`` the local hours of a day with hour keys that have none
-    (``"01-05:00"`` for an occurrence of a repeated hour). Keys with no date go to ``other``.
+    first to its last as ``{"day", "until", "days", "keys", "events", "gap", "missing_hours"}``;
+    ``gap`` marks a day with no key, and consecutive such days are one row from ``day`` to
+    ``until`` (``days`` of them: :func:`_spans`), ``missing_hours`` the local hours of a day with
+    hour keys that have none (``"01-05:00"`` for an occurrence of a repeated hour). Keys with no
+    date, or naming no real time (``2013-03-13T99``), go to ``other``.
     Over :data:`MAX_COVERAGE_DAYS`, only the days with keys are listed.
 
     *awaited* (:func:`~airflow_partitions.tools.state.awaited_by_date` of the consumer's mapper,
@@ -357,8 +359,13 @@ def coverage(
     other = []
     for item in keys:
         prefix, _, part = item["partition_key"].rpartition(SEPARATOR)
-        if time := _TIME.match(part):
-            local = _instant(time, naive_tz).astimezone(tz)
+        time = _TIME.match(part)
+        try:
+            local = _instant(time, naive_tz).astimezone(tz) if time else None
+        except ValueError:  # "2013-03-13T99": no such hour (its consumers refused it)
+            other.append(item["partition_key"])
+            continue
+        if local is not None:
             by_series[prefix][local.date().isoformat()].append((item, local))
         elif day := _DATE.match(part):
             by_series[prefix][day[1]].append((item, None))
@@ -380,8 +387,28 @@ def coverage(
                 local.astimezone(UTC).isoformat() for found in by_day.values() for _, local in found if local
             }
             listed = [_awaited_day(day, awaited(day["day"]), arrived, tz, naive_tz) for day in listed]
-        series.append({"title": prefix, "days": listed})
+        series.append({"title": prefix, "days": _spans(listed)})
     return {"zone": zone, "series": series, "other": sorted(other)}
+
+
+def _spans(days: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """
+    Return *days* with each run of days without a key (and nothing awaited) as one row.
+
+    Every row gets ``until`` (its last day) and ``days`` (how many it covers): a gap of 181 days
+    between two sparse keys is one row, ``{"day": "2013-03-11", "until": "2013-09-07", "days":
+    181, "gap": True, …}``; a day with keys, or a gap with a strip of what its period awaits, is
+    a row of its own (``until`` its ``day``, ``days`` 1).
+    """
+    rows: list[dict[str, Any]] = []
+    for day in days:
+        plain_gap = day["gap"] and not day.get("strip")
+        last = rows[-1] if rows else None
+        if plain_gap and last is not None and last["gap"] and not last.get("strip"):
+            last["until"], last["days"] = day["day"], last["days"] + 1
+        else:
+            rows.append({**day, "until": day["day"], "days": 1})
+    return rows
 
 
 def _instant(time: re.Match[str], naive_tz: ZoneInfo) -> datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pkgutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ print(json.dumps(sorted(name for name in sys.modules if name == "airflow" or nam
 
 def test_the_grains_package_has_every_grain_module():
     found = {module.name for module in pkgutil.iter_modules(airflow_partitions.grains.__path__)}
-    expected = {"keys", "zones", "grain", "registry", "clock", "cron", "business", "fiscal", "retail"}
+    expected = {"keys", "zones", "grain", "clock", "cron", "business", "fiscal", "retail"}
     assert expected | {"sessions"} <= found
 
 
@@ -38,3 +39,39 @@ def test_importing_and_using_every_grain_imports_no_airflow_module():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+#: Every grain kind this package ships, by its stored name (a new kind is added here and to the
+#: golden files).
+KINDS = [
+    "business_day",
+    "cron",
+    "day",
+    "fiscal_month",
+    "fiscal_quarter",
+    "fiscal_year",
+    "hour",
+    "iso_week",
+    "minutes",
+    "month",
+    "quarter",
+    "retail_month",
+    "retail_quarter",
+    "retail_week",
+    "retail_year",
+    "trading_session",
+    "week",
+    "year",
+]
+
+
+def test_every_grain_kind_is_registered_in_a_process_that_imported_only_the_grain_base():
+    script = (
+        "import json; from airflow_partitions.grains.grain import GRAIN_KINDS, Grain\n"
+        "assert Grain.deserialize({'kind': 'fiscal_quarter', 'start_month': 7, 'timezone': 'UTC'})"
+        ".floor_key('2026-08-01').key == 'FY2027-Q1'\n"
+        "print(json.dumps(sorted(GRAIN_KINDS)))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == KINDS

@@ -297,3 +297,21 @@ def test_a_partition_that_ran_with_keys_after_it_counts_them_as_members_beside_i
     ran = Partition("2026-05-01", "success", progress=progress, pending_again="pending")
     assert (ran.again, _state_label(ran)) == (1, "success · 1 key after it ran, pending")
     assert _state_label(Partition("2026-05-02", "overdue", progress=progress)) == "overdue"
+
+
+def test_status_says_when_it_shows_only_the_latest_refusals_and_how_to_see_them_all():
+    from airflow_partitions.tools.cli import format_state
+    from airflow_partitions.tools.state import ConsumerState, Refusal
+
+    # 13 Saturdays and Sundays of March and April 2026 refused by a business-day month, oldest first.
+    weekend = ["2026-03-01", *(f"2026-03-{d:02d}" for d in (7, 8, 14, 15, 21, 22, 28, 29)), "2026-04-04"]
+    weekend += ["2026-04-05", "2026-04-11", "2026-04-12"]
+    refusals = tuple(Refusal(None, "", partition_key=day, reason="not a business day") for day in weekend)
+    assert len(refusals) == 13
+    lines = format_state(ConsumerState("d", (), (), refusals=refusals, refusals_total=13)).splitlines()
+    assert lines[-5].startswith("  13 keys refused on arrival")
+    assert [line.split()[1] for line in lines[-4:-1]] == ["2026-04-05:", "2026-04-11:", "2026-04-12:"]
+    assert lines[-1] == "  showing the latest 3 of 13; --json lists up to 100"
+    # All of them shown: nothing cut, nothing said.
+    few = format_state(ConsumerState("d", (), (), refusals=refusals[:2], refusals_total=2)).splitlines()
+    assert not any("showing the latest" in line for line in few)

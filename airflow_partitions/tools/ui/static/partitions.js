@@ -182,8 +182,10 @@ async function showDag(dagId, query) {
   const zoomed = !!(query.get("start") || query.get("end"));
   $("zoom-out").hidden = !zoomed;
   $("whole").hidden = !zoomed;
-  $("dag-assets").innerHTML = "Upstream assets: " + answer.assets.map(([name]) =>
-    `<a href="${esc(ROOT)}/assets/${esc(enc(name))}" data-asset="${esc(name)}">${esc(name)}</a>`).join(", ");
+  $("dag-assets").innerHTML = answer.assets.length
+    ? "Upstream assets: " + answer.assets.map(([name]) =>
+      `<a href="${esc(ROOT)}/assets/${esc(enc(name))}" data-asset="${esc(name)}">${esc(name)}</a>`).join(", ")
+    : "No upstream assets: partitioned by its own timetable.";
   renderSummary(answer);
   renderLegend(answer, query.getAll("state"));
   $("overview").innerHTML = overviewHtml(answer.overview, answer);
@@ -492,7 +494,7 @@ async function showAsset(name) {
   const answer = await routed(`/assets/${enc(name)}`);
   $("asset-link").href = `${AIRFLOW}/assets/${enc(answer.asset_id)}`;
   const { zone, dag_id: reader } = answer.coverage;
-  const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).length, 0);
+  const gaps = answer.coverage.series.reduce((n, s) => n + s.days.filter((d) => d.gap).reduce((m, d) => m + d.days, 0), 0);
   $("asset-summary").textContent = `${answer.uri}: ${answer.keys.length} partition keys with events` +
     `${gaps ? `, ${gaps} ${gaps === 1 ? "day" : "days"} without a key (gaps, marked)` : ", no day without a key"}` +
     `${answer.unkeyed_events ? `; ${answer.unkeyed_events} events without a partition key` : ""}.`;
@@ -503,8 +505,8 @@ async function showAsset(name) {
   $("coverage").innerHTML = answer.coverage.series.map((series) => `
     ${series.title ? `<h3>${esc(series.title)}</h3>` : ""}
     <table class="coverage"><thead><tr><th>Day (${esc(zone)})</th><th>Events</th><th>Keys</th></tr></thead><tbody>${series.days.map((d) =>
-      `<tr class="${d.closed ? "closed" : d.gap ? "gap" : d.missing_hours.length ? "partial" : ""}" data-day="${esc(d.day)}"><td>${esc(d.day)}</td><td>${d.events}</td>
-       <td>${d.closed && !d.keys.length ? '<span class="muted">closed: no period</span>' : d.gap ? "<strong>gap: no key</strong>" : d.keys.map((k) => `<code data-key="${esc(k)}">${esc(k)}</code>`).join(" ")}
+      `<tr class="${d.closed ? "closed" : d.gap ? "gap" : d.missing_hours.length ? "partial" : ""}" data-day="${esc(d.day)}"><td>${esc(d.day)}${d.days > 1 ? ` – ${esc(d.until)}` : ""}</td><td>${d.events}</td>
+       <td>${d.closed && !d.keys.length ? '<span class="muted">closed: no period</span>' : d.gap ? `<strong>gap: no key${d.days > 1 ? ` (${d.days} days)` : ""}</strong>` : d.keys.map((k) => `<code data-key="${esc(k)}">${esc(k)}</code>`).join(" ")}
        ${d.strip && d.strip.length ? `<div class="bars">${d.strip.map((c) => `<span class="bar ${c.state}" title="${esc(c.key)}: ${esc(c.state)}">${esc(c.label)}</span>`).join("")}</div>` : ""}
        ${d.missing_hours.length ? `<br><strong>missing${d.strip && d.strip.length ? "" : " hours"}: ${esc(d.missing_hours.join(", "))}</strong>` : ""}</td></tr>`).join("")}</tbody></table>`).join("") +
     (answer.coverage.other.length ? `<h3>Other keys</h3>${keysHtml(answer.coverage.other)}` : "") ||

@@ -176,6 +176,26 @@ def test_coverage_lists_every_day_from_first_to_last_with_gaps_and_missing_hours
     assert third["missing_hours"] == [f"{h:02d}" for h in range(24) if h != 4]
 
 
+def test_a_gap_between_two_sparse_days_is_one_row_with_its_span():
+    # 2013-03-11 to 2013-09-07: 21 days of March, 30 + 31 + 30 + 31 + 31 of April to August, 7 of September.
+    answer = coverage([_k("jfk|2013-03-10"), _k("jfk|2013-09-08", 2), _k("jfk|2013-09-10")])
+    [series] = answer["series"]
+    assert [(d["day"], d["until"], d["days"], d["gap"]) for d in series["days"]] == [
+        ("2013-03-10", "2013-03-10", 1, False),
+        ("2013-03-11", "2013-09-07", 181, True),
+        ("2013-09-08", "2013-09-08", 1, False),
+        ("2013-09-09", "2013-09-09", 1, True),
+        ("2013-09-10", "2013-09-10", 1, False),
+    ]
+    assert series["days"][1]["keys"] == [] and series["days"][1]["events"] == 0
+
+
+def test_a_key_naming_no_real_hour_is_listed_apart_not_a_crash():
+    answer = coverage([_k("2013-03-12T05"), _k("2013-03-13T99")], "America/New_York", "UTC")
+    assert answer["other"] == ["2013-03-13T99"]
+    assert [d["day"] for d in answer["series"][0]["days"]] == ["2013-03-12"]
+
+
 def _utc_hours_of_new_york_day(year, month, day):
     """The UTC hour keys of a New York day, from zoneinfo (not the code under test)."""
     tz = ZoneInfo("America/New_York")

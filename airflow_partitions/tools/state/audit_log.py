@@ -1,0 +1,43 @@
+"""Queries on Airflow's audit log (``log``): the keys a consumer's mapper refused on arrival."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_partitions.tools.state.model import LISTED, REFUSED_EVENT, Refusal, in_time_range
+
+
+def refusals_of(session: Any, dag_id: str, only: str | None) -> tuple[tuple[Refusal, ...], int]:
+    """
+    Return the latest keys refused on arrival for *dag_id* (at most :data:`LISTED`, oldest first), and all.
+
+    Of the partition *only*, if given (``status --key``).
+    """
+    from airflow.models.log import Log
+    from sqlalchemy import func, select
+
+    conditions = [Log.event == REFUSED_EVENT, Log.extra.contains(f"in target Dag '{dag_id}'")]
+    if only is not None:
+        conditions.append(Log.extra.contains(f"'{only}'"))
+    total = session.scalar(select(func.count(Log.id)).where(*conditions)) or 0
+    latest = session.execute(
+        select(Log.dttm, Log.extra).where(*conditions).order_by(Log.id.desc()).limit(LISTED)
+    )
+    return tuple(reversed([Refusal.read(when, extra) for when, extra in latest])), total
+
+
+def asset_refusals(session: Any, asset_name: str, start: str | None, end: str | None) -> list[Refusal]:
+    """Return the keys of *asset_name* refused on arrival, oldest first, in the time range (start, end)."""
+    from airflow.models.log import Log
+    from sqlalchemy import select
+
+    refusals = []
+    for when, extra in session.execute(
+        select(Log.dttm, Log.extra)
+        .where(Log.event == REFUSED_EVENT, Log.extra.contains(f"(name='{asset_name}', uri="))
+        .order_by(Log.id)
+    ):
+        refusal = Refusal.read(when, extra)
+        if refusal.partition_key is None or in_time_range(refusal.partition_key, start, end):
+            refusals.append(refusal)
+    return refusals

@@ -1,0 +1,155 @@
+"""
+Queries on pending partitioned Dag runs, the keys logged for them, and the scheduler's queue of them.
+
+Airflow's ``asset_partition_dag_run`` and ``partitioned_asset_key_log`` tables.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from airflow_partitions.tools.rollup_view import RollupView
+from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
+from airflow_partitions.tools.state.serialized import consumer_timetables
+from airflow_partitions.tools.state.sql import chunks
+
+
+def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, set[str]]]:
+    """Return the keys Airflow logged for each pending run, by asset name (one query per 500 runs)."""
+    from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
+    from sqlalchemy import select
+
+    received: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for chunk in chunks(apdr_ids):
+        for apdr_id, name, key in session.execute(
+            select(
+                PartitionedAssetKeyLog.asset_partition_dag_run_id,
+                AssetModel.name,
+                PartitionedAssetKeyLog.source_partition_key,
+            )
+            .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
+            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
+        ):
+            received[apdr_id][name].add(key)
+    return received
+
+
+def apdr_keys(apdr_ids: list[int]) -> Any:
+    from airflow.models.asset import AssetPartitionDagRun
+    from sqlalchemy import select
+
+    return select(AssetPartitionDagRun.id, AssetPartitionDagRun.partition_key).where(
+        AssetPartitionDagRun.id.in_(apdr_ids)
+    )
+
+
+def queue_places(session: Any, apdr_ids: list[int]) -> dict[int, int]:
+    """Return each pending run's place in the deployment's queue of pending runs, oldest first."""
+    from sqlalchemy import select
+
+    pending = queue()
+    found: dict[int, int] = {}
+    for chunk in chunks(apdr_ids):
+        found.update(
+            session.execute(select(pending.c.id, pending.c.place).where(pending.c.id.in_(chunk))).all()
+        )
+    return found
+
+
+def queue() -> Any:
+    """
+    Select the deployment's pending partitioned runs with their place in the scheduler's queue.
+
+    Oldest first (``created_at``, then id), 1-based, of Dags that are not stale: the order in
+    which the scheduler evaluates them, 500 per loop (a subquery: ``id``, ``dag_id``, ``key``,
+    ``place``).
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dag import DagModel
+    from sqlalchemy import func, select
+
+    place = func.row_number().over(order_by=(AssetPartitionDagRun.created_at, AssetPartitionDagRun.id))
+    return (
+        select(
+            AssetPartitionDagRun.id.label("id"),
+            AssetPartitionDagRun.target_dag_id.label("dag_id"),
+            AssetPartitionDagRun.partition_key.label("key"),
+            place.label("place"),
+        )
+        .join(DagModel, DagModel.dag_id == AssetPartitionDagRun.target_dag_id)
+        .where(AssetPartitionDagRun.created_dag_run_id.is_(None), DagModel.is_stale.is_(False))
+        .subquery()
+    )
+
+
+def queue_summary(session: Any, dag_id: str, only: str | None = None) -> tuple[int, int, int]:
+    """
+    Return the deployment's pending runs, how many hold only keys that never count, *dag_id*'s starved.
+
+    The second counts the pending runs among the 500 evaluated ahead of this Dag's oldest
+    (of the partition *only*'s, if given: ``status --key``); the third, this Dag's pending
+    runs (the partition's) beyond the 500 oldest (not evaluated this loop).
+    """
+    from sqlalchemy import func, select
+
+    pending = queue()
+    total = session.scalar(select(func.count()).select_from(pending)) or 0
+    mine_only = [pending.c.dag_id == dag_id] + ([pending.c.key == only] if only is not None else [])
+    starved = session.scalar(select(func.count()).where(*mine_only, pending.c.place > EVALUATED_PER_LOOP))
+    head = list(
+        session.execute(
+            select(pending.c.id, pending.c.dag_id, pending.c.key)
+            .where(pending.c.place <= EVALUATED_PER_LOOP)
+            .order_by(pending.c.place)
+        )
+    )
+    # This Dag's oldest pending run (of the partition asked for) within the evaluated ones; if
+    # it is beyond them (starved), all of them are ahead of it; without a pending run nothing is.
+    mine = next(
+        (place for place, (_, dag_id, key) in enumerate(head) if dag_id == dag_id and only in (None, key)),
+        None,
+    )
+    ahead = head[:mine] if mine is not None else head if starved else []
+    return total, blocked([(run, dag_id) for run, dag_id, _ in ahead], session), starved or 0
+
+
+def blocked(ahead: list[Any], session: Any) -> int:
+    """Return how many pending runs *ahead* hold only keys their rollup will never count."""
+    from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
+    from sqlalchemy import select
+
+    if not ahead:
+        return 0
+    dag_of = dict(ahead)
+    keys: dict[int, list[tuple[str, str, str, str]]] = defaultdict(list)
+    for chunk in chunks(list(dag_of)):
+        for apdr_id, name, uri, key, target in session.execute(
+            select(
+                PartitionedAssetKeyLog.asset_partition_dag_run_id,
+                AssetModel.name,
+                AssetModel.uri,
+                PartitionedAssetKeyLog.source_partition_key,
+                PartitionedAssetKeyLog.target_partition_key,
+            )
+            .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
+            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
+        ):
+            keys[apdr_id].append((name, uri, key, target))
+    timetables = {
+        dag_id: timetable
+        for dag_id, (timetable, _) in consumer_timetables(set(dag_of.values()), session).items()
+    }
+    blocked = 0
+    for apdr_id, logged in keys.items():
+        timetable = timetables.get(dag_of[apdr_id])
+        blocked += timetable is not None and not any(
+            _counts(RollupView.of(timetable.get_partition_mapper(name=name, uri=uri)), key, target)
+            for name, uri, key, target in logged
+        )
+    return blocked
+
+
+def _counts(rollup: RollupView | None, key: str, downstream_key: str) -> bool:
+    """Whether *key* counts towards *downstream_key* (any key counts for a mapper that is no rollup)."""
+    return rollup is None or rollup.never_counts(key, downstream_key) is None

@@ -1,0 +1,455 @@
+"""One read of one consumer Dag's partition state in one session: the reader the faces share."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from airflow_partitions.grains import shorter_periods, shortest_period, typical_period
+from airflow_partitions.tools.rollup_view import RollupView
+from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.audit_log import refusals_of
+from airflow_partitions.tools.state.cache import fingerprints, kept
+from airflow_partitions.tools.state.model import (
+    AssetProgress,
+    ConsumerState,
+    Partition,
+    RanWith,
+    Run,
+    bucket_length,
+)
+from airflow_partitions.tools.state.pending import apdr_keys, queue_places, queue_summary, received_keys
+from airflow_partitions.tools.state.progress import (
+    again_state,
+    pending_state,
+    pending_times,
+    progress_of,
+    ran_state,
+    ran_with,
+)
+from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
+from airflow_partitions.tools.state.serialized import consumer_timetable
+from airflow_partitions.tools.state.sql import as_utc, chunks, in_range_sql, state_name, time_part_sql
+from airflow_partitions.tools.state.tally import ranges_of, tally_of
+
+
+class Reader:
+    """One read of one consumer Dag's partition state, in one session (see :func:`consumer_state`)."""
+
+    def __init__(
+        self, dag_id: str, session: Any, found: tuple[Any, list[tuple[str, str]]] | None = None
+    ) -> None:
+        self.dag_id = dag_id
+        self.session = session
+        self.timetable, self.assets = found or consumer_timetable(dag_id, session)
+        self.rollups = {
+            name: RollupView.of(self.timetable.get_partition_mapper(name=name, uri=uri))
+            for name, uri in self.assets
+        }
+        self.now = datetime.now(UTC)
+        #: Whether a run of this Dag can fire without all its keys (a deadline, a minimum count);
+        #: under WaitForAll a run exists only once every key counted.
+        self.may_fire_incomplete = any(
+            rollup is not None and rollup.may_fire_incomplete for rollup in self.rollups.values()
+        )
+        #: The grain of this Dag's periods and the least grace of its deadlines, when every rollup
+        #: that may fire incomplete has a deadline over that grain (:attr:`RollupView.deadline`):
+        #: then a run's creation time can prove it fired complete. Else ``None``: each run is read.
+        deadlines = [r.deadline for r in self.rollups.values() if r is not None and r.may_fire_incomplete]
+        grains = {d[0] for d in deadlines if d is not None}
+        self.deadline = (
+            (grains.pop(), min(d[1] for d in deadlines if d is not None))
+            if deadlines and None not in deadlines and len(grains) == 1
+            else None
+        )
+        self._shorter: list[datetime] | None = None  # looked up once, by :meth:`bounds`
+        self._shorter_read = False
+        #: The Dag's fingerprint (:func:`fingerprints`) once a read took it; until then one that
+        #: matches nothing kept.
+        self.fingerprint: Any = object()
+        self.identity = hash(
+            tuple(sorted((n, repr(r.mapper.serialize())) for n, r in self.rollups.items() if r))
+        )
+
+    # -- the keys: paging, range and counts in the database ------------------------------------
+
+    def _keys_query(self, start: str | None, end: str | None) -> Any:
+        """Select the Dag's partition keys (of its runs and pending runs) with their time part: a subquery."""
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import select, union
+
+        keys = union(
+            select(DagRun.partition_key.label("key")).where(
+                DagRun.dag_id == self.dag_id, DagRun.partition_key.is_not(None)
+            ),
+            select(AssetPartitionDagRun.partition_key.label("key")).where(
+                AssetPartitionDagRun.target_dag_id == self.dag_id,
+                AssetPartitionDagRun.created_dag_run_id.is_(None),
+            ),
+        ).subquery()
+        part = time_part_sql(keys.c.key)
+        return (
+            select(keys.c.key.label("key"), part.label("part"))
+            .where(*in_range_sql(part, start, end))
+            .subquery()
+        )
+
+    def _ordered(self, start: str | None, end: str | None) -> Any:
+        """Select the keys in order of their time part, each with its latest run's state (``None``: none)."""
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        keys = self._keys_query(start, end)
+        latest = (
+            select(DagRun.partition_key.label("key"), func.max(DagRun.id).label("id"))
+            .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.is_not(None))
+            .group_by(DagRun.partition_key)
+            .subquery()
+        )
+        return (
+            select(keys.c.key, DagRun.state)
+            .outerjoin(latest, latest.c.key == keys.c.key)
+            .outerjoin(DagRun, DagRun.id == latest.c.id)
+            .order_by(keys.c.part, keys.c.key)
+        )
+
+    def read(
+        self,
+        only: str | None,
+        start: str | None,
+        end: str | None,
+        wanted: set[str] | None,
+        limit: int | None,
+        offset: int,
+    ) -> ConsumerState:
+        from sqlalchemy import select
+
+        keys = self._keys_query(start, end)
+        if only is not None:
+            keys = select(keys).where(keys.c.key == only).subquery()
+        prints = fingerprints([self.dag_id], self.session)
+        self.fingerprint = prints.get(self.dag_id)
+        ranges = ranges_of([self.dag_id], self.session, start, end, only, prints)
+        first, last = ranges.get(self.dag_id, (None, None))
+        bucket = bucket_length(first, last)
+        states, overrides, overview, again = tally_of(
+            {self.dag_id: self}, self.session, start, end, only, bucket, True, prints
+        )[self.dag_id]
+        if only is not None:
+            page_keys = [only] if states else []
+            total = len(page_keys)
+        elif wanted is None:
+            total = sum(states.values())
+            ordered = select(keys.c.key).order_by(keys.c.part, keys.c.key).offset(offset)
+            page_keys = kept(
+                ("page", self.dag_id, start, end, limit, offset),
+                prints.get(self.dag_id),
+                lambda: list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered)),
+            )
+        else:  # a state filter: walk the keys in order (only the page is kept)
+            total = sum(n for state, n in states.items() if state in wanted)
+            page_keys, seen = [], 0
+            for key, state in self.session.execute(self._ordered(start, end)):
+                if overrides.get(key, state_name(state)) not in wanted:
+                    continue
+                if seen >= offset and (limit is None or len(page_keys) < limit):
+                    page_keys.append(key)
+                seen += 1
+        partitions = self._partitions(page_keys)
+        refusals, refusals_total = refusals_of(self.session, self.dag_id, only)
+        pending_total, blocked, starved = queue_summary(self.session, self.dag_id, only)
+        return ConsumerState(
+            dag_id=self.dag_id,
+            assets=tuple(self.assets),
+            partitions=tuple(partitions),
+            refusals=refusals,
+            refusals_total=refusals_total,
+            pending_total=pending_total,
+            blocked_ahead=blocked,
+            starved=starved,
+            read_at=self.now,
+            total=total,
+            offset=offset,
+            limit=limit,
+            states=states,
+            first=first,
+            last=last,
+            bucket=bucket,
+            overview=overview,
+            again=again,
+            rerun_policies=tuple((name, r.rerun_policy) for name, r in self.rollups.items() if r is not None),
+        )
+
+    # -- what a pending run has, what a run ran with ------------------------------------------
+
+    def _progress(self, key: str, received: dict[str, set[str]]) -> tuple[AssetProgress, ...]:
+        return tuple(
+            progress_of(name, self.rollups.get(name), key, received.get(name, set()))
+            for name, _ in self.assets
+            if name in received
+        )
+
+    def pending(self, key: str, received: dict[str, set[str]]) -> tuple[str, Partition]:
+        """Return a pending run's state and partition (what its keys give it: :data:`cache.PENDING`)."""
+        memo = (self.identity, key, frozenset((name, frozenset(keys)) for name, keys in received.items()))
+        found = cache.PENDING.get(memo)
+        if found is None:
+            progress = self._progress(key, received)
+            found = cache.PENDING[memo] = (progress, *pending_times(key, progress, self.rollups))
+            if len(cache.PENDING) > cache.PENDING_SIZE:
+                cache.PENDING.popitem(last=False)
+        progress, fires_at, ends, deadline = found
+        state = pending_state(progress, fires_at, ends, deadline, self.now)
+        return state, Partition(key, state, progress=progress, fires_at=fires_at)
+
+    def ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith]:
+        """
+        Return what each group of fired pending runs of one partition ran with, together.
+
+        A group of one is what that run ran with; of all the runs of a partition, what they ran
+        with together: a rerun for keys that came late (a refresh) completes its period once every
+        key came in one run or another. Memoized per process: a fired run's keys never change.
+        """
+        groups = list(dict.fromkeys(groups))
+        found = {g: cache.RAN_WITH[self.identity, g] for g in groups if (self.identity, g) in cache.RAN_WITH}
+        todo = [g for g in groups if g not in found]
+        if not todo:
+            return found
+        ids = sorted({i for g in todo for i in g})
+        keys: dict[int, str] = {}
+        for chunk in chunks(ids):
+            keys.update(self.session.execute(apdr_keys(chunk)).all())
+        received = received_keys(self.session, ids)
+        for group in todo:
+            together: dict[str, set[str]] = defaultdict(set)
+            for apdr_id in group:
+                for name, logged in received.get(apdr_id, {}).items():
+                    together[name] |= logged
+            ran = ran_with(self._progress(keys[group[0]], together), self.rollups, self.assets)
+            found[group] = cache.RAN_WITH[self.identity, group] = ran
+            if len(cache.RAN_WITH) > cache.RAN_WITH_SIZE:
+                cache.RAN_WITH.popitem(last=False)
+        return found
+
+    def fired_runs(
+        self, keys: list[str]
+    ) -> dict[str, list[tuple[int | None, datetime | None, datetime | None]]]:
+        """
+        Return the asset-triggered Dag runs of *keys*, oldest first: ``(pending run id, created, date)``.
+
+        ``date`` is the run's ``partition_date``; the pending run's id is ``None`` for a run whose
+        bookkeeping ``clean`` removed.
+        """
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        by_key: dict[str, list[tuple[int | None, datetime | None, datetime | None]]] = defaultdict(list)
+        for chunk in chunks(keys):
+            query = (
+                select(
+                    DagRun.partition_key,
+                    AssetPartitionDagRun.id,
+                    func.coalesce(DagRun.created_at, DagRun.run_after),
+                    DagRun.partition_date,
+                )
+                .outerjoin(AssetPartitionDagRun, AssetPartitionDagRun.created_dag_run_id == DagRun.id)
+                .where(
+                    DagRun.dag_id == self.dag_id,
+                    DagRun.run_type == ASSET_TRIGGERED,
+                    DagRun.partition_key.in_(chunk),
+                )
+                .order_by(DagRun.id)
+            )
+            for key, apdr_id, created, anchor in self.session.execute(query):
+                by_key[key].append((apdr_id, created, anchor))
+        return by_key
+
+    def fired_complete(self, created: datetime | None, anchor: datetime | None) -> bool:
+        """
+        Whether a run Airflow created at *created* for a period starting at *anchor* fired complete.
+
+        Every run of a Dag whose rollups wait for all their keys did; under a deadline, a run
+        created before its period's start (``partition_date``) plus its length plus the grace
+        (:meth:`bounds`) did.
+        """
+        if not self.may_fire_incomplete:
+            return True
+        bounds = self.bounds()
+        if bounds is None or created is None or anchor is None:
+            return False
+        shortest, typical, shorter = bounds
+        made, start = as_utc(created) or created, as_utc(anchor) or anchor
+        return made < start + shortest or (
+            shorter is not None and start not in shorter and made < start + typical
+        )
+
+    def bounds(self) -> tuple[timedelta, timedelta, list[datetime] | None] | None:
+        """
+        Return how long after its period's start a run can only have fired complete, and where not.
+
+        ``(shortest, typical, shorter)``: the grain's :func:`~airflow_partitions.grains.
+        shortest_period` and :func:`~airflow_partitions.grains.typical_period` plus the grace, and
+        the starts (UTC) of this Dag's periods shorter than typical (:func:`~airflow_partitions.
+        grains.shorter_periods` between its runs' first and last ``partition_date``; ``None`` if
+        too many to list: then only the shortest bound holds). ``None`` without a deadline.
+        """
+        if self.deadline is None:
+            return None
+        grain, grace = self.deadline
+        if not self._shorter_read:
+            from airflow.models.dagrun import DagRun
+            from sqlalchemy import func, select
+
+            low, high = kept(
+                ("dates", self.dag_id),
+                self.fingerprint,
+                lambda: self.session.execute(
+                    select(func.min(DagRun.partition_date), func.max(DagRun.partition_date)).where(
+                        DagRun.dag_id == self.dag_id
+                    )
+                ).one(),
+            )
+            low, high = as_utc(low), as_utc(high)
+            self._shorter = shorter_periods(grain, low, high) if low and high else []
+            self._shorter_read = True
+        return shortest_period(grain) + grace, typical_period(grain) + grace, self._shorter
+
+    def _complete(self, key: str) -> RanWith | None:
+        """Return what a run of *key* that fired complete ran with: every awaited key (``None``: unknown)."""
+        awaited = 0
+        for name, _ in self.assets:
+            rollup = self.rollups.get(name)
+            try:
+                awaited += len(rollup.awaited(key)) if rollup is not None else 1
+            except ValueError:
+                return None
+        return RanWith(awaited, awaited)
+
+    # -- the page ------------------------------------------------------------------------------
+
+    def _partitions(self, keys: list[str]) -> list[Partition]:
+        """Return the page's partitions in full: runs and what they ran with, progress, queue places."""
+        from airflow.models.asset import AssetPartitionDagRun
+        from airflow.models.dagrun import DagRun
+        from sqlalchemy import func, select
+
+        if not keys:
+            return []
+        runs: dict[str, list[tuple[str, str, int | None, bool]]] = defaultdict(list)
+        pending: dict[str, Any] = {}
+        complete: set[int] = set()  # fired runs known complete without reading their keys
+        for chunk in chunks(keys):
+            found = self.session.execute(
+                select(
+                    DagRun.id,
+                    DagRun.run_id,
+                    DagRun.partition_key,
+                    DagRun.state,
+                    func.coalesce(DagRun.created_at, DagRun.run_after),
+                    DagRun.partition_date,
+                    DagRun.run_type,
+                )
+                .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.in_(chunk))
+                .order_by(DagRun.id)
+            ).all()
+            # The pending runs they came from, by Dag run id: one scan of the table (no index).
+            came_from = dict(
+                self.session.execute(
+                    select(AssetPartitionDagRun.created_dag_run_id, AssetPartitionDagRun.id).where(
+                        AssetPartitionDagRun.created_dag_run_id.in_([row[0] for row in found])
+                    )
+                ).all()
+            )
+            for dag_run_id, run_id, key, state, created, anchor, run_type in found:
+                apdr_id = came_from.get(dag_run_id)
+                # An asset-triggered run without its pending run: clean removed its bookkeeping.
+                kept = apdr_id is not None or state_name(run_type) != ASSET_TRIGGERED
+                runs[key].append((run_id, state_name(state), apdr_id, kept))
+                if apdr_id is not None and self.fired_complete(created, anchor):
+                    complete.add(apdr_id)
+            for apdr in self.session.scalars(
+                select(AssetPartitionDagRun).where(
+                    AssetPartitionDagRun.target_dag_id == self.dag_id,
+                    AssetPartitionDagRun.created_dag_run_id.is_(None),
+                    AssetPartitionDagRun.partition_key.in_(chunk),
+                )
+            ):
+                pending[apdr.partition_key] = apdr
+        # Each run's own keys (its history), and the partition's: all its runs' keys together.
+        fired = {key: tuple(i for *_, i, _ in key_runs if i is not None) for key, key_runs in runs.items()}
+        lost = {key for key, key_runs in runs.items() if not all(kept for *_, kept in key_runs)}
+        read = self.ran_with_of(
+            [
+                *((i,) for group in fired.values() for i in group if i not in complete),
+                *(
+                    group
+                    for key, group in fired.items()
+                    if group and not complete.intersection(group) and key not in lost
+                ),
+            ]
+        )
+        whole = {key: self._complete(key) for key, group in fired.items() if complete.intersection(group)}
+
+        def of_run(key: str, apdr_id: int | None) -> RanWith | None:
+            return None if apdr_id is None else whole.get(key) if apdr_id in complete else read[(apdr_id,)]
+
+        def of_partition(key: str) -> RanWith | None:
+            group = fired.get(key, ())
+            if complete.intersection(group):
+                return whole.get(key)
+            return None if not group or key in lost else read[group]
+
+        received = received_keys(self.session, [apdr.id for apdr in pending.values()])
+        places = queue_places(self.session, [apdr.id for apdr in pending.values()])
+        partitions = []
+        for key in keys:
+            history = tuple(
+                Run(run_id, state, of_run(key, apdr_id), kept) for run_id, state, apdr_id, kept in runs[key]
+            )
+            pairs = tuple((run.run_id, run.state) for run in history)
+            latest = of_partition(key)
+            kept = key not in lost or bool(complete.intersection(fired.get(key, ())))
+            closes_at = self._closes_at(key)
+            ran = Partition(
+                key, ran_state(history, latest), pairs, ran_with=latest, history=history, ran_with_kept=kept
+            )
+            if key in pending:
+                apdr = pending[key]
+                waiting, partition = self.pending(key, received.get(apdr.id, {}))
+                # A period that ran shows its run, the pending run a later key opened beside it.
+                partition = (
+                    replace(partition, state=ran.state, pending_again=again_state(waiting))
+                    if history
+                    else partition
+                )
+                partitions.append(
+                    replace(
+                        partition,
+                        runs=pairs,
+                        history=history,
+                        ran_with=latest,
+                        opened_at=apdr.created_at,
+                        queue_position=places.get(apdr.id),
+                        closes_at=closes_at,
+                    )
+                )
+            else:
+                partitions.append(replace(ran, closes_at=closes_at))
+        return partitions
+
+    def _closes_at(self, key: str) -> datetime | None:
+        """Return the end of the partition's period (UTC), from a rollup's expected keys, else ``None``."""
+        for rollup in self.rollups.values():
+            if rollup is not None:
+                try:
+                    return getattr(rollup.awaited(key), "closes_at", None)
+                except ValueError:
+                    return None
+        return None
+
+    # -- the scheduler's queue and the audit log -----------------------------------------------

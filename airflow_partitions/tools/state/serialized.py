@@ -1,0 +1,173 @@
+"""
+Queries on Airflow's serialized Dags: a partitioned consumer's timetable, assets, grain and zones.
+
+The timetable is the one the scheduler runs (the latest serialized Dag), deserialized once per
+serialized version and kept (:data:`_TIMETABLES`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from airflow_partitions.grains import Grain
+from airflow_partitions.tools.rollup_view import RollupView, period_grain
+
+
+def consumer_grain(dag_id: str, session: Any) -> Grain | None:
+    """
+    Return the grain of the periods *dag_id*'s partition keys name, if all its assets' mappers agree.
+
+    A rollup's upstream mapper's grain (``TradingSession(ExchangeCalendar("XNYS"))`` for a
+    session's 30-minute bars), a temporal mapper's own; for a Dag without upstream assets, its
+    timetable's (``GrainPartitionTimetable(TradingSession(…))``: a producer's sessions); ``None``
+    for a Dag whose mappers name no one grain. The Partitions view lays a month of its keys out by
+    it: a date without a period (a weekend of business days, a day without a session) is a closed
+    place, not an unopened one.
+
+    :raises ValueError: as :func:`consumer_state`.
+    """
+    timetable, assets = consumer_timetable(dag_id, session)
+    if not assets:  # a producer partitioned by its own timetable (GrainPartitionTimetable)
+        grain = getattr(timetable, "grain", None)
+        return grain if isinstance(grain, Grain) else None
+    grains = set()
+    for name, uri in assets:
+        mapper = timetable.get_partition_mapper(name=name, uri=uri)
+        grains.add(period_grain(getattr(mapper, "upstream_mapper", None) or mapper))
+    return grains.pop() if len(grains) == 1 else None
+
+
+def has_period_on(grain: Grain, day: str) -> bool:
+    """
+    Whether *grain* has a period keyed by the date *day* (``2026-11-26`` under NYSE sessions: no).
+
+    A grain whose periods tile time (days, hours) has one on every date; a business day or a
+    trading session only on its calendar's days (a date it refuses, or moves to another key, has
+    none).
+    """
+    if grain.tiles:
+        return True
+    try:
+        return grain.parse(day).key == day
+    except ValueError:
+        return False
+
+
+def awaited_by_date(mapper: Any) -> Callable[[str], tuple[str, ...] | None] | None:
+    """
+    Return what the period of each date awaits under *mapper*, for a grain that does not tile time.
+
+    For a rollup of 30-minute bars into NYSE sessions, ``awaited("2026-11-27")`` is its 7 bars in
+    time order (``2026-11-27T09:30-05:00`` … ``T12:30-05:00``), ``awaited("2026-11-26")`` is
+    ``None`` (no session); for a mapper that is no rollup, ``()`` on a date with a period. The
+    whole function is ``None`` for mappers whose grain tiles time (every date has a period: the
+    view's hours of a day say what is missing) or that have no grain.
+    """
+    rollup = RollupView.of(mapper)
+    grain = getattr(getattr(mapper, "upstream_mapper", None) if rollup else mapper, "grain", None)
+    if not isinstance(grain, Grain) or grain.tiles:  # plain keys only: no composite's dimensions
+        return None
+
+    def awaited(day: str) -> tuple[str, ...] | None:
+        if not has_period_on(grain, day):
+            return None
+        if rollup is None:
+            return ()
+        try:
+            return rollup.in_order(rollup.awaited(day))
+        except ValueError:
+            return None
+
+    return awaited
+
+
+def zones_of(mapper: Any) -> tuple[str, str] | None:
+    """Return ``(grain zone, input zone)`` of the first of our temporal mappers in *mapper*, else ``None``."""
+    grain = getattr(mapper, "grain", None)
+    if isinstance(grain, Grain):
+        return grain.timezone, getattr(mapper, "input_timezone", None) or grain.timezone
+    for inner in (getattr(mapper, "upstream_mapper", None), *getattr(mapper, "mappers", {}).values()):
+        if inner is not None and (found := zones_of(inner)):
+            return found
+    return None
+
+
+def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """
+    Return the serialized timetable of the partitioned consumer Dag *dag_id* and the assets it reads.
+
+    The timetable is the one the scheduler runs (the latest serialized Dag); the assets are
+    ``(name, uri)`` pairs, ``[("weather_jfk_hourly", "weather_jfk_hourly")]``, in the order of its
+    asset condition; ``timetable.get_partition_mapper(name=…, uri=…)`` gives each one's mapper.
+    Deserialized once per serialized version (its row id and hash), then kept: the overview reads
+    every partitioned Dag's (:func:`consumer_timetables`, one query for them all).
+
+    :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned.
+    """
+    found = consumer_timetables([dag_id], session).get(dag_id)
+    if found is None:
+        raise ValueError(
+            f"{dag_id!r} is not a partitioned consumer Dag in this deployment's metadata database "
+            "(no serialized Dag, or its schedule is not partitioned by assets)."
+        )
+    return found
+
+
+def asset_rows(assets: Collection[tuple[str, str]], session: Any) -> list[tuple[int, str, str]]:
+    """Return ``(id, name, uri)`` of the assets *assets* names (``(name, uri)`` pairs), in id order."""
+    from airflow.models.asset import AssetModel
+    from sqlalchemy import and_, or_, select
+
+    if not assets:
+        return []
+    return [
+        tuple(row)
+        for row in session.execute(
+            select(AssetModel.id, AssetModel.name, AssetModel.uri)
+            .where(or_(*(and_(AssetModel.name == name, AssetModel.uri == uri) for name, uri in assets)))
+            .order_by(AssetModel.id)
+        )
+    ]
+
+
+def consumer_timetables(
+    dag_ids: Collection[str], session: Any
+) -> dict[str, tuple[Any, list[tuple[str, str]]]]:
+    """
+    Return :func:`consumer_timetable` of each of *dag_ids* that is a partitioned consumer Dag.
+
+    One query for the latest serialized version of them all; a version seen before is not
+    deserialized again.
+    """
+    from airflow.models.serialized_dag import SerializedDagModel
+
+    versions = {
+        dag_id: (row_id, dag_hash)
+        for dag_id, row_id, dag_hash in session.execute(
+            SerializedDagModel._latest_by_version_select(list(dag_ids)).with_only_columns(
+                SerializedDagModel.dag_id, SerializedDagModel.id, SerializedDagModel.dag_hash
+            )
+        )
+    }
+    found = {}
+    for dag_id in dag_ids:
+        version = versions.get(dag_id)
+        cached = _TIMETABLES.get(dag_id)
+        if version is not None and cached is not None and cached[0] == version:
+            found[dag_id] = (cached[1], list(cached[2]))
+            continue
+        dag = SerializedDagModel.get_dag(dag_id, session=session)
+        timetable = getattr(dag, "timetable", None)
+        if timetable is None or not getattr(timetable, "partitioned", False):
+            continue
+        condition = getattr(timetable, "asset_condition", None)
+        assets = [(key.name, key.uri) for key, _ in condition.iter_assets()] if condition is not None else []
+        if version is not None:
+            _TIMETABLES[dag_id] = (version, timetable, tuple(assets))
+        found[dag_id] = (timetable, assets)
+    return found
+
+
+#: Deserialized timetables by Dag id, with the serialized version (row id, hash) they were read from.
+_TIMETABLES: dict[str, tuple[tuple[Any, ...], Any, tuple[tuple[str, str], ...]]] = {}

@@ -1,0 +1,78 @@
+"""
+SQL shared by the queries of every Airflow table the state reader reads (SQLite and PostgreSQL).
+
+A key column's time part and prefix, a time range or one key selected on it, chunks of ids for
+``IN`` lists, a state's name and a naive UTC time as Airflow's models give them back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+
+def time_part_sql(column: Any) -> Any:
+    """
+    Return SQL for :func:`time_part` of a key column: what follows the last ``|`` (SQLite and PostgreSQL).
+
+    ``rtrim(key, replace(key, '|', ''))`` strips every trailing character that is not ``|``, leaving
+    the key up to its last ``|``; the time part is what follows.
+    """
+    from sqlalchemy import func
+
+    return func.substr(column, func.length(func.rtrim(column, func.replace(column, "|", ""))) + 1)
+
+
+def in_range_sql(part: Any, start: str | None, end: str | None) -> list[Any]:
+    """Return SQL conditions for :func:`in_time_range` on a time-part expression."""
+    from sqlalchemy import func
+
+    conditions = []
+    if start is not None:
+        conditions.append(part >= start)
+    if end is not None:
+        conditions.append(func.substr(part, 1, len(end)) <= end)
+    return conditions
+
+
+def chunks(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    """Yield *items* in lists of at most *size* (SQLite takes a bounded number of query parameters)."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def state_name(state: Any) -> str:
+    return str(getattr(state, "value", state))
+
+
+def selected_keys(column: Any, start: str | None, end: str | None, only: str | None) -> list[Any]:
+    """
+    Return SQL conditions selecting partition keys (a column): *only* that key, else the time range.
+
+    *start* and *end* bound the time part of the key (the part after the last ``|``:
+    ``2026-04-01`` of ``vic|2026-04-01``), compared on their own length (``end="2026-04"`` keeps
+    all of April); ``None`` leaves that side open.
+    """
+    return [column == only] if only is not None else in_range_sql(time_part_sql(column), start, end)
+
+
+def prefix_and_bucket_sql(column: Any, length: int, by_prefix: bool) -> tuple[Any, Any]:
+    """
+    Select a key's prefix before its time part and the first *length* characters of its time part.
+
+    ``jfk|`` and ``2013-03`` of ``jfk|2013-03-10``; the prefix is ``""`` unless *by_prefix*, an
+    expression all the same: PostgreSQL refuses a constant in ``GROUP BY``.
+    """
+    from sqlalchemy import func
+
+    part = time_part_sql(column)
+    cut = func.length(column) - func.length(part) if by_prefix else 0
+    return func.substr(column, 1, cut), func.substr(part, 1, length)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """SQLite's aggregates return naive datetimes: they are UTC."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value

@@ -1,0 +1,266 @@
+"""
+A consumer Dag's partitions counted by state and laid out in strips, in grouped queries.
+
+For all the Dags of the overview at once, or one Dag's selected range: their latest Dag runs
+counted by (Dag, key prefix, bucket, state) in the database, their pending runs' states from
+their keys (through each Dag's :class:`~airflow_partitions.tools.state.reader.Reader`, passed in),
+the runs that ran incomplete, and the range of keys; answers kept while the Dag's rows hold.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Collection
+from typing import Any
+
+from airflow_partitions.tools.state.cache import fingerprints, keep, kept_value
+from airflow_partitions.tools.state.model import BUCKET, SEPARATOR, attention, bucket_label
+from airflow_partitions.tools.state.pending import received_keys
+from airflow_partitions.tools.state.runs import ASSET_TRIGGERED, latest_of, unproven, with_runs
+from airflow_partitions.tools.state.sql import prefix_and_bucket_sql, selected_keys, state_name, time_part_sql
+
+#: A tally of one Dag's selected partitions: counts by state, the keys whose state only the mappers
+#: tell (key to state), the strips of states (prefix, ((bucket, worst state, partitions), …)), and
+#: how many have a pending run beside their Dag runs (counted by their runs' state).
+Tally = tuple[dict[str, int], dict[str, str], tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...], int]
+
+
+def tally_of(
+    readers: dict[str, Any],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    length: int,
+    by_prefix: bool,
+    prints: dict[str, tuple[Any, ...]],
+) -> dict[str, Tally]:
+    """
+    Return, per Dag of *readers*, its selected partitions' counts by state, overrides and strips.
+
+    Grouped queries for all the Dags at once: their latest Dag runs by Dag, key prefix, bucket of
+    *length* characters of the key's time part and state (:func:`run_cells`, kept while the
+    Dag's runs and pending runs stay as they are), and their pending runs, whose states need the
+    mappers (deadline, never-counting keys: their keys are read). *by_prefix*: one strip per key
+    prefix (``jfk`` of ``jfk|2013-03-10``), else one (prefix ``""``). ``overrides`` maps the keys
+    whose state is not their latest run's to it: the pending ones without a run and the ones that
+    ran incomplete. A pending run beside a Dag run (a key sent again) is counted apart, never as a
+    state: its partition counts by its runs.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from sqlalchemy import select
+
+    dag_ids = list(readers)
+    cells, overrides = run_cells(readers, session, start, end, only, length, by_prefix, prints)
+    column = AssetPartitionDagRun.partition_key
+    pending = session.execute(
+        select(
+            AssetPartitionDagRun.target_dag_id,
+            AssetPartitionDagRun.id,
+            column,
+            *prefix_and_bucket_sql(column, length, by_prefix),
+        ).where(
+            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+            *selected_keys(column, start, end, only),
+        )
+    ).all()
+    ran = with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending))
+    again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
+    pending = [row for row in pending if (row[0], row[2]) not in ran]
+    received = received_keys(session, [apdr_id for _, apdr_id, *_ in pending])
+    for dag_id, apdr_id, key, prefix_, bucket in pending:
+        state = overrides[dag_id][key] = readers[dag_id].pending(key, received.get(apdr_id, {}))[0]
+        cells[dag_id, prefix_.rstrip(SEPARATOR), bucket][state] += 1
+    counts: dict[str, Counter[str]] = {dag_id: Counter() for dag_id in dag_ids}
+    strips: dict[str, dict[str, list[tuple[str, str, int]]]] = {
+        dag_id: defaultdict(list) for dag_id in dag_ids
+    }
+    labelled: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    for (dag_id, prefix_, bucket_), by_state in cells.items():
+        labelled[dag_id, prefix_, bucket_label(bucket_)].update(by_state)
+    for (dag_id, prefix_, bucket_), by_state in sorted(labelled.items()):
+        counts[dag_id].update(by_state)
+        present = [state for state, n in by_state.items() if n > 0]
+        if present:
+            strips[dag_id][prefix_].append((bucket_, min(present, key=attention), sum(by_state.values())))
+    return {
+        dag_id: (
+            {state: n for state, n in counts[dag_id].items() if n > 0},
+            overrides[dag_id],
+            tuple((p, tuple(strip)) for p, strip in strips[dag_id].items()),
+            again[dag_id],
+        )
+        for dag_id in dag_ids
+    }
+
+
+def run_cells(
+    readers: dict[str, Any],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    length: int,
+    by_prefix: bool,
+    prints: dict[str, tuple[Any, ...]],
+) -> tuple[dict[tuple[str, str, str], Counter[str]], dict[str, dict[str, str]]]:
+    """
+    Return the latest Dag runs of the keys, counted by (Dag, prefix, bucket) and state.
+
+    Also the keys whose run succeeded without all its keys (``"ran incomplete"``): a run that
+    succeeded, from asset events, and is not proven complete by its creation time
+    (:func:`unproven`) has its keys read (once per process). A Dag's answer is kept while its
+    runs and pending runs are unchanged (:func:`kept_value`): the overview is read again and
+    again, and a Dag of 100,000 runs takes a grouped scan of them all.
+    """
+
+    def memo(dag_id: str) -> tuple[Any, ...]:
+        return ("cells", dag_id, readers[dag_id].identity, start, end, only, length, by_prefix)
+
+    found = {dag_id: kept_value(memo(dag_id), prints) for dag_id in readers}
+    answers = {dag_id: kept[1] for dag_id, kept in found.items() if kept is not None}
+    todo = {dag_id: reader for dag_id, reader in readers.items() if dag_id not in answers}
+    if todo:
+        answers.update(read_run_cells(todo, session, start, end, only, length, by_prefix))
+        for dag_id in todo:
+            keep(memo(dag_id), prints.get(dag_id), answers[dag_id])
+    cells: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
+    overrides: dict[str, dict[str, str]] = {}
+    for dag_id, (by_bucket, incomplete) in answers.items():
+        for (prefix_, bucket_), by_state in by_bucket.items():
+            cells[dag_id, prefix_, bucket_].update(by_state)
+        overrides[dag_id] = dict(incomplete)
+    return cells, overrides
+
+
+def read_run_cells(
+    todo: dict[str, Any],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    length: int,
+    by_prefix: bool,
+) -> dict[str, tuple[dict[tuple[str, str], Counter[str]], dict[str, str]]]:
+    """Read :func:`run_cells`' answer for the Dags of *todo*: cells, and keys that ran incomplete."""
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    dag_ids = list(todo)
+    latest = latest_of(dag_ids)
+    selected = selected_keys(DagRun.partition_key, start, end, only)
+    prefix, bucket = prefix_and_bucket_sql(DagRun.partition_key, length, by_prefix)
+    mine: dict[str, dict[tuple[str, str], Counter[str]]] = {
+        dag_id: defaultdict(Counter) for dag_id in dag_ids
+    }
+    for dag_id, prefix_, bucket_, state, n in session.execute(
+        select(DagRun.dag_id, prefix, bucket, DagRun.state, func.count())
+        .join(latest, latest.c.id == DagRun.id)
+        .where(*selected)
+        .group_by(DagRun.dag_id, prefix, bucket, DagRun.state)
+    ):
+        mine[dag_id][prefix_.rstrip(SEPARATOR), bucket_][state_name(state)] += n
+    incomplete: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
+    doubt = unproven(todo, session.get_bind().dialect.name)
+    doubted: dict[str, set[str]] = defaultdict(set)
+    if doubt is not None:
+        for dag_id, key in session.execute(
+            select(DagRun.dag_id, DagRun.partition_key)
+            .join(latest, latest.c.id == DagRun.id)
+            .where(*selected, DagRun.state == "success", DagRun.run_type == ASSET_TRIGGERED, doubt)
+        ):
+            doubted[dag_id].add(key)
+    for dag_id, keys in doubted.items():
+        reader = todo[dag_id]
+        by_key = reader.fired_runs(sorted(keys))
+        groups = {
+            key: tuple(i for i, _, _ in by_key[key] if i is not None)
+            for key in keys
+            if not any(reader.fired_complete(created, anchor) for _, created, anchor in by_key[key])
+            # What a run whose bookkeeping was cleaned ran with is not known: not "ran incomplete".
+            and all(i is not None for i, _, _ in by_key[key])
+        }
+        ran = reader.ran_with_of(groups.values())
+        for key, group in groups.items():
+            if not ran[group].complete:
+                incomplete[dag_id][key] = "ran incomplete"
+                head, _, key_part = key.rpartition(SEPARATOR)
+                cell = mine[dag_id][head if by_prefix else "", key_part[:length]]
+                cell["success"] -= 1
+                cell["ran incomplete"] += 1
+    return {dag_id: (dict(mine[dag_id]), incomplete[dag_id]) for dag_id in dag_ids}
+
+
+def ranges_of(
+    dag_ids: Collection[str],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    prints: dict[str, tuple[Any, ...]],
+) -> dict[str, tuple[str, str]]:
+    """
+    Return, per Dag, the time parts of its first and last selected keys (runs and pending runs).
+
+    Kept while the Dag's fingerprint (*prints*, :func:`fingerprints`) holds: a scan of all its keys.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import func, select
+
+    ranges: dict[str, tuple[str, str]] = {}
+    todo = []
+    for dag_id in dag_ids:
+        found = kept_value(("range", dag_id, start, end, only), prints)
+        if found is None:
+            todo.append(dag_id)
+        elif found[1] is not None:
+            ranges[dag_id] = found[1]
+    if not todo:
+        return ranges
+    for dag, column, condition in (
+        (DagRun.dag_id, DagRun.partition_key, DagRun.partition_key.is_not(None)),
+        (
+            AssetPartitionDagRun.target_dag_id,
+            AssetPartitionDagRun.partition_key,
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        ),
+    ):
+        part = time_part_sql(column)
+        for dag_id, low, high in session.execute(
+            select(dag, func.min(part), func.max(part))
+            .where(dag.in_(todo), condition, *selected_keys(column, start, end, only))
+            .group_by(dag)
+        ):
+            first, last = ranges.get(dag_id, (low, high))
+            ranges[dag_id] = (min(first, low), max(last, high))
+    for dag_id in todo:
+        keep(("range", dag_id, start, end, only), prints.get(dag_id), ranges.get(dag_id))
+    return ranges
+
+
+def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]]:
+    """
+    Return, per Dag, its counts by state, range of keys and strip (the fields of :class:`ConsumerDag`).
+
+    The strip groups partitions by the first :data:`BUCKET` characters of their key's time part
+    (a month of day and hour keys, a year of ``FY2026-Q3``), each bucket with its most urgent
+    state (:func:`attention`) and its number of partitions, in time order. A few grouped queries
+    for all the Dags together, whatever their number.
+    """
+    prints = fingerprints(list(readers), session)
+    for dag_id, reader in readers.items():
+        reader.fingerprint = prints.get(dag_id)
+    tallies = tally_of(readers, session, None, None, None, BUCKET, False, prints)
+    ranges = ranges_of(list(readers), session, None, None, None, prints)
+    return {
+        dag_id: {
+            "states": states,
+            "first": ranges.get(dag_id, (None, None))[0],
+            "last": ranges.get(dag_id, (None, None))[1],
+            "strip": strips[0][1] if strips else (),
+            "again": again,
+        }
+        for dag_id, (states, _, strips, again) in tallies.items()
+    }

@@ -1,0 +1,224 @@
+"""
+Build a real Airflow metadata database (SQLite) and print what the state reader answers from it.
+
+Run by ``tests/unit/tools/test_state_golden.py`` in a process of its own, with ``AIRFLOW_HOME``
+(a new temporary folder) and the Dags folder ``dags/`` in its environment, as
+``python -m tests.unit.tools.state_golden.build``. It migrates the database (``airflow db
+migrate``), serializes the Dag file (``airflow dags reserialize``: Dags, assets), then sends
+asset events through Airflow's own :class:`~airflow.assets.manager.AssetManager` (what the REST
+API and a producer's task call): it maps each key with the consumer's serialized mapper, writes
+the pending partitioned Dag runs, the keys it logged and, for a key a mapper refuses, the
+audit-log row. The Dag runs the scheduler would create are written with Airflow's ``DagRun``
+model. Times are fixed (in 2013, and one period in 2099) so the answers do not depend on when
+the test runs. Then it prints, as one JSON object, ``status --json`` of each Dag and the
+Partitions view's API answers (Airflow's own FastAPI app with the plugin, an admin's token).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+#: What separates a composite key's dimensions; run ids may not hold it.
+SEPARATOR = "|"
+#: When every row below was written: the pending runs, events and audit-log rows get this time
+#: plus their id in minutes (Airflow stamps them with the clock; the golden files may not).
+WRITTEN = datetime(2013, 3, 20, tzinfo=UTC)
+
+#: The API requests whose answers are pinned, by the golden file's name.
+REQUESTS = {
+    "api_dags": "/partitions/api/dags",
+    "api_dag_ny_day": "/partitions/api/dags/golden_ny_day",
+    "api_dag_ny_day_failed": "/partitions/api/dags/golden_ny_day?state=failed&state=ran%20incomplete",
+    "api_dag_region_day": "/partitions/api/dags/golden_region_day?start=2013-03-08&end=2013-03-09",
+    "api_dag_business_month": "/partitions/api/dags/golden_business_month",
+    "api_partition_missing": "/partitions/api/dags/golden_ny_day/partitions/2013-03-09?list=missing",
+    "api_partition_received": (
+        "/partitions/api/dags/golden_ny_day/partitions/2013-03-12?list=received&limit=5"
+    ),
+    "api_dag_business_producer": "/partitions/api/dags/golden_business_producer",
+    "api_asset_hours": "/partitions/api/assets/golden_utc_hours",
+    "api_asset_region_days": "/partitions/api/assets/golden_region_days",
+    "api_asset_business_days": "/partitions/api/assets/golden_business_days",
+}
+
+
+def utc_hours(day: str) -> list[str]:
+    """The UTC hour keys (``2013-03-09T05``) of the New York day *day*, from zoneinfo."""
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo("America/New_York")
+    start = datetime.fromisoformat(day).replace(tzinfo=zone)
+    end = start + timedelta(days=1)  # wall-clock: 23 or 25 hours on DST days
+    first, last = start.astimezone(UTC), end.astimezone(UTC)
+    return [f"{first + timedelta(hours=h):%Y-%m-%dT%H}" for h in range((last - first) // timedelta(hours=1))]
+
+
+def send(asset: str, keys: list[str]) -> None:
+    """Send one asset event per key through Airflow's asset manager, as the REST API does."""
+    from airflow.assets.manager import AssetManager
+    from airflow.models.asset import AssetModel
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        model = session.scalar(select(AssetModel).where(AssetModel.name == asset))
+        for key in keys:
+            AssetManager.register_asset_change(
+                asset=model, partition_key=key, session=session, source_is_api=True
+            )
+            session.flush()
+
+
+def run(
+    dag_id: str, key: str, state: str, created: datetime, *, manual: bool = False, day: bool = False
+) -> None:
+    """
+    Write the Dag run the scheduler creates for *key*'s pending run (created at *created*, UTC).
+
+    *manual*: a run a user triggered for the key (no pending run fired it); *day*: a run of a Dag
+    without upstream assets, whose key is a UTC day.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from airflow.models.serialized_dag import SerializedDagModel
+    from airflow.utils.session import create_session
+    from airflow.utils.state import DagRunState
+    from airflow.utils.types import DagRunTriggeredByType, DagRunType
+    from sqlalchemy import select
+
+    kind = DagRunType.MANUAL if manual else DagRunType.ASSET_TRIGGERED
+    with create_session() as session:
+        timetable = SerializedDagModel.get_dag(dag_id, session=session).timetable
+        anchor = (
+            datetime.fromisoformat(key).replace(tzinfo=UTC)
+            if day
+            else timetable.get_partition_mapper(name="x", uri="x").to_partition_date(key)
+        )
+        dag_run = DagRun(
+            dag_id=dag_id,
+            run_id=f"{kind.value}__{created.isoformat()}_{key.replace(SEPARATOR, '.')}",  # not random
+            run_type=kind,
+            state=DagRunState(state),
+            run_after=created,
+            start_date=created,
+            triggered_by=DagRunTriggeredByType.UI if manual else DagRunTriggeredByType.ASSET,
+            partition_key=key,
+            partition_date=anchor,
+        )
+        dag_run.created_at = dag_run.queued_at = created
+        dag_run.end_date = created + timedelta(seconds=30)
+        session.add(dag_run)
+        session.flush()
+        if not manual:
+            pending = session.scalar(
+                select(AssetPartitionDagRun).where(
+                    AssetPartitionDagRun.target_dag_id == dag_id,
+                    AssetPartitionDagRun.partition_key == key,
+                    AssetPartitionDagRun.created_dag_run_id.is_(None),
+                )
+            )
+            pending.created_dag_run_id = dag_run.id
+
+
+def fix_times() -> None:
+    """Stamp the rows Airflow stamped with the clock at :data:`WRITTEN` plus their id in minutes."""
+    from airflow.utils.session import create_session
+    from sqlalchemy import text
+
+    with create_session() as session:
+        for table, columns in (
+            ("asset_partition_dag_run", ("created_at", "updated_at")),
+            ("partitioned_asset_key_log", ("created_at",)),
+            ("asset_event", ("timestamp",)),
+            ("log", ("dttm",)),
+        ):
+            for row_id in session.execute(text(f"SELECT id FROM {table}")).scalars():
+                when = WRITTEN + timedelta(minutes=row_id)
+                sets = ", ".join(f"{c} = :when" for c in columns)
+                update = text(f"UPDATE {table} SET {sets} WHERE id = :id")
+                session.execute(update, {"when": when, "id": row_id})
+
+
+def write() -> None:
+    """The partitions of the golden Dags (what each one shows is said beside it)."""
+
+    def ended(day: str, **later: float) -> datetime:
+        """When the New York *day* ends (UTC: EST until 2013-03-10, then EDT), plus *later*."""
+        end = datetime.fromisoformat(day).replace(tzinfo=UTC) + timedelta(days=1)
+        return end + timedelta(hours=4 if day >= "2013-03-10" else 5) + timedelta(**later)
+
+    # golden_ny_day: New York days of UTC hours under a deadline of an hour.
+    send("golden_utc_hours", utc_hours("2013-03-07"))
+    run("golden_ny_day", "2013-03-07", "success", ended("2013-03-07", minutes=3))  # complete
+    hours = utc_hours("2013-03-08")
+    send("golden_utc_hours", hours[:10] + hours[14:])  # 20 of 24: fired at its deadline
+    run("golden_ny_day", "2013-03-08", "success", ended("2013-03-08", hours=1, seconds=40))
+    send("golden_utc_hours", utc_hours("2013-03-09"))  # failed, then a user's rerun succeeded
+    run("golden_ny_day", "2013-03-09", "failed", ended("2013-03-09", minutes=3))
+    run("golden_ny_day", "2013-03-09", "success", ended("2013-03-09", hours=2), manual=True)
+    hours = utc_hours("2013-03-10")  # the 23-hour spring-forward day, then a key sent again
+    send("golden_utc_hours", hours)
+    run("golden_ny_day", "2013-03-10", "success", ended("2013-03-10", minutes=3))
+    send("golden_utc_hours", hours[5:6])
+    send("golden_utc_hours", utc_hours("2013-03-12")[:12])  # 12 of 24, its deadline long past
+    send("golden_utc_hours", ["2013-03-13T99"])  # refused: no such hour
+    send("golden_utc_hours", utc_hours("2099-01-01")[:3])  # a day to come: pending
+    # golden_region_day: airports and days; jfk sends again in September (a long gap).
+    send("golden_region_days", ["jfk|2013-03-08", "jfk|2013-03-09", "lga|2013-03-08", "lga|2013-03-10"])
+    run("golden_region_day", "jfk|2013-03-08", "success", datetime(2013, 3, 9, 0, 5, tzinfo=UTC))
+    run("golden_region_day", "jfk|2013-03-09", "success", datetime(2013, 3, 10, 0, 5, tzinfo=UTC))
+    run("golden_region_day", "lga|2013-03-08", "failed", datetime(2013, 3, 9, 0, 5, tzinfo=UTC))
+    send("golden_region_days", ["jfk|2013-09-01", "jfk"])  # the second is refused: no time part
+    run("golden_region_day", "jfk|2013-09-01", "running", datetime(2013, 9, 2, 0, 5, tzinfo=UTC))
+    # golden_business_month: March 2013's business days, a Saturday refused by the calendar.
+    send("golden_business_days", ["2013-03-01", "2013-03-04", "2013-03-05", "2013-03-09"])
+    # golden_business_producer: Friday 2013-03-08 and Monday 2013-03-11 landed.
+    for key in ("2013-03-08", "2013-03-11"):
+        run(
+            "golden_business_producer",
+            key,
+            "success",
+            datetime(2013, 3, 12, tzinfo=UTC),
+            manual=True,
+            day=True,
+        )
+    fix_times()
+
+
+def answers() -> dict[str, object]:
+    """``status --json`` of each Dag and the API's answers, by golden file name."""
+    from airflow.api_fastapi.app import create_app
+    from fastapi.testclient import TestClient
+
+    from airflow_partitions.tools.cli import main
+
+    found: dict[str, object] = {}
+    for dag_id in ("golden_ny_day", "golden_region_day", "golden_business_month", "golden_business_producer"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main(["status", dag_id, "--json"])
+        found[f"status_{dag_id.removeprefix('golden_')}"] = {"exit": code, "json": json.loads(out.getvalue())}
+    with TestClient(create_app("core"), raise_server_exceptions=False) as client:
+        token = client.get("/auth/token").json()["access_token"]
+        for name, path in REQUESTS.items():
+            answer = client.get(path, headers={"Authorization": f"Bearer {token}"})
+            is_json = answer.headers.get("content-type", "").startswith("application/json")
+            body = answer.json() if is_json else None
+            found[name] = {"status": answer.status_code, "json": body}
+    return found
+
+
+def main() -> None:
+    for command in (["db", "migrate"], ["dags", "reserialize"]):
+        subprocess.run([sys.executable, "-m", "airflow", *command], check=True, capture_output=True)
+    write()
+    print(json.dumps(answers()))
+
+
+if __name__ == "__main__":
+    main()
