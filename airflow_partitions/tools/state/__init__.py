@@ -25,6 +25,7 @@ By role:
 - :mod:`~airflow_partitions.tools.state.progress` (pure): what a pending run's keys give it;
 - :mod:`~airflow_partitions.tools.state.reader` (one Dag's page) and
   :mod:`~airflow_partitions.tools.state.tally` (counts and strips) combine them;
+- :mod:`~airflow_partitions.tools.state.lateness`: which partitions are late (``expected_within``);
 - :mod:`~airflow_partitions.tools.state.consumers`: what the faces ask for;
   :mod:`~airflow_partitions.tools.state.coverage`: an asset's keys.
 
@@ -42,6 +43,7 @@ from airflow_partitions.tools.state.consumers import (
     partition_keys,
 )
 from airflow_partitions.tools.state.coverage import asset_coverage
+from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     BUCKET,
     EVALUATED_PER_LOOP,
@@ -64,6 +66,7 @@ from airflow_partitions.tools.state.model import (
     bucket_length,
     in_time_range,
     jsonable,
+    late_since,
     time_part,
 )
 from airflow_partitions.tools.state.pending import received_keys
@@ -115,6 +118,8 @@ __all__ = [
     "has_period_on",
     "in_time_range",
     "jsonable",
+    "late_keys",
+    "late_since",
     "partition_keys",
     "pending_partition",
     "pending_times",
