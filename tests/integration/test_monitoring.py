@@ -3,8 +3,9 @@ Monitoring partitions on a real Airflow: a run that ran incomplete mails its not
 
 This module's own Airflow (SQLite) runs the Dags of ``dags_monitoring/``; the SMTP notifier of
 ``apache-airflow-providers-smtp`` sends through the connection ``smtp_default``, pointed at an SMTP
-server (``aiosmtpd``) this module starts on loopback. Two long-past UTC days are sent, one hour
-per REST call: 2026-01-05 whole, 2026-01-06 without four of its hours. ``it_notify_day`` runs the
+server (``aiosmtpd``) this module starts on loopback. Two long-past UTC days are sent: 2026-01-05
+whole, one hour per REST call, then 2026-01-06 without four of its hours, in one batch (a
+producer task's ``add_partitions``). ``it_notify_day`` runs the
 whole day when complete and the other at its deadline (the day ended long ago: once its keys
 have settled for 15 s) with 20 hours;
 its Dag callbacks (run by the dag-processor) call ``IncompleteRunNotifier(SmtpNotifier(...))``.
@@ -71,7 +72,7 @@ def airflow():  # this module's Airflow (on a failure its logs are printed, test
     instance = AirflowInstance(DAGS, extra_env={"AIRFLOW_CONN_SMTP_DEFAULT": json.dumps(connection)})
     try:
         instance.start()
-        instance.wait_for_dags(["it_notify_day", "it_late_day"])
+        instance.wait_for_dags(["it_notify_day", "it_late_day", "it_mon_produce_hours"])
         instance.mailbox = mailbox
         yield instance
     finally:
@@ -92,9 +93,12 @@ def _callbacks_run(airflow, dag_id: str) -> int:
 
 @pytest.fixture(scope="module")
 def days(airflow):
-    """The two days sent, one REST call per key (one client: SQLite has one writer)."""
-    for key in _hours(COMPLETE_DAY) + [k for k in _hours(PARTIAL_DAY) if k not in NEVER_SENT]:
+    """The whole day one REST call per key, then the partial one in a batch (one producer task)."""
+    for key in _hours(COMPLETE_DAY):
         airflow.create_asset_event(ASSET, partition_key=key)
+    partial = [k for k in _hours(PARTIAL_DAY) if k not in NEVER_SENT]
+    airflow.trigger("it_mon_produce_hours", partition_key="batch-1", conf={"keys": partial})
+    airflow.wait_for_runs("it_mon_produce_hours", 1, timeout=240)
     airflow.wait_for_runs("it_late_day", 1, timeout=240)
     return airflow.wait_for_runs("it_notify_day", 2, timeout=240)
 

@@ -169,7 +169,7 @@ class Reader:
         partitions = self._partitions(page_keys)
         late = [
             key
-            for key, (_, state) in late_keys({self.dag_id: self}, self.session, start, end, only)
+            for key, (_, state) in late_keys({self.dag_id: self}, self.session, prints, start, end, only)
             .get(self.dag_id, {})
             .items()
             if wanted is None or overrides.get(key, state or "pending") in wanted

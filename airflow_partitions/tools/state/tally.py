@@ -255,7 +255,7 @@ def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]
         reader.fingerprint = prints.get(dag_id)
     tallies = tally_of(readers, session, None, None, None, BUCKET, False, prints)
     ranges = ranges_of(list(readers), session, None, None, None, prints)
-    late = late_keys(readers, session)
+    late = late_keys(readers, session, prints)
     return {
         dag_id: {
             "states": states,

@@ -6,7 +6,8 @@ end (``CompletionDeadline`` with no grace: a day long past fires once its keys h
 15 s; a whole day fires as it completes) and mails
 the runs that ran incomplete through Airflow's SMTP notifier, on the connection ``smtp_default``
 the test points at its own SMTP server. ``it_late_day`` waits for all 24 hours and expects each
-day within two hours of its end.
+day within two hours of its end. ``it_mon_produce_hours`` sends the keys of its run's conf in one
+task (a batch).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from airflow.providers.smtp.notifications.smtp import SmtpNotifier
-from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, task
+from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, PartitionedAtRuntime, task
 
 from airflow_partitions import (
     CompletionDeadline,
@@ -38,6 +39,18 @@ incomplete = IncompleteRunNotifier(
         html_content="{{ incomplete_run }}",
     )
 )
+
+
+with DAG("it_mon_produce_hours", schedule=PartitionedAtRuntime(), catchup=False):
+
+    @task(outlets=[HOURS])
+    def add_keys(outlet_events=None, dag_run=None) -> int:
+        """Emit one asset event per key of the run's conf (``{"keys": [...]}``): a batch."""
+        keys = dag_run.conf["keys"]
+        outlet_events[HOURS].add_partitions(keys)
+        return len(keys)
+
+    add_keys()
 
 
 @task
