@@ -1,14 +1,18 @@
 """
-Monitoring partitions on a real Airflow: a run that ran incomplete mails its notifier once.
+Monitoring partitions on a real Airflow: a run that ran incomplete mails its notifier once, and a
+real Prometheus scrapes the metrics.
 
 This module's own Airflow (SQLite) runs the Dags of ``dags_monitoring/``; the SMTP notifier of
 ``apache-airflow-providers-smtp`` sends through the connection ``smtp_default``, pointed at an SMTP
 server (``aiosmtpd``) this module starts on loopback. Two long-past UTC days are sent: 2026-01-05
 whole, one hour per REST call, then 2026-01-06 without four of its hours, in one batch (a
-producer task's ``add_partitions``). ``it_notify_day`` runs the
-whole day when complete and the other at its deadline (the day ended long ago: once its keys
-have settled for 15 s) with 20 hours;
-its Dag callbacks (run by the dag-processor) call ``IncompleteRunNotifier(SmtpNotifier(...))``.
+producer task's ``add_partitions``). ``it_notify_day`` runs the whole day when complete and the
+other at its deadline (the day ended long ago: once its keys have settled for 15 s) with 20
+hours; its Dag callbacks (run by the dag-processor) call
+``IncompleteRunNotifier(SmtpNotifier(...))``. ``it_late_day`` waits for all 24 hours and expects
+each day within 2 hours of its end. New York hours of Thursday 2026-04-02 and of Good Friday
+2026-04-03 go to the NYSE's trading days (``it_late_nyse_day``): Good Friday's are refused, it is
+no partition and never late.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ ASSET = "it_mon_hours"
 COMPLETE_DAY = "2026-01-05"
 PARTIAL_DAY = "2026-01-06"
 NEVER_SENT = [f"{PARTIAL_DAY}T{h:02d}" for h in (3, 9, 15, 21)]
+THURSDAY, GOOD_FRIDAY = "2026-04-02", "2026-04-03"  # Good Friday: the NYSE is closed (nyse.com)
 
 
 def _hours(day: str) -> list[str]:
@@ -72,7 +77,7 @@ def airflow():  # this module's Airflow (on a failure its logs are printed, test
     instance = AirflowInstance(DAGS, extra_env={"AIRFLOW_CONN_SMTP_DEFAULT": json.dumps(connection)})
     try:
         instance.start()
-        instance.wait_for_dags(["it_notify_day", "it_late_day", "it_mon_produce_hours"])
+        instance.wait_for_dags(["it_notify_day", "it_late_day", "it_mon_produce_hours", "it_late_nyse_day"])
         instance.mailbox = mailbox
         yield instance
     finally:
@@ -99,6 +104,10 @@ def days(airflow):
     partial = [k for k in _hours(PARTIAL_DAY) if k not in NEVER_SENT]
     airflow.trigger("it_mon_produce_hours", partition_key="batch-1", conf={"keys": partial})
     airflow.wait_for_runs("it_mon_produce_hours", 1, timeout=240)
+    # Thursday 2026-04-02, then Good Friday: its hours are refused (no NYSE trading day).
+    for key in _hours(THURSDAY) + _hours(GOOD_FRIDAY):
+        airflow.create_asset_event("it_mon_nyse_hours", partition_key=key)
+    airflow.wait_for_runs("it_late_nyse_day", 1, timeout=240)
     airflow.wait_for_runs("it_late_day", 1, timeout=240)
     return airflow.wait_for_runs("it_notify_day", 2, timeout=240)
 
@@ -245,6 +254,21 @@ def test_the_metrics_need_a_token_and_parse_as_prometheus_text(signed_in, days):
     assert samples["airflow_partitions_late", (("dag_id", "it_late_day"),)] == 1
     assert samples["airflow_partitions_late", (("dag_id", "it_notify_day"),)] == 0  # no expectation
     assert samples["airflow_partitions_ran_incomplete", (("dag_id", "it_notify_day"),)] == 1
+    # Good Friday is no partition of the NYSE's days: never late; its 24 hours were refused.
+    nyse = (("dag_id", "it_late_nyse_day"),)
+    assert samples["airflow_partitions_partitions", (*nyse, ("state", "success"))] == 1
+    assert (
+        sum(
+            v
+            for (name, labels), v in samples.items()
+            if name == "airflow_partitions_partitions" and labels[0] == nyse[0]
+        )
+        == 1
+    )
+    assert samples["airflow_partitions_late", nyse] == 0
+    refused = "airflow_partitions_refused_keys_total"
+    assert samples[refused, (*nyse, ("reason", "outside_calendar"))] == 24
+    assert samples[refused, (*nyse, ("reason", "mapping_error"))] == 0
 
 
 def test_a_real_prometheus_scrapes_one_success_and_one_late_partition(prometheus, days):

@@ -7,7 +7,7 @@ end (``CompletionDeadline`` with no grace: a day long past fires once its keys h
 the runs that ran incomplete through Airflow's SMTP notifier, on the connection ``smtp_default``
 the test points at its own SMTP server. ``it_late_day`` waits for all 24 hours and expects each
 day within two hours of its end. ``it_mon_produce_hours`` sends the keys of its run's conf in one
-task (a batch).
+task (a batch). ``it_late_nyse_day`` rolls New York hours up into the NYSE's trading days.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from airflow.providers.smtp.notifications.smtp import SmtpNotifier
+from airflow.providers.standard.operators.empty import EmptyOperator
 from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, PartitionedAtRuntime, task
 
 from airflow_partitions import (
+    BusinessCalendar,
+    BusinessDay,
     CompletionDeadline,
     Day,
     Hour,
@@ -29,6 +32,7 @@ from airflow_partitions import (
 )
 
 HOURS = Asset("it_mon_hours")
+NEW_YORK = "America/New_York"
 
 incomplete = IncompleteRunNotifier(
     SmtpNotifier(
@@ -88,3 +92,19 @@ with DAG(
     catchup=False,
 ):
     load_day()
+
+# The New York Stock Exchange's trading days of New York hours, each expected within two hours of
+# its end: Good Friday (2026-04-03) is no trading day, so no partition, never late.
+with DAG(
+    "it_late_nyse_day",
+    schedule=PartitionedAssetTimetable(
+        assets=Asset("it_mon_nyse_hours"),
+        default_partition_mapper=TemporalRollupMapper(
+            upstream_mapper=TemporalMapper(BusinessDay(BusinessCalendar(market="NYSE"), timezone=NEW_YORK)),
+            window=TemporalWindow(Hour(timezone=NEW_YORK)),
+            expected_within=timedelta(hours=2),
+        ),
+    ),
+    catchup=False,
+):
+    EmptyOperator(task_id="done")
