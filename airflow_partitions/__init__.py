@@ -38,6 +38,10 @@ _EXPORTS: dict[str, str] = {
         "airflow_partitions.composite",
     ),
     "BusinessDayWindow": "airflow_partitions.business",
+    # Airflow's temporal mappers with a time each partition is expected by (lateness).
+    "ExpectedWithinMapper": "airflow_partitions.lateness",
+    # A Dag callback calling any Airflow notifier for partitioned runs that ran incomplete.
+    **dict.fromkeys(["IncompleteRun", "IncompleteRunNotifier"], "airflow_partitions.notifications"),
     **dict.fromkeys(
         [
             "ExplicitPartitionTimetable",

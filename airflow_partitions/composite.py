@@ -18,7 +18,7 @@ of kept values independently; :class:`DimensionFanOutMapper` is the mirror fan-o
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from itertools import product
 from math import prod
@@ -704,7 +704,15 @@ class DimensionRollupMapper(CountingRollupMapper):
         Airflow 3.3's only behaviour: it opens a pending run beside the run, which waits for the
         whole period again), ``"refresh"`` or ``"ignore"``, or Airflow 3.4's ``RerunPolicy``
         members; applied by Airflow 3.4's scheduler (:func:`~airflow_partitions.rollup.as_rerun_policy`).
-    :raises ValueError: at Dag parse, for more awaited keys than *max_upstream_keys*, a window
+    :param expected_within: How long after its period's end each partition is expected to have run
+        (a ``timedelta`` longer than zero, at most ten years; default ``None``, no expectation):
+        with ``timedelta(hours=2)``, the day ``2026-03-10`` is late from 02:00 the next day in the
+        mapper's time zone if it has no successful run by then (:meth:`~airflow_partitions.rollup.
+        CountingRollupMapper.late_at`). Periods the calendar does not have (holidays, days without
+        a session) are never partitions, so never late.
+    :raises ValueError: at Dag parse, for an *expected_within* that is not a ``timedelta`` longer
+        than zero (and at most ten years), or with keys that carry no time (no TemporalMapper
+        dimension); for more awaited keys than *max_upstream_keys*, a window
         naming unknown dimensions, a window over a dropped dimension, values for a dimension kept
         as it is (no mapper, unless from a Variable) or for a time dimension, a listed member its
         lookup cannot place, members with dates and not one time dimension in the downstream key,
@@ -725,6 +733,7 @@ class DimensionRollupMapper(CountingRollupMapper):
         max_downstream_keys: int | None = None,
         max_upstream_keys: int | None = None,
         rerun_policy: Any = None,
+        expected_within: timedelta | None = None,
     ) -> None:
         owner = "DimensionRollupMapper"
         _check_dimensions(owner, upstream_mapper, window, rollup=True)
@@ -735,13 +744,22 @@ class DimensionRollupMapper(CountingRollupMapper):
             max_downstream_keys=max_downstream_keys,
             max_upstream_keys=max_upstream_keys,
             rerun_policy=rerun_policy,
+            expected_within=expected_within,
         )
         self._check_size(*window.largest_fan_out(upstream_mapper))
         timed = [n for n, m in upstream_mapper.mappers.items() if isinstance(m, TemporalMapper)]
-        if isinstance(self.policy, CompletionDeadline) and not timed:
+        needs_time = [
+            what
+            for what, given in (
+                ("a CompletionDeadline", isinstance(self.policy, CompletionDeadline)),
+                ("expected_within", self.expected_within is not None),
+            )
+            if given
+        ]
+        if needs_time and not timed:
             raise ValueError(
-                f"{owner}: a CompletionDeadline needs a time dimension (a TemporalMapper) to know when the "
-                f"period ends; dimensions {list(upstream_mapper.dimensions)} have none."
+                f"{owner}: {' and '.join(needs_time)} needs a time dimension (a TemporalMapper) to know when "
+                f"the period ends; dimensions {list(upstream_mapper.dimensions)} have none."
             )
         #: Per temporal dimension, how its segment is read as a member (windowed: of the window's
         #: grain; kept: of its own grain); the others count as spelled.

@@ -18,6 +18,7 @@ from airflow_partitions.composite import (
     DimensionWindow,
 )
 from airflow_partitions.keyshape import LookupMapper, RegexMapper
+from airflow_partitions.lateness import ExpectedWithinMapper
 from airflow_partitions.namespace import PrefixAddMapper, PrefixReplaceMapper, PrefixStripMapper
 from airflow_partitions.temporal import (
     SlidingWindow,
@@ -56,6 +57,7 @@ class AirflowPartitionsPlugin(AirflowPlugin):
         CompositeKeyMapper,
         DimensionFanOutMapper,
         DimensionRollupMapper,
+        ExpectedWithinMapper,
         LookupMapper,
         PrefixAddMapper,
         PrefixReplaceMapper,

@@ -14,7 +14,7 @@ the keys received to :class:`CountingPolicy`, which reads each as the member it 
 from __future__ import annotations
 
 from collections.abc import Iterable, Set
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -26,6 +26,7 @@ from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, refusal, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.grains.zones import naive
+from airflow_partitions.lateness import as_expected_within, from_stored, stored_seconds
 from airflow_partitions.mapping import downstream_keys
 
 try:  # Airflow 3.4: the scheduler applies a rollup's rerun policy (apache/airflow PR #68778)
@@ -340,7 +341,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
     - :meth:`to_upstream` returns :class:`ExpectedKeys` (the keys, the period's closing time, the
       downstream key), memoized process-wide by the rollup's serialized form: the scheduler
       deserializes Dags every tick, and an equal, new rollup hits the same entries;
-    - :meth:`missing_keys`, for tasks and tools.
+    - :meth:`missing_keys`, for tasks and tools;
+    - ``expected_within``: when each partition is late without a successful run, after its
+      period's end (:meth:`late_at`, :mod:`airflow_partitions.lateness`).
 
     Subclasses route keys (:meth:`route`) and read them as members (:meth:`counts_as`).
 
@@ -356,6 +359,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         max_downstream_keys: int | None = None,
         max_upstream_keys: int | None = None,
         rerun_policy: Any = None,
+        expected_within: timedelta | None = None,
     ) -> None:
         # Not RollupMapper.__init__: its check that the mapper decodes to the window's declared
         # type is one our subclasses make themselves (our windows declare types that only our
@@ -377,6 +381,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         #: What a key for a period that already ran does (:func:`as_rerun_policy`); Airflow 3.4's
         #: scheduler reads it, Airflow 3.3's holds (``"hold"``).
         self.rerun_policy = as_rerun_policy(type(self).__name__, rerun_policy)
+        #: How long after its period's end a partition is expected to have run (``None``: no
+        #: expectation; :meth:`late_at`).
+        self.expected_within = as_expected_within(type(self).__name__, expected_within)
 
     @property
     def wait_policy(self) -> CountingPolicy:  # type: ignore[override]  # core sets it; the scheduler reads it
@@ -592,6 +599,42 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         expected = self.to_upstream(downstream_key)
         return sorted(expected - self.count(expected, received)[0])
 
+    def period_end(self, downstream_key: str) -> datetime | None:
+        """
+        Return when the period of *downstream_key* ends (UTC), as a :class:`CompletionDeadline` reads it.
+
+        The latest end among the downstream period and its window's members (:attr:`ExpectedKeys.
+        closes_at`): the day's end (its local midnight) for hours of a day, a trading session's
+        close, a fiscal month's last day's end; a centred sliding window's last member's end. Under
+        a mapper with an *offset*, the period whose keys the run waits for (T-1: the next day). Only
+        a sliding window is listed for it; other windows' members lie within the period, whose end
+        is read from the key alone. ``None`` for keys that carry no time.
+
+        :raises ValueError: if *downstream_key* is not a key this rollup writes (a holiday under a
+            business-day rollup, a day without a session: such days are never partitions).
+        """
+        if self.sliding:
+            return self.to_upstream(downstream_key).closes_at
+        decoded = self.upstream_mapper.decode_downstream(downstream_key)
+        return max((period.utc[1] for period in _periods(decoded)), default=None)
+
+    def late_at(self, downstream_key: str) -> datetime | None:
+        """
+        Return when the partition *downstream_key* is late without a successful run (UTC), or ``None``.
+
+        Its period's end (:meth:`period_end`) plus *expected_within*: with ``expected_within=
+        timedelta(hours=2)`` a UTC day ``2026-03-10`` of hours is late from
+        ``2026-03-11T02:00:00+00:00``; a New York Stock Exchange session ``2026-11-27`` (an early
+        close, 13:00 local time) from 20:00Z. ``None`` without *expected_within*.
+
+        :raises ValueError: if *downstream_key* is not a key this rollup writes: days that are not
+            periods of the calendar (holidays, days without a session) are never late.
+        """
+        if self.expected_within is None:
+            return None
+        end = self.period_end(downstream_key)
+        return None if end is None else end + self.expected_within
+
     def serialize(self) -> dict[str, Any]:
         """Return core's ``RollupMapper`` form, with a :class:`CompletionDeadline` under its own name."""
         from airflow.serialization.encoders import encode_partition_mapper, encode_wait_policy, encode_window
@@ -607,6 +650,8 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             # Airflow 3.4's place for it: a top-level key, left out under HOLD (the form of every
             # rollup before it), which 3.4's rollup fingerprint leaves out.
             rerun_policy=None if self.rerun_policy == "hold" else str(self.rerun_policy.value),
+            # Left out when unset: the stored form of every rollup before it.
+            expected_within_seconds=stored_seconds(self.expected_within),
         )
 
     @classmethod
@@ -627,6 +672,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             max_downstream_keys=data.get("max_downstream_keys"),
             max_upstream_keys=data.get("max_upstream_keys"),
             rerun_policy=data.get("rerun_policy"),
+            expected_within=from_stored(data.get("expected_within_seconds")),
         )
 
 

@@ -684,7 +684,14 @@ class TemporalRollupMapper(CountingRollupMapper):
         Airflow 3.3's only behaviour: it opens a pending run beside the run, which waits for the
         whole period again), ``"refresh"`` or ``"ignore"``, or Airflow 3.4's ``RerunPolicy``
         members; applied by Airflow 3.4's scheduler (:func:`~airflow_partitions.rollup.as_rerun_policy`).
-    :raises ValueError: at Dag parse for a *rerun_policy* Airflow cannot apply (see
+    :param expected_within: How long after its period's end each partition is expected to have run
+        (a ``timedelta`` longer than zero, at most ten years; default ``None``, no expectation):
+        with ``timedelta(hours=2)``, the day ``2026-03-10`` is late from 02:00 the next day in the
+        mapper's time zone if it has no successful run by then (:meth:`~airflow_partitions.rollup.
+        CountingRollupMapper.late_at`). Periods the calendar does not have (holidays, days without
+        a session) are never partitions, so never late.
+    :raises ValueError: at Dag parse, for an *expected_within* that is not a ``timedelta`` longer
+        than zero (and at most ten years), for a *rerun_policy* Airflow cannot apply (see
         :func:`~airflow_partitions.rollup.as_rerun_policy`), if the mapper or window is not ours,
         the window's grain does not nest in the mapper's (or, sliding, differs from it), member keys
         would not map back (or an *input_format* writes distinct local times alike: ``%Y-%m-%d`` under hours),
@@ -705,6 +712,7 @@ class TemporalRollupMapper(CountingRollupMapper):
         max_downstream_keys: int | None = None,
         max_upstream_keys: int | None = None,
         rerun_policy: Any = None,
+        expected_within: timedelta | None = None,
     ) -> None:
         if not isinstance(upstream_mapper, TemporalMapper) or not isinstance(
             window, TemporalWindow | SlidingWindow | BusinessDayWindow
@@ -723,6 +731,7 @@ class TemporalRollupMapper(CountingRollupMapper):
             max_downstream_keys=max_downstream_keys,
             max_upstream_keys=max_upstream_keys,
             rerun_policy=rerun_policy,
+            expected_within=expected_within,
         )
         if isinstance(window, SlidingWindow):
             self._check_size(window.periods, "every window")

@@ -15,15 +15,17 @@ models (``DagRun``, ``AssetPartitionDagRun``, ``AssetEvent``, ``PartitionedAsset
   600 of them (what ``status --key`` and the view's detail list page through);
 - 197 small partitioned Dags of 30 days each, so that the overview lists 200.
 
-Then times, through the api-server's HTTP API, each figure *--repeats* times (the first, cold
-answer apart): one page of ``GET /partitions/api/dags/{id}`` (1,000 partitions, the default),
-the overview ``GET /partitions/api/dags``, the Dag's page in a cold headless Chromium (Debian's)
-to first paint, and ``airflow-partitions status bench_region_day`` (a new process each time,
-Python's start included), from the database and through the REST API (``--api-url``, the
-database unreachable for it). With ``--clean``, then ``airflow-partitions clean --yes`` removes
-the bookkeeping of every run that fired (pending-run and key-log rows) and the page, the
-overview and ``status`` are timed again. Memory: the api-server's peak resident set (``VmHWM``) and the status
-process's (``ru_maxrss``).
+``bench_region_day`` expects each day within ``--expected-within`` hours of its end (default 6,
+so its failed days are late; 0: no expectation). Then times, through the api-server's HTTP API,
+each figure *--repeats* times (the first, cold answer apart): one scrape of
+``GET /partitions/metrics`` (every Dag), one page of ``GET /partitions/api/dags/{id}`` (1,000
+partitions, the default), the overview ``GET /partitions/api/dags``, the Dag's page in a cold
+headless Chromium (Debian's) to first paint, and ``airflow-partitions status bench_region_day``
+(a new process each time, Python's start included), from the database and through the REST API
+(``--api-url``, the database unreachable for it). With ``--clean``, then ``airflow-partitions
+clean --yes`` removes the bookkeeping of every run that fired (pending-run and key-log rows) and
+the page, the overview and ``status`` are timed again. Memory: the api-server's peak resident set
+(``VmHWM``) and the status process's (``ru_maxrss``).
 
 Run: ``python benchmarks/bench_ui.py --partitions 100000 --json`` (one JSON object on stdout),
 ``--sizes 1000,10000,100000`` for the trend (a table; a database per size), ``--no-browser``.
@@ -86,6 +88,7 @@ DAG_FILE = textwrap.dedent(
             ),
             window=DimensionWindow(time=TemporalWindow(Hour())),
             wait_policy=CompletionDeadline(timedelta(hours=1)),
+            expected_within=EXPECTED_WITHIN,
         ),
     )
     consumer("bench_minutes", "bench_minute_feed", TemporalMapper(Minutes(1)))
@@ -98,6 +101,12 @@ DAG_FILE = textwrap.dedent(
         consumer(f"bench_small_{i:03d}", f"bench_small_feed_{i:03d}", TemporalMapper(Day()))
     """
 ).replace("SMALL_DAGS", str(SMALL_DAGS))
+
+
+def dag_file(expected_within_hours: float) -> str:
+    """The Dag file, ``bench_region_day`` expected within that many hours of each day's end (0: not)."""
+    within = f"timedelta(hours={expected_within_hours})" if expected_within_hours else "None"
+    return DAG_FILE.replace("EXPECTED_WITHIN", within)
 
 
 def utc_hours(day: date) -> list[datetime]:
@@ -362,10 +371,11 @@ def measure(
     log,
     profiling: bool = False,
     keep: str | None = None,
+    expected_within: float = 6,
     cleaning: bool = False,
 ) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="bench-ui-dags-"))
-    (folder / "bench_ui_dags.py").write_text(DAG_FILE)
+    (folder / "bench_ui_dags.py").write_text(dag_file(expected_within))
     airflow = AirflowInstance(folder, extra_env={"AIRFLOW__CORE__MIN_SERIALIZED_DAG_UPDATE_INTERVAL": "30"})
     airflow.start()
     try:
@@ -385,8 +395,9 @@ def measure(
             profile(log)
         base, token = f"{airflow.url}/partitions", airflow._bearer()
         month = month_of_minutes(today)[0][0]
-        figures: dict[str, object] = {"partitions": n}
+        figures: dict[str, object] = {"partitions": n, "expected_within_hours": expected_within}
         for name, path in (
+            ("metrics", "/metrics"),
             ("api_page", "/api/dags/bench_region_day"),
             ("api_page_minutes", "/api/dags/bench_minutes"),
             ("overview", "/api/dags"),
@@ -493,6 +504,12 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="also cProfile the reader in-process")
     parser.add_argument("--keep-db", help="copy the metadata database (SQLite) to this file at the end")
     parser.add_argument(
+        "--expected-within",
+        type=float,
+        default=6,
+        help="bench_region_day's expected_within in hours (default 6: its failed days are late; 0: none)",
+    )
+    parser.add_argument(
         "--clean",
         action="store_true",
         help="then `clean --yes` every fired run's bookkeeping and measure again",
@@ -508,11 +525,21 @@ def main() -> None:
     if len(sizes) == 1:
         log(f"{sizes[0]:,} partitions:")
         results.append(
-            measure(sizes[0], args.repeats, not args.no_browser, log, args.profile, args.keep_db, args.clean)
+            measure(
+                sizes[0],
+                args.repeats,
+                not args.no_browser,
+                log,
+                args.profile,
+                args.keep_db,
+                args.expected_within,
+                args.clean,
+            )
         )
     else:  # a process per size: Airflow's ORM binds this process to the first size's database
         for n in sizes:
             command = [sys.executable, __file__, "--partitions", str(n), "--repeats", str(args.repeats)]
+            command += ["--expected-within", str(args.expected_within)]
             command += ["--json", *["--no-browser"] * args.no_browser]
             ran = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
             results.append(json.loads(ran.stdout))
@@ -520,6 +547,7 @@ def main() -> None:
         print(json.dumps(results[0] if len(results) == 1 else results))
     else:
         keys = [
+            "metrics_s",
             "api_page_s",
             "api_page_cold_s",
             "api_page_minutes_s",

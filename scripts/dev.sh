@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up and run airflow-partitions from a fresh clone. Needs Python 3.11+ (python3) and, for
-# the PostgreSQL tests, the browser tests and the CeleryExecutor test, Debian's postgresql,
-# chromium and redis-server packages (installed here when run as root).
+# the PostgreSQL tests, the browser tests, the CeleryExecutor test and the alert rules' tests, Debian's
+# postgresql, chromium, redis-server and prometheus packages (installed here when run as root).
 #
 #   bash scripts/dev.sh demo [--keep] [--port N]   the main job: the example pipeline on a real Airflow
 #   bash scripts/dev.sh test [ARGS]     the whole test suite: ruff, mypy, the wheel and sdist, the
@@ -30,6 +30,7 @@ missing_packages() {  # the Debian packages the tests need that are not installe
   command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || echo postgresql
   command -v chromium >/dev/null || echo chromium
   command -v redis-server >/dev/null || echo redis-server
+  command -v promtool >/dev/null || echo prometheus  # the alert rules' tests (docs/monitoring/)
 }
 
 case "${1:-}" in

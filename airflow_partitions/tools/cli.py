@@ -308,6 +308,8 @@ def format_explanation(explanation: Any) -> str:
                 lines.append(_wrap("", f"{d['value']}: {span} (end exclusive), {state}"))
         if k.closes_at:
             lines.append(_wrap("closes at", k.closes_at))
+        if k.late_at:
+            lines.append(_wrap("late at", f"{k.late_at} without a successful run (expected_within)"))
         if k.fires_at:
             lines.append(_wrap("fires at", f"{k.fires_at} with at least {_count(k.needed, 'key')}"))
             lines.append(_wrap("", f"{k.fires_at_below_minimum} with fewer (and at least one)"))
@@ -409,6 +411,11 @@ def format_state(state: Any) -> str:
                 subsequent_indent="  ",
             )
         )
+    if state.late:
+        lines.append(
+            f"  {_count(state.late, 'partition')} late: no successful run, the period ended longer ago "
+            "than expected_within"
+        )
     if state.blocked_ahead:
         lines.append(
             f"  {state.blocked_ahead} pending runs ahead of this Dag's, of the 500 evaluated per loop, "
@@ -456,6 +463,8 @@ def format_state(state: Any) -> str:
                 lines.append(_wrap("never counts", f"{key}: {why}"))
         if p.fires_at:
             lines.append(_wrap("fires at", p.fires_at.isoformat()))
+        if p.late_since:
+            lines.append(_wrap("late since", p.late_since.isoformat()))
     if state.refusals:
         others = sum(r.other_member for r in state.refusals)
         ruled = sum(r.expected for r in state.refusals) - others

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions.grains.keys import shown
+from airflow_partitions.lateness import late_at
 from airflow_partitions.mapping import downstream_keys, fan_out_cap
 from airflow_partitions.tools.rollup_view import RollupView
 
@@ -31,7 +32,9 @@ class KeyExplanation:
     ``"ignore"``). For a rollup whose window lists members, *members* says per listed dimension
     which members the period awaits and where they came from (the Dag file's list, or an Airflow
     Variable and when it was read; members with dates and whether their dates cover the period:
-    :meth:`~airflow_partitions.DimensionRollupMapper.membership`).
+    :meth:`~airflow_partitions.DimensionRollupMapper.membership`). *late_at* is when the partition
+    is late without a successful run (its period's end plus the mapper's ``expected_within``:
+    :func:`~airflow_partitions.lateness.late_at`), for any mapper that has one.
     """
 
     key: str
@@ -44,6 +47,7 @@ class KeyExplanation:
     fires_at_below_minimum: str | None = None
     rerun_policy: str | None = None
     members: tuple[dict[str, Any], ...] | None = None
+    late_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,9 +102,13 @@ def explain_key(mapper: Any, key: str) -> KeyExplanation:
         partition_date = _iso(mapper.to_partition_date(key))
     except (ValueError, TypeError):
         partition_date = None
+    try:
+        late = _iso(late_at(mapper, key))
+    except ValueError:
+        late = None
     rollup = RollupView.of(mapper)
     if rollup is None:
-        return KeyExplanation(key, partition_date)
+        return KeyExplanation(key, partition_date, late_at=late)
     wait = rollup.wait(key)
     return KeyExplanation(
         key,
@@ -115,6 +123,7 @@ def explain_key(mapper: Any, key: str) -> KeyExplanation:
         members=tuple(mapper.membership(key))
         if hasattr(mapper, "membership") and mapper.window.listings()
         else None,
+        late_at=late,
     )
 
 

@@ -41,6 +41,8 @@ def run_python(code: str, *, hashseed: str | None = None) -> str:
 
 def configured_instances() -> dict[str, Any]:
     """Return one instance of each public class, configured away from its defaults where it can be."""
+    from airflow.sdk import StartOfWeekMapper
+
     from airflow_partitions import (
         BusinessDayWindow,
         CompletionDeadline,
@@ -49,6 +51,7 @@ def configured_instances() -> dict[str, Any]:
         DimensionFanOutMapper,
         DimensionRollupMapper,
         DimensionWindow,
+        ExpectedWithinMapper,
         Hour,
         LookupMapper,
         PrefixStripMapper,
@@ -102,6 +105,9 @@ def configured_instances() -> dict[str, Any]:
             max_downstream_keys=6,
         ),
         "PrefixStripMapper": PrefixStripMapper("eu", separator="/", max_downstream_keys=40),
+        "ExpectedWithinMapper": ExpectedWithinMapper(
+            StartOfWeekMapper(timezone=new_york, max_downstream_keys=3), expected_within=timedelta(hours=30)
+        ),
         "BusinessDayWindow": BusinessDayWindow(),
         "ScheduledRuntimePartitionTimetable": ScheduledRuntimePartitionTimetable(
             "0 6 * * 1-5",

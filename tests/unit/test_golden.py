@@ -209,6 +209,12 @@ CASES: dict[str, dict[str, str]] = {
             "{'day': TemporalMapper(Day())}), window=DimensionWindow(day=TemporalWindow(Hour())), "
             "rerun_policy='hold')"
         ),
+        "DimensionRollupMapper(expected_within)": (
+            "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['region', 'day'], "
+            "{'day': TemporalMapper(Day(timezone='Europe/Berlin'))}), "
+            "window=DimensionWindow(day=TemporalWindow(Hour(timezone='Europe/Berlin'))), "
+            "expected_within=timedelta(hours=2))"
+        ),
         "DimensionRollupMapper(MinimumCount)": (
             "DimensionRollupMapper("
             "upstream_mapper=CompositeKeyMapper(['region', 'zone'], output=['region']), "
@@ -298,6 +304,17 @@ CASES: dict[str, dict[str, str]] = {
             "window=SlidingWindow(Day(timezone='America/New_York'), 5, align='leading'), "
             "wait_policy=CompletionDeadline(timedelta(minutes=30), min_count=4), max_downstream_keys=6)"
         ),
+        "TemporalRollupMapper(expected_within)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()), "
+            "expected_within=timedelta(hours=2))"
+        ),
+        "TemporalRollupMapper(NYSE sessions, deadline, expected_within)": (
+            "TemporalRollupMapper(upstream_mapper=TemporalMapper(BusinessDay("
+            "BusinessCalendar(market='NYSE'), timezone='America/New_York')), "
+            "window=TemporalWindow(Hour(timezone='America/New_York')), "
+            "wait_policy=CompletionDeadline(timedelta(hours=1)), "
+            "expected_within=timedelta(minutes=90, seconds=30))"
+        ),
         "TemporalRollupMapper(retail quarter of weeks)": (
             "TemporalRollupMapper("
             "upstream_mapper=TemporalMapper(RetailQuarter(timezone='America/New_York')), "
@@ -325,6 +342,15 @@ CASES: dict[str, dict[str, str]] = {
             "FanOutMapper(upstream_mapper=TemporalMapper(Day(timezone='America/New_York')), "
             "window=TemporalWindow(Hour(timezone='America/New_York')), "
             "downstream_mapper=TemporalMapper(Hour(timezone='America/New_York')))"
+        ),
+    },
+    "lateness": {
+        "ExpectedWithinMapper(StartOfDayMapper)": (
+            "ExpectedWithinMapper(StartOfDayMapper(), expected_within=timedelta(hours=2))"
+        ),
+        "ExpectedWithinMapper(StartOfMonthMapper, Berlin)": (
+            "ExpectedWithinMapper(StartOfMonthMapper(timezone='Europe/Berlin'), "
+            "expected_within=timedelta(days=3))"
         ),
     },
     "deadlines": {

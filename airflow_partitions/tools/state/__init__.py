@@ -25,6 +25,7 @@ By role:
 - :mod:`~airflow_partitions.tools.state.progress` (pure): what a pending run's keys give it;
 - :mod:`~airflow_partitions.tools.state.reader` (one Dag's page) and
   :mod:`~airflow_partitions.tools.state.tally` (counts and strips) combine them;
+- :mod:`~airflow_partitions.tools.state.lateness`: which partitions are late (``expected_within``);
 - :mod:`~airflow_partitions.tools.state.consumers`: what the faces ask for;
   :mod:`~airflow_partitions.tools.state.coverage`: an asset's keys.
 
@@ -47,6 +48,7 @@ _HOME = {
     "consumer_zone": "consumers",
     "partition_keys": "consumers",
     "asset_coverage": "coverage",
+    "late_keys": "lateness",
     "AssetCoverage": "model",
     "AssetProgress": "model",
     "BUCKET": "model",
@@ -68,6 +70,7 @@ _HOME = {
     "bucket_length": "model",
     "in_time_range": "model",
     "jsonable": "model",
+    "late_since": "model",
     "time_part": "model",
     "received_keys": "pending",
     "pending_partition": "progress",

@@ -108,6 +108,24 @@ STATES = (
 PENDING_STATES = ("never counting", "past deadline", "overdue", "pending")
 
 
+#: The states of a partition that has a successful Dag run: it is never late.
+SUCCEEDED = ("success", "ran incomplete")
+
+
+def late_since(state: str, late_at: datetime | None, now: datetime) -> datetime | None:
+    """
+    Return since when a partition in *state* is late at *now* (UTC): *late_at*, if it has passed.
+
+    A partition is late once its period's end plus its mapper's ``expected_within`` (*late_at*,
+    :func:`~airflow_partitions.lateness.late_at`) has passed and its latest Dag run has not
+    succeeded (:data:`SUCCEEDED`: ``"ran incomplete"`` succeeded too): it is pending, or its run is
+    queued, running or failed. ``None`` otherwise, and without an expectation (*late_at* ``None``).
+    """
+    if late_at is None or state in SUCCEEDED or now < late_at:
+        return None
+    return late_at
+
+
 def attention(state: str) -> int:
     """Return the rank of *state* in :data:`STATES`, 0 the most urgent (unknown: just before success)."""
     return STATES.index(state) if state in STATES else len(STATES) - 1
@@ -201,7 +219,9 @@ class Partition:
     ``opened_at``, ``fires_at`` and ``queue_position``; ``None`` when there is none.
     ``airflow-partitions discard`` removes such runs. ``ran_with_kept`` is false when what one of
     its runs ran with is no longer kept (``airflow-partitions clean``): ``ran_with`` is then
-    ``None`` and a success is not told apart from a run that ran incomplete.
+    ``None`` and a success is not told apart from a run that ran incomplete. ``late_since`` is
+    when it became late (:func:`late_since`: its period's end plus its mapper's
+    ``expected_within``, passed without a successful run), ``None`` when it is not late.
     """
 
     partition_key: str
@@ -216,6 +236,7 @@ class Partition:
     closes_at: datetime | None = None
     pending_again: str | None = None
     ran_with_kept: bool = True
+    late_since: datetime | None = None
 
     @property
     def again(self) -> int:
@@ -303,7 +324,8 @@ class ConsumerState:
     ``again`` counts the selected partitions with a pending run beside their Dag runs (counted in
     ``states`` by their latest run's state: see :class:`Partition`); ``rerun_policies``, per asset
     under a rollup, what a key for a period that already ran does (``[["hours", "hold"]]``:
-    Airflow 3.4's ``RerunPolicy`` by name; ``"hold"`` on 3.3). ``overview`` lays every
+    Airflow 3.4's ``RerunPolicy`` by name; ``"hold"`` on 3.3). ``late`` counts the selected
+    partitions that are late now (:attr:`Partition.late_since`). ``overview`` lays every
     selected partition out (not only the page) as strips of states, one per key prefix (``jfk``
     of ``jfk|2013-03-10``; ``""`` for plain keys): ``(bucket, worst state, partitions)`` per
     *bucket* characters of the time part (:func:`bucket_length`: ``2013-03`` months over a long
@@ -329,6 +351,7 @@ class ConsumerState:
     overview: tuple[tuple[str, tuple[tuple[str, str, int], ...]], ...] = ()
     again: int = 0
     rerun_policies: tuple[tuple[str, str], ...] = ()
+    late: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings), each partition with its ``ran_with``."""
@@ -353,7 +376,8 @@ class ConsumerDag:
     covered (``first``, ``last``: time parts of keys) and ``strip``: per bucket of time (the first 7
     characters of the time part: a month of day and hour keys, ``FY2026-`` of fiscal ones),
     ``[bucket, worst state, partitions]``, in time order; and ``again``: its partitions with a
-    pending run beside their Dag runs (a key sent again after the period ran), counted apart.
+    pending run beside their Dag runs (a key sent again after the period ran), counted apart;
+    ``late``: its partitions late now (:attr:`Partition.late_since`), counted apart too.
     """
 
     dag_id: str
@@ -364,6 +388,7 @@ class ConsumerDag:
     last: str | None = None
     strip: tuple[tuple[str, str, int], ...] = ()
     again: int = 0
+    late: int = 0
 
     @property
     def attention(self) -> int:

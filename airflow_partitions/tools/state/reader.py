@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import replace
@@ -9,10 +10,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow_partitions.grains import shorter_periods, shortest_period, typical_period
+from airflow_partitions.lateness import late_at
 from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.audit_log import refusals_of
 from airflow_partitions.tools.state.cache import digest, fingerprints, kept
+from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     AssetProgress,
     ConsumerState,
@@ -20,6 +23,7 @@ from airflow_partitions.tools.state.model import (
     RanWith,
     Run,
     bucket_length,
+    late_since,
 )
 from airflow_partitions.tools.state.pending import apdr_keys, queue_places, queue_summary, received_keys
 from airflow_partitions.tools.state.progress import (
@@ -45,10 +49,13 @@ class Reader:
         self.dag_id = dag_id
         self.session = session
         self.timetable, self.assets = found or consumer_timetable(dag_id, session)
-        self.rollups = {
-            name: RollupView.of(self.timetable.get_partition_mapper(name=name, uri=uri))
-            for name, uri in self.assets
+        #: Each upstream asset's mapper, by asset name, as the scheduler runs it.
+        self.mappers = {
+            name: self.timetable.get_partition_mapper(name=name, uri=uri) for name, uri in self.assets
         }
+        self.rollups = {name: RollupView.of(mapper) for name, mapper in self.mappers.items()}
+        #: Whether a mapper of this Dag says when its partitions are expected (``expected_within``).
+        self.expects = any(getattr(m, "expected_within", None) is not None for m in self.mappers.values())
         self.now = datetime.now(UTC)
         #: Whether a run of this Dag can fire without all its keys (a deadline, a minimum count);
         #: under WaitForAll a run exists only once every key counted.
@@ -169,6 +176,13 @@ class Reader:
                 lambda: self._filtered(start, end, wanted, overrides, limit, offset),
             )
         partitions = self._partitions(page_keys)
+        late = [
+            key
+            for key, (_, state) in late_keys({self.dag_id: self}, self.session, prints, start, end, only)
+            .get(self.dag_id, {})
+            .items()
+            if wanted is None or overrides.get(key, state or "pending") in wanted
+        ]
         refusals, refusals_total = refusals_of(self.session, self.dag_id, only)
         pending_total, blocked, starved = queue_summary(self.session, self.dag_id, only)
         return ConsumerState(
@@ -191,6 +205,7 @@ class Reader:
             overview=overview,
             again=again,
             rerun_policies=tuple((name, r.rerun_policy) for name, r in self.rollups.items() if r is not None),
+            late=len(late),
         )
 
     def _filtered(
@@ -467,11 +482,33 @@ class Reader:
                         opened_at=apdr.created_at,
                         queue_position=places.get(apdr.id),
                         closes_at=closes_at,
+                        late_since=self.late_since(key, partition.state),
                     )
                 )
             else:
-                partitions.append(replace(ran, closes_at=closes_at))
+                partitions.append(
+                    replace(ran, closes_at=closes_at, late_since=self.late_since(key, ran.state))
+                )
         return partitions
+
+    def late_at(self, key: str) -> datetime | None:
+        """
+        Return when partition *key* is late without a successful run (UTC): the latest of its mappers'.
+
+        ``None`` if none of the Dag's mappers has an ``expected_within`` (:func:`~airflow_partitions.
+        lateness.late_at`), or none reads *key* (a key no mapper writes is never late).
+        """
+        if not self.expects:
+            return None
+        times = []
+        for mapper in self.mappers.values():
+            with contextlib.suppress(ValueError):
+                times.append(late_at(mapper, key))
+        return max((t for t in times if t is not None), default=None)
+
+    def late_since(self, key: str, state: str) -> datetime | None:
+        """Return since when partition *key* in *state* is late (:func:`.model.late_since`), else ``None``."""
+        return late_since(state, self.late_at(key), self.now)
 
     def _closes_at(self, key: str) -> datetime | None:
         """Return the end of the partition's period (UTC), from a rollup's expected keys, else ``None``."""

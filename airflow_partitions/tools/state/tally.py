@@ -14,6 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from airflow_partitions.tools.state.cache import fingerprints, keep, kept_value
+from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import BUCKET, SEPARATOR, attention, bucket_label
 from airflow_partitions.tools.state.pending import received_keys
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED, latest_of, unproven, with_runs
@@ -242,7 +243,7 @@ def ranges_of(
 
 def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]]:
     """
-    Return, per Dag, its counts by state, range of keys and strip (the fields of :class:`ConsumerDag`).
+    Return, per Dag, its counts by state, range of keys, strip and late partitions (:class:`ConsumerDag`).
 
     The strip groups partitions by the first :data:`BUCKET` characters of their key's time part
     (a month of day and hour keys, a year of ``FY2026-Q3``), each bucket with its most urgent
@@ -254,6 +255,7 @@ def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]
         reader.fingerprint = prints.get(dag_id)
     tallies = tally_of(readers, session, None, None, None, BUCKET, False, prints)
     ranges = ranges_of(list(readers), session, None, None, None, prints)
+    late = late_keys(readers, session, prints)
     return {
         dag_id: {
             "states": states,
@@ -261,6 +263,7 @@ def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]
             "last": ranges.get(dag_id, (None, None))[1],
             "strip": strips[0][1] if strips else (),
             "again": again,
+            "late": len(late.get(dag_id, {})),
         }
         for dag_id, (states, _, strips, again) in tallies.items()
     }

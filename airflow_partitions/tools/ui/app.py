@@ -15,6 +15,8 @@ as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not
   awaited, missing, received or never-counting keys;
 - ``GET /api/assets/{asset_name}?start=&end=``: which keys of one asset have events, by local day;
 - the commands' routes (``airflow-partitions ... --api-url``): :mod:`~airflow_partitions.tools.ui.commands`;
+- ``GET /metrics``: the partition metrics of the Dags the caller may read, in Prometheus' text
+  format (:mod:`airflow_partitions.tools.metrics`);
 - ``GET /``, ``GET /dags/{dag_id}`` and ``GET /assets/{asset_name}``: the page (static; it holds
   no data, it calls the API).
 """
@@ -38,6 +40,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from airflow_partitions.tools.metrics import CONTENT_TYPE, metrics_text
 from airflow_partitions.tools.state import (
     STATES,
     asset_coverage,
@@ -191,6 +194,21 @@ def partition_list(
     except ValueError as err:
         raise HTTPException(404, str(err)) from err
     return {"keys": keys, "total_entries": total, "offset": offset, "limit": limit, "list": list_}
+
+
+@app.get("/metrics", dependencies=[Depends(requires_access_dag("GET"))])
+def metrics(user: GetUserDep, session: SessionDep) -> Response:
+    """
+    Return the partition metrics of the Dags the caller may read, in Prometheus' text format.
+
+    :func:`~airflow_partitions.tools.metrics.metrics_text`: per partitioned Dag, its partitions by
+    state, late ones, the age of its oldest pending run, runs that ran incomplete, keys refused
+    on arrival by reason (a counter) and pending runs beyond the scheduler's 500 per loop.
+    Guarded as the other routes: a Prometheus scrape sends an Airflow token (``Authorization:
+    Bearer``).
+    """
+    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
+    return Response(metrics_text(session, only=readable), media_type=CONTENT_TYPE)
 
 
 @app.get("/api/assets/{asset_name}", dependencies=[Depends(requires_access_asset("GET"))])

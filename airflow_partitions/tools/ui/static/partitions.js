@@ -120,7 +120,8 @@ function dagRow(d) {
   const total = Object.values(d.states).reduce((a, b) => a + b, 0);
   const counts = [...MEANING.keys()].filter((s) => d.states[s]).map((s) =>
     `<span class="count" data-state="${esc(s)}"><span class="swatch ${cls(s)}"></span>${d.states[s]} ${esc(s)}</span>`).join("")
-    + (d.again ? `<span class="count again" data-again="${d.again}" title="partitions that ran and also have a pending run a key sent again opened (airflow-partitions discard removes them)">${d.again} with keys after they ran</span>` : "");
+    + (d.again ? `<span class="count again" data-again="${d.again}" title="partitions that ran and also have a pending run a key sent again opened (airflow-partitions discard removes them)">${d.again} with keys after they ran</span>` : "")
+    + (d.late ? `<span class="count late" data-late="${d.late}" title="partitions without a successful run although their period ended longer ago than expected_within">${d.late} late</span>` : "");
   return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
     <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
     <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
@@ -207,6 +208,7 @@ function renderSummary(answer) {
   const notes = [];
   if (answer.starved) notes.push(`${plural(answer.starved, "pending run")} beyond the 500 the scheduler evaluates per loop (${answer.pending_total} pending in the deployment)`);
   if (answer.again) notes.push(`${plural(answer.again, "partition")} that ran also ${answer.again === 1 ? "has" : "have"} a pending run a key sent again opened, shown beside ${answer.again === 1 ? "its run" : "their runs"} (\`airflow-partitions discard ${answer.dag_id}\` removes them)`);
+  if (answer.late) notes.push(`${plural(answer.late, "partition")} late: no successful run although ${answer.late === 1 ? "its" : "their"} period ended longer ago than expected_within`);
   if (answer.blocked_ahead) notes.push(`${plural(answer.blocked_ahead, "pending run")} ahead of its oldest hold only keys that will never count`);
   const policies = [...new Set((answer.rerun_policies || []).map(([, policy]) => policy))];
   const rerun = policies.length ? ` A key sent again after its period ran: ${policies.map(esc).join(", ")} (its rollup's rerun policy).` : "";
@@ -442,6 +444,7 @@ function showDetail(key) {
     html.push(`<p>Pending since ${esc(when(p.opened_at))}${p.queue_position ? `, place ${p.queue_position} of ${view.answer.pending_total} pending in the scheduler's queue${p.queue_position > 500 ? " (beyond the 500 it evaluates per loop: not reached this loop)" : ""}` : ""}.</p>`);
   }
   if (p.fires_at && !p.pending_again) html.push(`<p>Its completion deadline lets it fire from ${esc(when(p.fires_at))}${p.state === "past deadline" ? ": it fires once its keys settle" : ""}.</p>`);
+  if (p.late_since) html.push(`<p class="late-note">Late since ${esc(when(p.late_since))}: it has no successful run, and its period ended longer ago than its expected_within.</p>`);
   if (p.state === "overdue") html.push(`<p class="overdue-note">Its period ended${p.closes_at ? ` at ${esc(when(p.closes_at))}` : ""} with keys missing, and no completion deadline will fire it: it waits for keys that may never come (send them, or backfill).</p>`);
   else if (p.closes_at && pending) html.push(`<p>Its period ends at ${esc(when(p.closes_at))}.</p>`);
   const runs = past.map((run, i) => {

@@ -11,7 +11,8 @@ the pending partitioned Dag runs, the keys it logged and, for a key a mapper ref
 audit-log row. The Dag runs the scheduler would create are written with Airflow's ``DagRun``
 model. Times are fixed (in 2013, and one period in 2099) so the answers do not depend on when
 the test runs. Then it prints, as one JSON object, ``status --json`` of each Dag and the
-Partitions view's API answers (Airflow's own FastAPI app with the plugin, an admin's token).
+Partitions view's API answers (Airflow's own FastAPI app with the plugin, an admin's token), the
+metrics endpoint's among them.
 """
 
 from __future__ import annotations
@@ -45,7 +46,11 @@ REQUESTS = {
     "api_asset_hours": "/partitions/api/assets/golden_utc_hours",
     "api_asset_region_days": "/partitions/api/assets/golden_region_days",
     "api_asset_business_days": "/partitions/api/assets/golden_business_days",
+    "api_dag_late_day": "/partitions/api/dags/golden_late_day",
+    "api_dag_late_day_failed": "/partitions/api/dags/golden_late_day?state=failed",
 }
+#: Answers not pinned by a file (they hold the clock's time): tested by their values.
+UNPINNED = {"metrics": "/partitions/metrics"}
 
 
 def utc_hours(day: str) -> list[str]:
@@ -178,6 +183,14 @@ def write() -> None:
     run("golden_region_day", "jfk|2013-09-01", "running", datetime(2013, 9, 2, 0, 5, tzinfo=UTC))
     # golden_business_month: March 2013's business days, a Saturday refused by the calendar.
     send("golden_business_days", ["2013-03-01", "2013-03-04", "2013-03-05", "2013-03-09"])
+    # golden_late_day: 2013-03-04 whole but its run failed (late since 2013-03-05T02:00Z),
+    # 2013-03-05 whole and succeeded, 2013-03-06 with 20 of 24 hours (pending, late since
+    # 2013-03-07T02:00Z), 2099-01-01 with 3 hours (pending, not due yet).
+    whole = [f"2013-03-0{d}T{h:02d}" for d in (4, 5) for h in range(24)]
+    send("golden_late_hours", whole + [f"2013-03-06T{h:02d}" for h in range(24) if h not in (3, 9, 15, 21)])
+    run("golden_late_day", "2013-03-04", "failed", datetime(2013, 3, 5, 0, 5, tzinfo=UTC))
+    run("golden_late_day", "2013-03-05", "success", datetime(2013, 3, 6, 0, 5, tzinfo=UTC))
+    send("golden_late_hours", ["2099-01-01T00", "2099-01-01T01", "2099-01-01T02"])
     # golden_business_producer: Friday 2013-03-08 and Monday 2013-03-11 landed.
     for key in ("2013-03-08", "2013-03-11"):
         run(
@@ -199,7 +212,8 @@ def answers() -> dict[str, object]:
     from airflow_partitions.tools.cli import main
 
     found: dict[str, object] = {}
-    for dag_id in ("golden_ny_day", "golden_region_day", "golden_business_month", "golden_business_producer"):
+    dag_ids = ("golden_ny_day", "golden_region_day", "golden_business_month", "golden_business_producer")
+    for dag_id in (*dag_ids, "golden_late_day"):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = main(["status", dag_id, "--json"])
@@ -211,6 +225,13 @@ def answers() -> dict[str, object]:
             is_json = answer.headers.get("content-type", "").startswith("application/json")
             body = answer.json() if is_json else None
             found[name] = {"status": answer.status_code, "json": body}
+        for name, path in UNPINNED.items():
+            answer = client.get(path, headers={"Authorization": f"Bearer {token}"})
+            found[name] = {
+                "status": answer.status_code,
+                "content_type": answer.headers.get("content-type"),
+                "text": answer.text,
+            }
     return found
 
 

@@ -49,6 +49,16 @@ consumer(
     "golden_business_days",
     TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
 )
+# UTC days of UTC hours, each expected within two hours of its end (late after that without a success).
+consumer(
+    "golden_late_day",
+    "golden_late_hours",
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day()),
+        window=TemporalWindow(Hour()),
+        expected_within=timedelta(hours=2),
+    ),
+)
 # A producer partitioned by business days (no upstream assets): its weekends are closed, not unopened.
 with DAG(
     "golden_business_producer",

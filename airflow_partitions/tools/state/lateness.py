@@ -1,0 +1,98 @@
+"""
+Which partitions are late: no successful Dag run although their period ended ``expected_within`` ago.
+
+Only Dags whose mappers say when their partitions are expected (our rollups' ``expected_within``,
+:class:`~airflow_partitions.ExpectedWithinMapper`) are read. A partition whose latest Dag run
+succeeded is never late, so only the others are looked at: pending runs without a Dag run, and
+latest Dag runs that are queued, running or failed (two grouped queries for all the Dags); their
+keys' times come from the mappers (:meth:`~airflow_partitions.tools.state.reader.Reader.late_at`).
+Those keys are kept while the Dag's rows hold (its fingerprint), as the reader's other answers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from airflow_partitions.tools.state.cache import keep, kept_value
+from airflow_partitions.tools.state.model import late_since
+from airflow_partitions.tools.state.runs import latest_of, with_runs
+from airflow_partitions.tools.state.sql import selected_keys, state_name
+
+
+def late_keys(
+    readers: dict[str, Any],
+    session: Any,
+    prints: dict[str, tuple[Any, ...]],
+    start: str | None = None,
+    end: str | None = None,
+    only: str | None = None,
+) -> dict[str, dict[str, tuple[datetime, str | None]]]:
+    """
+    Return, per Dag of *readers*, its late partitions: key to (late since, its latest run's state).
+
+    The state is ``None`` for a pending run without a Dag run. Keys selected as
+    :func:`~airflow_partitions.tools.state.sql.selected_keys` does (*only*, else the time range
+    *start* to *end*); each reader's ``now`` is the time compared with. The keys that may be late
+    (those whose latest run has not succeeded) are kept while the Dag's fingerprint (*prints*,
+    :func:`~airflow_partitions.tools.state.cache.fingerprints`) holds; only their times are
+    worked out again, against the clock.
+    """
+    expecting = {dag_id: reader for dag_id, reader in readers.items() if reader.expects}
+    found: dict[str, dict[str, tuple[datetime, str | None]]] = defaultdict(dict)
+    for dag_id, candidates in _candidates(list(expecting), session, prints, start, end, only).items():
+        reader = expecting[dag_id]
+        for key, state in candidates.items():
+            since = late_since(state or "pending", reader.late_at(key), reader.now)
+            if since is not None:
+                found[dag_id][key] = (since, state)
+    return dict(found)
+
+
+def _candidates(
+    dag_ids: list[str],
+    session: Any,
+    prints: dict[str, tuple[Any, ...]],
+    start: str | None,
+    end: str | None,
+    only: str | None,
+) -> dict[str, dict[str, str | None]]:
+    """Return, per Dag, its selected keys whose latest run has not succeeded, with that run's state."""
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.models.dagrun import DagRun
+    from sqlalchemy import select
+
+    def memo(dag_id: str) -> tuple[Any, ...]:
+        return ("late candidates", dag_id, start, end, only)
+
+    answers: dict[str, dict[str, str | None]] = {}
+    for dag_id in dag_ids:
+        found = kept_value(memo(dag_id), prints)
+        if found is not None:
+            answers[dag_id] = found[1]
+    todo = [dag_id for dag_id in dag_ids if dag_id not in answers]
+    if not todo:
+        return answers
+    waiting = session.execute(
+        select(AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key).where(
+            AssetPartitionDagRun.target_dag_id.in_(todo),
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+            *selected_keys(AssetPartitionDagRun.partition_key, start, end, only),
+        )
+    ).all()
+    ran = with_runs(session, waiting, prints)
+    candidates: dict[str, dict[str, str | None]] = {dag_id: {} for dag_id in todo}
+    for dag_id, key in waiting:
+        if (dag_id, key) not in ran:
+            candidates[dag_id][key] = None
+    latest = latest_of(todo)
+    for dag_id, key, state in session.execute(
+        select(DagRun.dag_id, DagRun.partition_key, DagRun.state)
+        .join(latest, latest.c.id == DagRun.id)
+        .where(DagRun.state != "success", *selected_keys(DagRun.partition_key, start, end, only))
+    ):
+        candidates[dag_id][key] = state_name(state)
+    for dag_id in todo:
+        keep(memo(dag_id), prints.get(dag_id), candidates[dag_id])
+    return {**answers, **candidates}
