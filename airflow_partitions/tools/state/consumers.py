@@ -198,7 +198,7 @@ def partition_keys(
     received = received_keys(session, [apdr_id]).get(apdr_id, {})
     found: list[Any] = []
     for name, _ in reader.assets:
-        rollup, keys = reader.rollups.get(name), received.get(name, set())
+        rollup, keys = reader.rollups.get(name), received.get(name, frozenset())
         if which == "received":
             found.extend(sorted(keys))
         elif rollup is not None:

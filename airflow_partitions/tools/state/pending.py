@@ -6,7 +6,7 @@ Airflow's ``asset_partition_dag_run`` and ``partitioned_asset_key_log`` tables.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
 from airflow_partitions.tools.rollup_view import RollupView
@@ -14,25 +14,55 @@ from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
 from airflow_partitions.tools.state.serialized import consumer_timetables
 from airflow_partitions.tools.state.sql import chunks
 
+#: The keys logged for a pending run, by its id, with the stamp of its key-log rows when read (their
+#: count and greatest id): Airflow only adds a pending run's key-log rows (``clean`` and
+#: ``discard`` remove them all), so an unchanged stamp means unchanged keys. Bounded.
+RECEIVED: OrderedDict[int, tuple[tuple[int, int], dict[str, frozenset[str]]]] = OrderedDict()
+RECEIVED_SIZE = 50_000
 
-def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, set[str]]]:
-    """Return the keys Airflow logged for each pending run, by asset name (one query per 500 runs)."""
+
+def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, frozenset[str]]]:
+    """
+    Return the keys Airflow logged for each pending run, by asset name.
+
+    Per 500 runs, one grouped count of their key-log rows (on Airflow's index of the pending run
+    id); the keys themselves are read again only for the runs whose rows changed (:data:`RECEIVED`).
+    """
     from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
-    from sqlalchemy import select
+    from sqlalchemy import func, select
 
-    received: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    column = PartitionedAssetKeyLog.asset_partition_dag_run_id
+    stamps: dict[int, tuple[int, int]] = {}
     for chunk in chunks(apdr_ids):
-        for apdr_id, name, key in session.execute(
-            select(
-                PartitionedAssetKeyLog.asset_partition_dag_run_id,
-                AssetModel.name,
-                PartitionedAssetKeyLog.source_partition_key,
+        stamps.update(
+            (apdr_id, (n, last))
+            for apdr_id, n, last in session.execute(
+                select(column, func.count(), func.max(PartitionedAssetKeyLog.id))
+                .where(column.in_(chunk))
+                .group_by(column)
             )
+        )
+    found: dict[int, dict[str, frozenset[str]]] = {}
+    for apdr_id, stamp in stamps.items():
+        kept = RECEIVED.get(apdr_id)
+        if kept is not None and kept[0] == stamp:
+            found[apdr_id] = kept[1]
+    stale = [apdr_id for apdr_id in stamps if apdr_id not in found]
+    read: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for chunk in chunks(stale):
+        for apdr_id, name, key in session.execute(
+            select(column, AssetModel.name, PartitionedAssetKeyLog.source_partition_key)
             .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
-            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
+            .where(column.in_(chunk))
         ):
-            received[apdr_id][name].add(key)
-    return received
+            read[apdr_id][name].add(key)
+    for apdr_id, by_asset in read.items():
+        found[apdr_id] = {name: frozenset(keys) for name, keys in by_asset.items()}
+        RECEIVED[apdr_id] = (stamps[apdr_id], found[apdr_id])
+        RECEIVED.move_to_end(apdr_id)
+    while len(RECEIVED) > RECEIVED_SIZE:
+        RECEIVED.popitem(last=False)
+    return found
 
 
 def apdr_keys(apdr_ids: list[int]) -> Any:

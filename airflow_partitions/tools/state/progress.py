@@ -6,6 +6,7 @@ Pure (no database): the reader hands these functions the keys it read.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 
 from airflow_partitions.deadlines import CompletionDeadline
@@ -14,7 +15,7 @@ from airflow_partitions.tools.state.model import LISTED, AssetProgress, Partitio
 
 
 def progress_of(
-    asset: str, rollup: RollupView | None, downstream_key: str, received: set[str]
+    asset: str, rollup: RollupView | None, downstream_key: str, received: AbstractSet[str]
 ) -> AssetProgress:
     """
     Return what the *received* keys of *asset* give *downstream_key* (a rollup counts members).

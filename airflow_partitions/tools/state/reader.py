@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -232,14 +233,14 @@ class Reader:
 
     # -- what a pending run has, what a run ran with ------------------------------------------
 
-    def _progress(self, key: str, received: dict[str, set[str]]) -> tuple[AssetProgress, ...]:
+    def _progress(self, key: str, received: Mapping[str, AbstractSet[str]]) -> tuple[AssetProgress, ...]:
         return tuple(
             progress_of(name, self.rollups.get(name), key, received.get(name, set()))
             for name, _ in self.assets
             if name in received
         )
 
-    def pending(self, key: str, received: dict[str, set[str]]) -> tuple[str, Partition]:
+    def pending(self, key: str, received: Mapping[str, AbstractSet[str]]) -> tuple[str, Partition]:
         """Return a pending run's state and partition (what its keys give it: :data:`cache.PENDING`)."""
         memo = (self.identity, key, frozenset((name, frozenset(keys)) for name, keys in received.items()))
         found = cache.PENDING.get(memo)
