@@ -84,6 +84,26 @@ examples:
 
 exit codes: 0 counted (dry run) or removed, 2 usage error"""
 
+#: The largest ``--limit`` and ``--offset``: SQL's LIMIT and OFFSET take a 64-bit integer (SQLite's
+#: INTEGER, PostgreSQL's bigint).
+MAX_ROWS = 2**63 - 1
+
+
+def _rows(text: str) -> int:
+    """
+    Read ``--limit`` or ``--offset``: a whole number from 0 to :data:`MAX_ROWS` (``"50"`` → 50).
+
+    :raises argparse.ArgumentTypeError: naming the text, if it is not one (argparse: exit code 2).
+    """
+    try:
+        rows = int(text)
+    except ValueError:
+        rows = -1
+    if not 0 <= rows <= MAX_ROWS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_ROWS}")
+    return rows
+
+
 #: ``--api-url`` and ``--token``: the commands that read or write a deployment's partitions do it
 #: through its api-server's REST API instead of its metadata database (managed Airflow).
 API_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
@@ -135,8 +155,8 @@ STATUS_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--all",),
         {"action": "store_true", "help": "every state (without it, text lists what is not success)"},
     ),
-    (("--limit",), {"type": int, "help": "partitions listed (default 50, 1000 with --json; 0: all)"}),
-    (("--offset",), {"type": int, "default": 0, "help": "partitions skipped, in key order (paging)"}),
+    (("--limit",), {"type": _rows, "help": "partitions listed (default 50, 1000 with --json; 0: all)"}),
+    (("--offset",), {"type": _rows, "default": 0, "help": "partitions skipped, in key order (paging)"}),
     (
         ("--json",),
         {"action": "store_true", "help": "print JSON (every state unless --state) instead of text"},

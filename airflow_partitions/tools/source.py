@@ -22,13 +22,14 @@ recorded under the caller's name.
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import json
 import types
 import typing
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -160,24 +161,37 @@ class Api:
 
     :raises ApiError: naming the cause: no token given, the token refused (401, or 403 "Invalid
         JWT token": forged or expired), the user lacking the access the command needs (403), the
-        api-server not answering, or an answer that is not the Partitions view's (the plugin not
-        installed).
+        api-server not answering (or not over HTTP), a redirect (never followed: urllib would
+        send a ``--yes``'s POST on as a GET, a dry run, and the token to wherever it points), or
+        an answer that is not the Partitions view's (the plugin not installed, or another
+        version of it).
     :raises LookupError: as the direct mode, for an unknown Dag or one that is not a partitioned
         consumer (404).
-    :raises ValueError: as the direct mode, for input the api-server's tools refuse (400).
+    :raises ValueError: as the direct mode, for input the api-server's tools refuse (400); and
+        for *url* not an ``http`` or ``https`` URL with a host and a numeric port, if any.
     """
 
     def __init__(self, url: str, token: str | None) -> None:
-        if not token:
+        if not _is_http_url(url):
+            raise ValueError(f"--api-url {url!r} is not an http(s) URL such as https://airflow.example.com.")
+        if not token or not token.strip():
             raise ApiError(
                 f"--api-url {url} needs a token: pass --token, or set {TOKEN_VARIABLE} "
                 "(get one from the api-server's /auth/token; see docs/deployment.md)."
             )
         self.url = url.rstrip("/")
-        self.token = token
+        self.token = token.strip()  # a token pasted, or read from a file, with its newline
 
-    def _call(self, method: str, path: str, params: dict[str, Any], body: Any = None) -> Any:
-        """Call ``{url}/partitions/api/{path}`` and return its JSON answer."""
+    def _call(
+        self,
+        method: str,
+        path: str,
+        params: dict[str, Any],
+        body: Any = None,
+        *,
+        read: Callable[[dict[str, Any]], Any] = lambda answer: answer,
+    ) -> Any:
+        """Call ``{url}/partitions/api/{path}``; return *read* of its JSON answer (an object)."""
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
         address = f"{self.url}/partitions/api/{path}{'?' + query if query else ''}"
         request = urllib.request.Request(
@@ -187,19 +201,32 @@ class Api:
             headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            with _OPENER.open(request, timeout=TIMEOUT) as response:
                 payload = response.read()
         except urllib.error.HTTPError as err:
             raise _refused(err, method, address) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
             reason = getattr(err, "reason", err)
             raise ApiError(f"the api-server at {self.url} did not answer ({reason}).") from None
+        except http.client.HTTPException as err:  # a server that does not speak HTTP (BadStatusLine)
+            raise ApiError(
+                f"the api-server at {self.url} did not answer over HTTP ({type(err).__name__}: {err})."
+            ) from None
         try:
-            return json.loads(payload)
+            answer = json.loads(payload)
         except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
             raise ApiError(
                 f"{address} did not answer with the Partitions view's JSON: is airflow-partitions "
                 "installed in the api-server?"
+            )
+        try:
+            return read(answer)
+        except (TypeError, KeyError, ValueError, AttributeError) as err:
+            raise ApiError(
+                f"{address} answered JSON this airflow-partitions cannot read ({type(err).__name__}: {err}): "
+                "is the same version installed in the api-server?"
             ) from None
 
     def status(
@@ -224,27 +251,36 @@ class Api:
             "limit": limit or 0,
             "offset": offset,
         }
-        return rebuilt(ConsumerState, self._call("GET", f"dags/{_quoted(dag_id)}/status", params))
+        return self._call(
+            "GET", f"dags/{_quoted(dag_id)}/status", params, read=lambda a: rebuilt(ConsumerState, a)
+        )
 
     def explain(self, dag_id: str, key: str, *, asset: str | None, downstream: bool) -> Any:
         """Return the explanation ``GET /partitions/api/dags/{dag_id}/explain`` works out."""
         from airflow_partitions.tools.explanation import Explanation
 
         params = {"key": key, "asset": asset, "downstream": str(downstream).lower()}
-        return rebuilt(Explanation, self._call("GET", f"dags/{_quoted(dag_id)}/explain", params))
+        return self._call(
+            "GET", f"dags/{_quoted(dag_id)}/explain", params, read=lambda a: rebuilt(Explanation, a)
+        )
 
     def missing(self, dag_id: str, start: datetime, end: datetime, *, now: datetime) -> list[Any]:
         """Return what ``GET /partitions/api/dags/{dag_id}/backfill`` lists, due or not."""
         from airflow_partitions.tools.write.backfill import MissingPartition
 
         params = {"start": start.isoformat(), "end": end.isoformat(), "now": now.isoformat()}
-        answer = self._call("GET", f"dags/{_quoted(dag_id)}/backfill", params)
-        return [rebuilt(MissingPartition, m) for m in answer["missing"]]
+        return self._call(
+            "GET",
+            f"dags/{_quoted(dag_id)}/backfill",
+            params,
+            read=lambda a: [rebuilt(MissingPartition, m) for m in a["missing"]],
+        )
 
     def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
         """Create the runs with ``POST /partitions/api/dags/{dag_id}/backfill`` (edit access)."""
         body = {"partitions": [p.to_dict() for p in partitions]}
-        return list(self._call("POST", f"dags/{_quoted(dag_id)}/backfill", {}, body)["created_runs"])
+        path = f"dags/{_quoted(dag_id)}/backfill"
+        return self._call("POST", path, {}, body, read=lambda a: list(a["created_runs"]))
 
     def orphans(self, dag_id: str, start: datetime, end: datetime, *, write: bool) -> Any:
         """Return ``GET`` (``write``: ``POST``, edit access) ``/partitions/api/dags/{dag_id}/requeue``."""
@@ -252,7 +288,9 @@ class Api:
 
         params = {"start": start.isoformat(), "end": end.isoformat()}
         method = "POST" if write else "GET"
-        return rebuilt(Orphans, self._call(method, f"dags/{_quoted(dag_id)}/requeue", params))
+        return self._call(
+            method, f"dags/{_quoted(dag_id)}/requeue", params, read=lambda a: rebuilt(Orphans, a)
+        )
 
     def stray(
         self, dag_id: str, *, keys: list[str] | None, start: str | None, end: str | None, write: bool
@@ -262,7 +300,9 @@ class Api:
 
         params = {"key": keys, "start": start, "end": end}
         method = "POST" if write else "GET"
-        return rebuilt(Discarded, self._call(method, f"dags/{_quoted(dag_id)}/discard", params))
+        return self._call(
+            method, f"dags/{_quoted(dag_id)}/discard", params, read=lambda a: rebuilt(Discarded, a)
+        )
 
 
 def source(api_url: str | None, token: str | None) -> Source:
@@ -272,6 +312,26 @@ def source(api_url: str | None, token: str | None) -> Source:
     if api_url is None:
         return Database()
     return Api(api_url, token or os.environ.get(TOKEN_VARIABLE))
+
+
+def _is_http_url(url: str) -> bool:
+    """Whether *url* is ``http://`` or ``https://`` with a host and a numeric port, if any."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect: the 3xx answer is raised as an ``HTTPError`` (see :func:`_refused`)."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def _quoted(dag_id: str) -> str:
@@ -298,6 +358,11 @@ def _refused(err: urllib.error.HTTPError, method: str, address: str) -> Exceptio
         return ApiError(f"{address} was not found: is airflow-partitions installed in the api-server?")
     if err.code in (400, 422):
         return ValueError(detail)
+    if 300 <= err.code < 400:
+        return ApiError(
+            f"{address} redirects ({err.code}) to {err.headers.get('Location')}: pass the api-server's "
+            "address it redirects to as --api-url (a redirect is never followed)."
+        )
     return ApiError(f"{method} {address} answered {err.code}: {detail}")
 
 

@@ -1,0 +1,161 @@
+"""
+``--api-url`` against servers that are not a healthy api-server: exit codes and messages, never a traceback.
+
+Each test runs the console script's ``main`` against a real HTTP (or raw TCP) server on loopback,
+in a thread of this process: it stands for a proxy, a load balancer or another service on the
+port, which no Airflow can play. What a real api-server answers is in ``test_state_golden.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from airflow_partitions.tools.cli import MAX_ROWS, build_parser, main
+
+#: What the fake server answers: ``(status, headers, body)`` for ``(method, path)``.
+Answer = Callable[[str, str], tuple[int, dict[str, str], bytes]]
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Answer], tuple[str, list[tuple[str, str, str]]]]]:
+    """Start an HTTP server answering with the given function; return its URL and the requests it got."""
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(answer: Answer) -> tuple[str, list[tuple[str, str, str]]]:
+        got: list[tuple[str, str, str]] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                got.append((self.command, self.path, self.headers.get("Authorization", "")))
+                status, headers, body = answer(self.command, self.path)
+                self.send_response(status)
+                for name, value in {**headers, "Content-Length": str(len(body))}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        servers.append(server)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{server.server_address[1]}", got
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_redirect_is_not_followed_so_a_yes_never_turns_into_a_dry_run(serve, capsys):
+    # urllib would follow a 301/302/303 to a POST with a GET, here the discard's dry run (exit 0,
+    # "dry run: pass --yes"), and send the token on. An http:// URL of an https-only service
+    # answers so.
+    dry_run = {"dag_id": "d", "selection": "of periods that already have a Dag run", "runs": []}
+
+    def answer(method: str, path: str) -> tuple[int, dict[str, str], bytes]:
+        if path.startswith("/moved/"):
+            return 200, {"Content-Type": "application/json"}, json.dumps(dry_run).encode()
+        return 301, {"Location": f"/moved{path}"}, b""
+
+    url, got = serve(answer)
+    code, out, err = run(capsys, "discard", "d", "--yes", "--api-url", url, "--token", "t")
+    assert code == 1 and out == ""
+    assert (
+        f"{url}/partitions/api/dags/d/discard redirects (301) to /moved/partitions/api/dags/d/discard" in err
+    )
+    assert "--api-url" in err and "Traceback" not in err
+    assert [(method, path) for method, path, _ in got] == [("POST", "/partitions/api/dags/d/discard")]
+
+
+def test_a_server_that_does_not_speak_http_is_named_not_a_traceback(capsys):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+
+        def garbage() -> None:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(b"\x15\x03\x01\x00\x02\x02\x46 not HTTP\r\n\r\n")  # a TLS alert, then text
+
+        thread = threading.Thread(target=garbage, daemon=True)
+        thread.start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        code, out, err = run(capsys, "status", "d", "--api-url", url, "--token", "t")
+        thread.join(timeout=10)
+    assert code == 1 and out == ""
+    assert f"the api-server at {url} did not answer over HTTP (BadStatusLine:" in err
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"[1, 2]", "did not answer with the Partitions view's JSON"),
+        (b'"ok"', "did not answer with the Partitions view's JSON"),
+        # Another version's answer: a field this one needs is not in it.
+        (b'{"dag_id": "d"}', "answered JSON this airflow-partitions cannot read (TypeError:"),
+    ],
+)
+def test_an_answer_that_is_not_the_views_json_is_named_not_a_traceback(serve, capsys, body, expected):
+    url, _ = serve(lambda method, path: (200, {"Content-Type": "application/json"}, body))
+    code, out, err = run(capsys, "status", "d", "--api-url", url, "--token", "t")
+    assert code == 1 and out == ""
+    assert expected in err and "Traceback" not in err
+
+
+def test_a_backfill_answer_without_its_list_is_named_not_a_lookup_of_a_dag(serve, capsys):
+    url, _ = serve(lambda method, path: (200, {"Content-Type": "application/json"}, b"{}"))
+    argv = ["backfill", "--missing", "d", "--start", "2026-03-01", "--end", "2026-03-02"]
+    code, out, err = run(capsys, *argv, "--api-url", url, "--token", "t")
+    assert code == 1 and out == ""
+    assert "answered JSON this airflow-partitions cannot read (KeyError: 'missing')" in err
+
+
+@pytest.mark.parametrize(
+    "url", ["127.0.0.1:8080", "http://127.0.0.1:abc", "ftp://airflow.example.com", "", "http://"]
+)
+def test_an_api_url_that_is_not_an_http_url_is_a_usage_error_naming_it(capsys, url):
+    code, out, err = run(capsys, "status", "d", "--api-url", url, "--token", "t")
+    assert code == 2 and out == ""
+    assert f"error: --api-url {url!r} is not an http(s) URL such as https://airflow.example.com." in err
+
+
+def test_a_token_with_its_newline_is_sent_without_it(serve, capsys):
+    # `--token "$(cat token.txt)"` strips it, but a pasted token or a variable set from a file may
+    # keep it: http.client then refused the header, printing the whole token.
+    url, got = serve(lambda method, path: (403, {}, b'{"detail": "Invalid JWT token"}'))
+    code, _, err = run(capsys, "status", "d", "--api-url", url, "--token", "abc.def.ghi\n")
+    assert code == 1 and "refused the token (403: Invalid JWT token)" in err
+    assert [auth for _, _, auth in got] == ["Bearer abc.def.ghi"]
+
+
+@pytest.mark.parametrize("flag", ["--limit", "--offset"])
+@pytest.mark.parametrize("value", ["-1", str(MAX_ROWS + 1), "ten", "1.5"])
+def test_a_limit_or_offset_out_of_range_is_a_usage_error_in_both_modes(capsys, flag, value):
+    # The database used to take -1 (every partition) and overflow SQLite on 2**63, the api-server
+    # to answer 422 and 500: the same answer for both now, before either is asked.
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["status", "d", flag, value])
+    assert exited.value.code == 2
+    assert f"argument {flag}: {value!r} is not a whole number from 0 to {MAX_ROWS}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("value", "expected"), [("0", 0), ("50", 50), (str(MAX_ROWS), MAX_ROWS)])
+def test_a_limit_in_range_is_read(value, expected):
+    assert build_parser().parse_args(["status", "d", "--limit", value]).limit == expected
