@@ -426,7 +426,7 @@ def measure(
         # Through the REST API, as on managed Airflow: the metadata database unreachable for it.
         unreachable = {
             **airflow.env,
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "sqlite:////nonexistent/airflow.db",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": "nosuchdialect://nobody@127.0.0.1:1/none",
         }
         by_api = ["status", "bench_region_day", "--api-url", airflow.url, "--token", token]
         api_status = timed_cli(by_api, unreachable, repeats)

@@ -194,6 +194,10 @@ def _demo(airflow: AirflowInstance, started: float, data: Path, *, keep: bool) -
 
     if keep:
         print(f"\nAirflow keeps running at {airflow.url}; press Ctrl-C to stop it.")
+        print("The command line, in another terminal, from its database or through its REST API:")
+        print(f"  AIRFLOW_HOME={airflow.home} airflow-partitions status weather_local_day_jfk")
+        token = airflow.request("GET", "/auth/token", auth=False)["access_token"]
+        print(f"  airflow-partitions status weather_local_day_jfk --api-url {airflow.url} --token {token}")
         try:
             while True:
                 airflow.check_alive()

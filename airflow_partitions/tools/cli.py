@@ -360,13 +360,13 @@ def format_findings(findings: Sequence[Any]) -> str:
 
 def run_explain(args: argparse.Namespace) -> int:
     """Handle ``explain``: print what the mapper does with the key; return the exit code."""
-    from airflow_partitions.tools import consumer_mappers, explain, load_mapper
-
     sources = [bool(args.mapper), bool(args.dag_folder), bool(args.from_db), bool(args.api_url)]
     if sum(sources) != 1 or (args.mapper and args.dag) or (not args.mapper and not args.dag):
         raise UsageError(
             "pass --mapper EXPR, or --dag ID with one of --dag-folder PATH, --from-db and --api-url URL."
         )
+    if args.mapper or args.dag_folder:  # worked out here; --from-db and --api-url: by the source
+        from airflow_partitions.tools import consumer_mappers, explain, load_mapper
     if args.mapper:
         explanation = explain(load_mapper(args.mapper), args.key, downstream=args.downstream)
     elif args.dag_folder:

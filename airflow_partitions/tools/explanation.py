@@ -13,9 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions.grains.keys import shown
-from airflow_partitions.lateness import late_at
-from airflow_partitions.mapping import downstream_keys, fan_out_cap
-from airflow_partitions.tools.rollup_view import RollupView
 
 
 @dataclass(frozen=True)
@@ -98,6 +95,9 @@ def explain_key(mapper: Any, key: str) -> KeyExplanation:
 
     :raises ValueError: (the mapper's) if *key* is not a downstream key a rollup *mapper* writes.
     """
+    from airflow_partitions.lateness import late_at
+    from airflow_partitions.tools.rollup_view import RollupView
+
     try:
         partition_date = _iso(mapper.to_partition_date(key))
     except (ValueError, TypeError):
@@ -145,6 +145,9 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
 
     :raises ValueError: naming the key, if *downstream* and *mapper* is not a rollup.
     """
+    from airflow_partitions.mapping import downstream_keys, fan_out_cap
+    from airflow_partitions.tools.rollup_view import RollupView
+
     name = type(mapper).__name__
     rollup = RollupView.of(mapper)
     if downstream:

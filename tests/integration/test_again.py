@@ -225,6 +225,15 @@ def _rows(airflow, sql: str) -> list[tuple]:
 
 
 def test_clean_removes_the_bookkeeping_of_runs_that_fired_and_keeps_every_pending_run_and_dag_run(airflow):
+    # A Dag that is not there and has no rows is named (a deleted Dag's rows are still cleaned).
+    unknown = _cli(airflow, "clean", "--before", "2100-01-01", "--dag", "it_no_such_dag")
+    assert unknown.returncode == 1 and "no Dag 'it_no_such_dag'" in unknown.stderr, unknown.stderr[-2000:]
+    missing = _cli(
+        airflow, "backfill", "it_no_such_dag", "--missing", "--start", "2026-03-01", "--end", "2026-03-02"
+    )
+    assert missing.returncode == 2 and "is not in the metadata database" in missing.stderr, missing.stderr[
+        -2000:
+    ]
     day, waiting = "2026-06-01", "2026-06-02"
     _send(airflow, ASSET, _hours(day) + _hours(waiting)[:3])
     wait_until(

@@ -25,9 +25,10 @@ def _cli(airflow, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-#: A metadata database no command can open (a folder that does not exist): what a machine outside
-#: a managed Airflow (MWAA, Composer, Astronomer) has.
-UNREACHABLE = "sqlite:////nonexistent-airflow-partitions/airflow.db"
+#: A metadata database URL no SQLAlchemy dialect reads: a command that opened the database, or
+#: imported Airflow, would fail; what a machine outside a managed Airflow (MWAA, Composer,
+#: Astronomer) has.
+UNREACHABLE = "nosuchdialect://nobody@127.0.0.1:1/none"
 
 
 def _api_cli(airflow, *args: str, token: str | None = None) -> subprocess.CompletedProcess:

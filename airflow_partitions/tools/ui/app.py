@@ -55,7 +55,7 @@ from airflow_partitions.tools.state import (
     zones_of,
 )
 from airflow_partitions.tools.ui import commands, layout
-from airflow_partitions.tools.ui.commands import reads_audit_log
+from airflow_partitions.tools.ui.commands import LARGEST, reads_audit_log
 from airflow_partitions.tools.ui.layout import VIEW_STATES
 
 STATIC = Path(__file__).parent / "static"
@@ -127,7 +127,7 @@ def dag_partitions(
     end: str | None = None,
     state: Annotated[list[str] | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
 ) -> PlainJSON:
     """
     Return one page of ``consumer_state(dag_id)``: its partitions, counts, overview and grid.
@@ -178,7 +178,7 @@ def partition_list(
     session: SessionDep,
     list_: Annotated[str, Query(alias="list")] = "missing",
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 1000,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
 ) -> dict[str, Any]:
     """
     Return one page of one list of a partition: ``awaited``, ``missing``, ``received`` or ``never counting``.

@@ -33,6 +33,8 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query
 from airflow_partitions.tools.source import Database, rebuilt
 
 router = APIRouter()
+#: The largest limit or offset a database takes (a signed 64-bit integer).
+LARGEST = 2**63 - 1
 READ = [Depends(requires_access_dag("GET", DagAccessEntity.RUN))]
 EDIT = [Depends(requires_access_dag("PUT"))]
 TRIGGER = [Depends(requires_access_dag("POST", DagAccessEntity.RUN))]
@@ -73,8 +75,8 @@ def status(
     start: str | None = None,
     end: str | None = None,
     state: Annotated[list[str] | None, Query()] = None,
-    limit: Annotated[int, Query(ge=0)] = 1000,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=0, le=LARGEST)] = 1000,
+    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
 ) -> dict[str, Any]:
     """Return ``status DAG_ID --json``'s answer (``limit=0``: every partition)."""
     found = answered(

@@ -90,6 +90,8 @@ def missing_partitions(
     from airflow.sdk import timezone
 
     dag = SerializedDagModel.get_dag(dag_id, session=session)
+    if dag is None:
+        raise ValueError(f"Dag {dag_id!r} is not in the metadata database (is the dag-processor running?).")
     timetable = getattr(dag, "timetable", None)
     if (
         timetable is None

@@ -52,6 +52,9 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
 
     Read-only: per Dag (only *dag_id* if given), its ``asset_partition_dag_run`` rows with a Dag
     run and ``created_at`` before *before*, and their ``partitioned_asset_key_log`` rows.
+
+    :raises LookupError: naming *dag_id*, if the deployment has no such Dag and no rows of it (a
+        deleted Dag's rows are still counted).
     """
     if session is None:
         from airflow.utils.session import create_session
@@ -72,6 +75,11 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
     }
     for dag, n in _logged_by_dag(session, *fired):
         by_dag[dag][1] = n
+    if dag_id is not None and not by_dag:
+        from airflow.models.dag import DagModel
+
+        if session.get(DagModel, dag_id) is None:
+            raise LookupError(f"no Dag {dag_id!r} in this deployment's metadata database, and no rows of it.")
     return _tally(before, by_dag)
 
 
@@ -90,10 +98,14 @@ def clean(
     counts and *before*).
 
     :returns: What was removed, with ``removed=True``.
+    :raises LookupError: as :func:`fired_rows`, before anything is removed.
     """
     from airflow.models.asset import AssetPartitionDagRun
     from airflow.utils.session import create_session
     from sqlalchemy import select
+
+    if dag_id is not None:
+        fired_rows(before, dag_id=dag_id)  # an unknown Dag is named, as in the dry run
 
     fired = _fired(before, dag_id)
     by_dag: dict[str, list[int]] = {}

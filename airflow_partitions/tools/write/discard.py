@@ -29,14 +29,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state import (
-    asset_rows,
-    consumer_timetable,
-    jsonable,
-    received_keys,
-    run_states,
-    selected_keys,
-)
+from airflow_partitions.tools.state.model import jsonable
+from airflow_partitions.tools.state.runs import run_states
+from airflow_partitions.tools.state.sql import selected_keys
 from airflow_partitions.tools.write import audit, remove_pending_rows
 
 #: The audit-log event of one removed pending run (Airflow's ``log`` table; ``event`` holds 60).
@@ -112,6 +107,8 @@ def stray_runs(
             return stray_runs(dag_id, keys=keys, start=start, end=end, session=new)
     from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.pending import received_keys
 
     _consumer(dag_id, session)
     if keys and (start or end):
@@ -189,6 +186,8 @@ def discard(
             "This Airflow has no airflow.assets.manager._lock_asset_model (Airflow 3.3's and 3.4's): discard "
             "cannot keep keys that arrive meanwhile out of the runs it removes."
         )
+    from airflow_partitions.tools.state.serialized import asset_rows, consumer_timetable
+
     found = stray_runs(dag_id, keys=keys, start=start, end=end, session=session)
     if not found.runs:
         return replace(found, removed=True)
@@ -225,6 +224,8 @@ def discard(
 def _consumer(dag_id: str, session: Any) -> None:
     """Check that *dag_id* is a partitioned consumer Dag, or raise :class:`NoSuchConsumer` naming it."""
     from airflow.models.dag import DagModel
+
+    from airflow_partitions.tools.state.serialized import consumer_timetable
 
     if session.get(DagModel, dag_id) is None:
         raise NoSuchConsumer(f"no Dag {dag_id!r} in this deployment's metadata database.")

@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.mapping import downstream_keys, fan_out_cap
-from airflow_partitions.tools.state import LISTED, asset_rows, consumer_timetable, jsonable, run_states
+from airflow_partitions.tools.state.model import LISTED, jsonable
+from airflow_partitions.tools.state.runs import run_states
 from airflow_partitions.tools.write import audit
 
 #: The audit-log event of one ``requeue --yes`` (Airflow's ``log`` table; ``event`` holds 60).
@@ -196,6 +196,8 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
     start, end = timezone.coerce_datetime(start), timezone.coerce_datetime(end)
     if start > end:
         raise ValueError(f"start {start.isoformat()} is after end {end.isoformat()}.")
+    from airflow_partitions.tools.state.serialized import asset_rows, consumer_timetable
+
     timetable, assets = consumer_timetable(dag_id, session)
     if not assets:
         raise ValueError(
@@ -247,6 +249,8 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
 
 def _map(mapper: Any, key: str) -> tuple[tuple[str, ...], str | None]:
     """Return the downstream keys *mapper* gives *key*, or the refusal Airflow would audit-log."""
+    from airflow_partitions.mapping import downstream_keys, fan_out_cap
+
     try:
         keys = tuple(downstream_keys(mapper, key))
     except Exception as err:  # Airflow catches every exception of a mapper here, and so do we

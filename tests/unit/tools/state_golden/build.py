@@ -264,9 +264,11 @@ BOTH_MODES = {
 }
 
 
-#: The metadata database of the ``--api-url`` runs: one that cannot be opened (a folder that does
-#: not exist), so that a command that opened it would fail.
-UNREACHABLE = "sqlite:////nonexistent-airflow-partitions/airflow.db"
+#: The metadata database of the ``--api-url`` runs: a URL no SQLAlchemy dialect reads, so that a
+#: command that opened the database, or only imported Airflow (whose settings build the engine
+#: when imported), would fail: what a laptop outside a managed Airflow, with no database driver
+#: or configuration, has.
+UNREACHABLE = "nosuchdialect://nobody@127.0.0.1:1/none"
 
 
 def run_cli(argv: list[str], *, database: str | None = None) -> dict[str, object]:
