@@ -299,6 +299,8 @@ class AirflowInstance:
         # dies with "database is locked"). request() waits 120 s for an answer, so a request
         # held that long still gets one, and retries the 500 of a write that lost the race.
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
+        #: What in an exited scheduler's log has :meth:`check_alive` start it again (``None``: raise).
+        self.restart_on: str | None = None
         self._token: str | None = None
         self._asset_ids: dict[str, int] = {}
         self._engine: Any = None
@@ -416,11 +418,29 @@ class AirflowInstance:
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             return False
 
-    def check_alive(self) -> None:
-        """Raise :class:`AirflowError`, with its log, if any of the processes has exited."""
-        for name, process in self._processes.items():
-            if process.poll() is not None:
-                raise AirflowError(f"airflow {name} exited with {process.returncode}:\n{self.log_tail(name)}")
+    def check_alive(self, *, restart_on: str | None = None) -> list[str]:
+        """
+        Raise :class:`AirflowError`, with its log, if any of the processes has exited.
+
+        :param restart_on: Start a scheduler again, as a supervisor (Kubernetes, systemd) would, if
+            it exited with this text in its log's tail, rather than raise: Airflow's schedulers
+            exit on a PostgreSQL ``deadlock detected`` between two of them (apache/airflow
+            #23361, #25765, #27473) and rely on being restarted. Default :attr:`restart_on`
+            (``None``: never).
+        :returns: The names of the schedulers started again.
+        """
+        restart_on = restart_on or self.restart_on
+        restarted = []
+        for name, process in list(self._processes.items()):
+            if process.poll() is None:
+                continue
+            tail = self.log_tail(name)
+            if restart_on is not None and restart_on in tail and "scheduler" in name:
+                self.start_process(name, kind="scheduler")
+                restarted.append(name)
+                continue
+            raise AirflowError(f"airflow {name} exited with {process.returncode}:\n{tail}")
+        return restarted
 
     def restart(self, timeout: float = 180) -> AirflowInstance:
         """Stop every process and start them again on the same home and database (an upgrade)."""

@@ -61,6 +61,7 @@ def _produce(airflow, keys: list[str]) -> None:
 
 
 def test_celery_workers_and_two_schedulers_on_postgresql_lose_and_repeat_nothing_across_kills(airflow):
+    airflow.restart_on = "deadlock detected"  # as test_reliability's two schedulers (Airflow's own deadlock)
     days = 10 * SCALE
     hours = _utc_hours(datetime(2028, 3, 1, tzinfo=UTC), 24 * days)  # 2028-03-01 … 2028-03-10, UTC
     utc_days = {str(date(2028, 3, 1) + timedelta(days=i)) for i in range(days)}

@@ -89,7 +89,9 @@ def _assert_exactly(
     """
 
     def settled() -> bool:
-        airflow.check_alive()
+        restarted = airflow.check_alive()
+        if restarted:
+            print(f"started again after a deadlock in Airflow's scheduler: {restarted}")
         return all(
             set(_runs(airflow, dag_id)) >= runs
             and _pending(airflow, dag_id) == pending
@@ -115,6 +117,9 @@ def test_two_schedulers_create_every_run_of_5040_events_exactly_once(airflow):
         assert len(new_york_days) == 209 and partial == {"2026-12-31", "2027-07-29"}
 
     airflow.start_process("scheduler-2", kind="scheduler")
+    # Two schedulers on PostgreSQL may deadlock in Airflow's own updates of dag_run; the one
+    # PostgreSQL aborts exits and is started again, as in a deployment. Runs must still be exact.
+    airflow.restart_on = "deadlock detected"
     try:
         # The last 10 days first, one REST call per event: a task's events are registered in one
         # transaction holding the asset's row lock, and a REST call queued behind several
@@ -136,6 +141,7 @@ def test_two_schedulers_create_every_run_of_5040_events_exactly_once(airflow):
             },
         )
     finally:
+        airflow.restart_on = None
         airflow.kill("scheduler-2")
 
 
