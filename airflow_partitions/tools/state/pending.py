@@ -137,7 +137,7 @@ def queue_summary(session: Any, dag_id: str, only: str | None = None) -> tuple[i
     # This Dag's oldest pending run (of the partition asked for) within the evaluated ones; if
     # it is beyond them (starved), all of them are ahead of it; without a pending run nothing is.
     mine = next(
-        (place for place, (_, dag_id, key) in enumerate(head) if dag_id == dag_id and only in (None, key)),
+        (place for place, (_, owner, key) in enumerate(head) if owner == dag_id and only in (None, key)),
         None,
     )
     ahead = head[:mine] if mine is not None else head if starved else []
