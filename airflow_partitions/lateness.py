@@ -22,6 +22,7 @@ the configuration. Whoever compares it with now (the tools, the metrics) reads t
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from airflow.partition_mappers.base import PartitionMapper
@@ -75,6 +76,7 @@ def late_at(mapper: Any, downstream_key: str) -> datetime | None:
     return answer(downstream_key) if callable(answer) else None
 
 
+@lru_cache(maxsize=1)
 def _core_grains() -> dict[type, type[Grain]]:
     """Return Airflow's temporal mappers, each with the grain of the periods it names."""
     from airflow.partition_mappers import temporal as core

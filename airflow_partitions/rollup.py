@@ -167,6 +167,11 @@ def _periods(decoded: Any) -> list[Period]:
     return []
 
 
+def _ends(decoded: Iterable[Any]) -> list[datetime]:
+    """Return the ends (UTC) of the periods in the *decoded* keys, a closing time's candidates."""
+    return [period.utc[1] for item in decoded for period in _periods(item)]
+
+
 def _unreadable(encode: Any, members: list[Any]) -> str:
     """Return the key of the first member with a period starting outside the years keys are read in."""
     for member in members:
@@ -200,7 +205,7 @@ def _expected(rollup: CountingRollupMapper, downstream_key: str, read: Any) -> E
             f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999, and keys are "
             f"read only from the years {FIRST_YEAR:04d} to {LAST_YEAR}."
         ) from None
-    ends = [period.utc[1] for item in (decoded, *members) for period in _periods(item)]
+    ends = _ends((decoded, *members))
     # Only a window ending near year 3 or 9997 can hold a member starting outside them (no member
     # is longer than a retail year): scan its members then, not on every first build (10 % of it).
     closes_at = max(ends, default=None)
@@ -615,8 +620,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         if self.sliding:
             return self.to_upstream(downstream_key).closes_at
-        decoded = self.upstream_mapper.decode_downstream(downstream_key)
-        return max((period.utc[1] for period in _periods(decoded)), default=None)
+        return max(_ends((self.upstream_mapper.decode_downstream(downstream_key),)), default=None)
 
     def late_at(self, downstream_key: str) -> datetime | None:
         """
