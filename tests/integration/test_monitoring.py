@@ -26,12 +26,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from airflow_partitions.testing import AirflowInstance, free_port, wait_until
-from tests.integration.test_ui import _api_server, _stop, _token, _up
+from tests.integration import test_ui
+from tests.integration.test_ui import _stop
 
 DAGS = Path(__file__).parent / "dags_monitoring"
 RULES = Path(__file__).resolve().parents[2] / "docs" / "monitoring" / "alerts.yml"
@@ -41,6 +41,9 @@ COMPLETE_DAY = "2026-01-05"
 PARTIAL_DAY = "2026-01-06"
 NEVER_SENT = [f"{PARTIAL_DAY}T{h:02d}" for h in (3, 9, 15, 21)]
 THURSDAY, GOOD_FRIDAY = "2026-04-02", "2026-04-03"  # Good Friday: the NYSE is closed (nyse.com)
+
+#: The api-server users must sign in to (a read-only ``viewer``), test_ui's fixture.
+signed_in = test_ui.signed_in
 
 
 def _hours(day: str) -> list[str]:
@@ -151,28 +154,6 @@ def _get(url: str, token: str | None = None) -> tuple[int, str]:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode(errors="replace")
-
-
-@pytest.fixture(scope="module")
-def signed_in(airflow, tmp_path_factory):
-    """A second api-server on the module's database where users must sign in (a read-only ``viewer``)."""
-    folder = tmp_path_factory.mktemp("signed-in")
-    port = free_port()
-    env = {
-        **airflow.env,
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "viewer:viewer",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(folder / "passwords.json"),
-        "AIRFLOW__API__PORT": str(port),
-    }
-    process = _api_server(env, port, folder / "api-server.log")
-    server = SimpleNamespace(url=f"http://127.0.0.1:{port}", port=port)
-    try:
-        wait_until(lambda: _up(server), timeout=180, what="the signed-in api-server")
-        password = json.loads((folder / "passwords.json").read_text())["viewer"]
-        yield server, _token(server, "viewer", password)
-    finally:
-        _stop(process)
 
 
 @pytest.fixture(scope="module")

@@ -353,7 +353,7 @@ def signed_in(airflow, tmp_path_factory):
 
     The session's Airflow makes every request an admin (``SIMPLE_AUTH_MANAGER_ALL_ADMINS``), as
     Airflow's own API then does; this one has one user, ``viewer`` (read-only role). Yields its
-    URL (as ``.url`` of a namespace, like the fixture's) and the viewer's token.
+    URL and port (``.url``, ``.port`` of a namespace, like the fixture's) and the viewer's token.
     """
     folder = tmp_path_factory.mktemp("signed-in")
     port = free_port()
@@ -365,7 +365,7 @@ def signed_in(airflow, tmp_path_factory):
         "AIRFLOW__API__PORT": str(port),
     }
     process = _api_server(env, port, folder / "api-server.log")
-    server = SimpleNamespace(url=f"http://127.0.0.1:{port}")
+    server = SimpleNamespace(url=f"http://127.0.0.1:{port}", port=port)
     try:
         wait_until(lambda: _up(server), timeout=180, what="the signed-in api-server")
         password = json.loads((folder / "passwords.json").read_text())["viewer"]
