@@ -29,8 +29,8 @@ By role:
 - :mod:`~airflow_partitions.tools.state.consumers`: what the faces ask for;
   :mod:`~airflow_partitions.tools.state.coverage`: an asset's keys.
 
-Every name is importable from this package, as it was from the one module it replaces, each
-loaded on first use.
+Every name is importable from this package, so the faces need not know which module holds it,
+each loaded on first use.
 """
 
 from __future__ import annotations
