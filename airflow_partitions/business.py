@@ -4,7 +4,7 @@ Business-day windows: a month's business days, for Airflow's ``RollupMapper`` an
 :class:`BusinessDayWindow` is the window of Airflow's documented plugin example ("Custom partition
 mappers, windows, and timetables in plugins"), with business calendars. The calendars and the
 business-day grain are pure values in :mod:`airflow_partitions.grains.business`, importable from
-here as before (``from airflow_partitions.business import BusinessCalendar``).
+here too, where 0.1.0 had them (``from airflow_partitions.business import BusinessCalendar``).
 """
 
 from __future__ import annotations

@@ -206,8 +206,8 @@ class CompletionDeadline(ValueEquality, WaitPolicy):
 
 
 def __getattr__(name: str) -> Any:
-    # Moved in 0.2: missing_upstream_keys is a task helper (airflow_partitions.task). The old
-    # import keeps working, with a DeprecationWarning, for a deprecation period (CHANGELOG.md).
+    # 0.1.0 documented missing_upstream_keys in this module; it is a task helper
+    # (airflow_partitions.task), and this import of it warns for a deprecation period (CHANGELOG.md).
     if name == "missing_upstream_keys":
         import warnings
 

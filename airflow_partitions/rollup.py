@@ -484,17 +484,6 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         return (key,)
 
-    def member_key(self, key: str) -> str:
-        """Return the first of :meth:`counts_as` (its name until 0.1; deprecated, kept a while)."""
-        import warnings
-
-        warnings.warn(
-            "member_key is now counts_as, which returns every member a key counts as",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return self.counts_as(key)[0]
-
     def to_downstream(self, key: str) -> str | list[str]:
         """
         Return the downstream key(s) of *key*, having checked that each run will count it.

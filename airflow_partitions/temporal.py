@@ -545,7 +545,7 @@ SAMPLE_INSTANTS = tuple(
 
 #: Above this many members a window of minutes or hours is checked by its bounds, not listed, at
 #: Dag parse and on each event (:meth:`TemporalRollupMapper.edge_keys`, :meth:`~TemporalRollupMapper.
-#: awaits`): a day of minutes (1,440) and smaller windows are listed as before.
+#: awaits`): a day of minutes (1,440) and smaller windows are listed, member by member.
 LISTED_MEMBERS = 1_440
 #: The smallest step of time: the last instant of a period is its end less this.
 _INSTANT = timedelta(microseconds=1)
@@ -792,7 +792,7 @@ class TemporalRollupMapper(CountingRollupMapper):
         (minutes, hours) whose first starts at *decoded*'s start and last ends at its end, away
         from the years 0003 and 9997, under a mapper writing canonical keys (no *input_format*:
         distinct members have distinct keys): its members are then exactly the member grain's
-        periods inside *decoded*. ``None`` otherwise (the window is listed, as before).
+        periods inside *decoded*. ``None`` otherwise (the window is listed).
         """
         member = self.window.grain if isinstance(self.window, TemporalWindow) else None
         slot = member.fixed_length if member is not None else None

@@ -1,7 +1,7 @@
 """
 End to end: asset events into Dag runs through a real Airflow, our rollups against core's.
 
-Starts Airflow (api-server, scheduler, dag-processor; ``airflow_partitions.testing``) on
+Starts Airflow (api-server, scheduler, dag-processor; ``tests/support/launcher.py``) on
 PostgreSQL and/or SQLite with the Dags of ``benchmarks/dags/``, then for each scenario sends
 its keys, waits for the consumers' runs and reads the metadata database directly:
 
@@ -46,7 +46,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "dags"))
+sys.path[:0] = [str(HERE.parent), str(HERE / "dags")]
 from e2e_spec import (  # noqa: E402 - beside the Dags, found through the path above
     DATASETS,
     DELIVERIES,
@@ -60,7 +60,7 @@ from e2e_spec import (  # noqa: E402 - beside the Dags, found through the path a
     scenarios,
 )
 
-from airflow_partitions.testing import (  # noqa: E402
+from tests.support.launcher import (  # noqa: E402 - the checkout's, found through the path above
     AirflowError,
     AirflowInstance,
     PostgresServer,

@@ -54,7 +54,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from airflow_partitions.testing import AirflowInstance  # noqa: E402
+from tests.support.launcher import AirflowInstance  # noqa: E402
 
 NEW_YORK = ZoneInfo("America/New_York")
 REGIONS = 100

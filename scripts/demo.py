@@ -25,11 +25,11 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from airflow_partitions.testing import AirflowError, AirflowInstance
-
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "example_dags"))
+sys.path[:0] = [str(REPO), str(REPO / "example_dags")]
 from weather_data import local_day_hours, observations  # noqa: E402 - the example Dags' own helpers
+
+from tests.support.launcher import AirflowError, AirflowInstance  # noqa: E402 - the checkout's, found through the path above
 
 AIRPORTS = ("ewr", "jfk", "lga")
 # Airport-days to land: the spring-forward day (23 local hours) and the day after at every

@@ -61,11 +61,18 @@ case "${1:-}" in
     "$VENV/bin/ruff" format --check .
     "$VENV/bin/mypy"  # pyproject's [tool.mypy]: strict on the pure time layer
     # The release artifacts: wheel and sdist build, pass twine's checks, and the wheel carries
-    # the Partitions view's static files.
+    # the Partitions view's static files but only what users import: not the tests' launcher of
+    # Airflow, PostgreSQL and Redis (tests/support/launcher.py, or put back as airflow_partitions.testing),
+    # nor anything else of tests/.
     dist=$(mktemp -d)
     "$VENV/bin/python" -m build --quiet --outdir "$dist" .
     "$VENV/bin/twine" check --strict "$dist"/*
-    "$VENV/bin/python" -m zipfile -l "$dist"/*.whl | grep "airflow_partitions/tools/ui/static/partitions.js" >/dev/null
+    wheel_files=$("$VENV/bin/python" -m zipfile -l "$dist"/*.whl)
+    grep "airflow_partitions/tools/ui/static/partitions.js" <<<"$wheel_files" >/dev/null
+    if grep -E "^tests/|/launcher\.py |^airflow_partitions/testing\.py " <<<"$wheel_files"; then
+      echo "The wheel holds the tests' launcher (above): it belongs in tests/support/" >&2
+      exit 1
+    fi
     rm -rf "$dist"
     # The documentation site (mkdocs.yml): broken links and references fail the build. Not
     # --quiet: MkDocs then counts no warnings, and --strict could never fail; its INFO lines are

@@ -185,7 +185,7 @@ class Grain(ABC):
         return self.floor(parse_instant(key, self.tz, input_format, self))
 
     def period_of(self, key: str, input_format: str | None = None) -> Period:
-        """Return :meth:`floor_key` (its name until 0.1; deprecated, kept for a deprecation period)."""
+        """Return :meth:`floor_key`, 0.1.0's name for it; deprecated: ``period_of`` names the task helper."""
         import warnings
 
         warnings.warn("Grain.period_of is now Grain.floor_key", DeprecationWarning, stacklevel=2)

@@ -31,7 +31,8 @@ from typing import Any
 # Public name -> the module defining it, imported on first use: `airflow-partitions --help` and
 # the command line's own start import no Airflow module (its log level is set before Airflow's).
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(["Finding", "check"], "airflow_partitions.tools.findings"),
+    "Finding": "airflow_partitions.tools.findings",
+    "check": "airflow_partitions.tools.folder_findings",
     **dict.fromkeys(["Explanation", "KeyExplanation", "explain"], "airflow_partitions.tools.explanation"),
     **dict.fromkeys(
         ["Consumer", "DagFolder", "Producer", "consumer_mappers", "load_mapper", "stored_dag"],

@@ -1,31 +1,27 @@
 """
-Find partitioned set-ups that hold, refuse or starve, before a scheduler does.
+What a consumer's mapper does with a producer's sample keys: the findings of :func:`check`, key by key.
 
-:func:`check` loads a Dag folder as the dag-processor does, works out sample keys for every
-producer of a partitioned asset (:mod:`~airflow_partitions.tools.samples`; a consumer that
-writes assets passes its own downstream keys on) and pushes them through every consumer's
-mapper. Each :class:`Finding` is one line: what is wrong and the fix.
+Each :class:`Finding` is one line: what is wrong and the fix. The sample keys of a Dag folder's
+producers (:func:`sample_keys`: from their timetables, :mod:`~airflow_partitions.tools.samples`,
+or declared with :func:`~airflow_partitions.example_keys`; a consumer that writes assets passes its
+own downstream keys on) are pushed through every consumer's mapper. What holds for a Dag folder as
+a whole, and :func:`~airflow_partitions.tools.check` itself, are in
+:mod:`~airflow_partitions.tools.folder_findings`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
-from datetime import datetime
-from pathlib import Path
+from dataclasses import asdict, dataclass, field
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from airflow_partitions.business import BusinessDayWindow
-from airflow_partitions.composite import DimensionWindow
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.keys import read_dated, shown
-from airflow_partitions.grains.zones import FIXED_ZONE, offset_changes
+from airflow_partitions.grains.zones import offset_changes
 from airflow_partitions.mapping import downstream_keys, fan_out_cap
-from airflow_partitions.members import VariableMembers
 from airflow_partitions.rollup import CountingRollupMapper
 from airflow_partitions.temporal import SlidingWindow, TemporalMapper, TemporalRollupMapper
-from airflow_partitions.tools.loading import Consumer, DagFolder, Producer, consumer_mappers, did_you_mean
+from airflow_partitions.tools.loading import Consumer, DagFolder
 from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.samples import timetable_samples
 
@@ -56,7 +52,7 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class _Keys:
+class SampleKeys:
     """Sample keys a producer writes to an asset: runs of consecutive keys, and whether they are all."""
 
     producer: str
@@ -73,13 +69,15 @@ def _mapped(mapper: Any, key: str) -> list[str]:
         return []
 
 
-def _sample_keys(folder: DagFolder) -> dict[str, list[_Keys]]:
+def sample_keys(folder: DagFolder) -> dict[str, list[SampleKeys]]:
     """Return, per asset name, the sample keys of each of its producers (consumers pass theirs on)."""
-    found: dict[tuple[str, str], _Keys] = {}
+    found: dict[tuple[str, str], SampleKeys] = {}
     for p in folder.producers:
         walked = tuple(tuple(run) for run in timetable_samples(p.timetable))
         if walked or p.example_keys:
-            found[p.dag_id, p.asset] = _Keys(p.dag_id, p.asset, walked or (p.example_keys,), bool(walked))
+            found[p.dag_id, p.asset] = SampleKeys(
+                p.dag_id, p.asset, walked or (p.example_keys,), bool(walked)
+            )
     for _ in folder.producers:  # a chain of consumers settles within one pass per producer
         changed = False
         for p in folder.producers:
@@ -92,74 +90,19 @@ def _sample_keys(folder: DagFolder) -> dict[str, list[_Keys]]:
                 for c, k in upstream
                 for run in k.runs
             )
-            found[p.dag_id, p.asset] = _Keys(p.dag_id, p.asset, runs, all(k.complete for _, k in upstream))
+            found[p.dag_id, p.asset] = SampleKeys(
+                p.dag_id, p.asset, runs, all(k.complete for _, k in upstream)
+            )
             changed = True
         if not changed:
             break
-    by_asset: dict[str, list[_Keys]] = {}
+    by_asset: dict[str, list[SampleKeys]] = {}
     for keys in found.values():
         by_asset.setdefault(keys.asset, []).append(keys)
     return by_asset
 
 
-def _zones(data: Any) -> Iterator[str]:
-    """Yield every time zone name in a serialized form (``timezone``, ``input_timezone`` … fields)."""
-    if isinstance(data, dict):
-        for name, value in data.items():
-            if isinstance(value, str) and name.endswith("timezone"):
-                yield value
-            else:
-                yield from _zones(value)
-    elif isinstance(data, list):
-        for value in data:
-            yield from _zones(value)
-
-
-def _has_dst(name: str) -> bool:
-    try:
-        zone = ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        return False
-    return datetime(2026, 1, 1, tzinfo=zone).utcoffset() != datetime(2026, 7, 1, tzinfo=zone).utcoffset()
-
-
-def _zone_findings(dag_id: str, asset: str, stored: Any) -> list[Finding]:
-    return [
-        Finding(
-            "warning",
-            dag_id,
-            asset,
-            f"time zone {zone!r} is a fixed offset with no daylight saving time, not the region's local "
-            "time.",
-            "name the region's IANA zone (America/New_York for EST), or 'UTC' for a fixed clock",
-        )
-        for zone in sorted(set(_zones(stored)))
-        if FIXED_ZONE.fullmatch(zone)
-    ]
-
-
-def _naive_key_findings(producer: Producer) -> list[Finding]:
-    """Warn of a cron producer writing naive local hours in a zone with DST (one hour is spelled twice)."""
-    data = _stored(producer.timetable)
-    key_format, zone = data.get("key_format"), data.get("timezone")
-    if not isinstance(key_format, str) or not isinstance(zone, str) or "%z" in key_format:
-        return []
-    if not any(code in key_format for code in ("%H", "%I")) or not _has_dst(zone):
-        return []
-    return [
-        Finding(
-            "warning",
-            producer.dag_id,
-            producer.asset,
-            f"keys {key_format!r} are naive local times in {zone!r}: the repeated hour of the fall-back "
-            "night "
-            "gets one key for two hours, and the skipped spring hour none.",
-            "add %z to key_format, or key in timezone='UTC'",
-        )
-    ]
-
-
-def _naive_local_findings(c: Consumer, sample: _Keys) -> list[Finding]:
+def naive_local_findings(c: Consumer, sample: SampleKeys) -> list[Finding]:
     """Say what our temporal rollup does with naive local times a producer writes in a zone with DST."""
     mapper = getattr(c.mapper, "upstream_mapper", None)
     if not isinstance(c.mapper, TemporalRollupMapper) or not isinstance(mapper, TemporalMapper):
@@ -204,14 +147,6 @@ def _is_naive_time(key: str, input_format: str | None) -> bool:
     return when.tzinfo is None and not dated
 
 
-def _stored(obj: Any) -> dict[str, Any]:
-    try:
-        data = obj.serialize()
-    except Exception:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _awaited(rollup: RollupView, period: str) -> frozenset[str] | None:
     """Return the keys the rollup's run for *period* waits for, or ``None`` if its window fails."""
     try:
@@ -220,66 +155,103 @@ def _awaited(rollup: RollupView, period: str) -> frozenset[str] | None:
         return None
 
 
-def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
+def key_findings(c: Consumer, sample: SampleKeys) -> list[Finding]:
     """Keys refused or never counted, fan-outs over the cap, round trips that miss (part a, c)."""
-    mapper, out, where = c.mapper, [], f"from {sample.producer}"
-    rollup = RollupView.of(mapper)
+    rollup = RollupView.of(c.mapper)
     keys = list(dict.fromkeys(k for run in sample.runs for k in run))
-    unread: list[tuple[str, str]] = []
-    uncounted: list[tuple[str, str]] = []
-    held: list[tuple[str, str]] = []
-    counting: set[str] = set()  # downstream keys some sample key counts towards
-    widest = (0, "")
+    mapped = _map_keys(c.mapper, rollup, keys)
+    where = f"{len(keys)} sample keys from {sample.producer}"
+    return (
+        _refused_findings(c, mapped, where)
+        + _held_findings(c, mapped, where)
+        + _fan_out_findings(c, mapped, f"from {sample.producer}")
+        + (_round_trip_findings(c, rollup, keys) if rollup is not None else [])
+    )
+
+
+@dataclass
+class _Mapped:
+    """What a consumer's mapper does with a producer's sample keys (:func:`_map_keys`)."""
+
+    #: ``(key, why)`` of the keys the mapper cannot read.
+    unread: list[tuple[str, str]] = field(default_factory=list)
+    #: ``(key, why)`` of the keys it reads but our rollup refuses on arrival.
+    uncounted: list[tuple[str, str]] = field(default_factory=list)
+    #: ``(key, downstream key)`` of the keys Airflow's rollup holds without counting them.
+    held: list[tuple[str, str]] = field(default_factory=list)
+    #: The downstream keys some sample key counts towards.
+    counting: set[str] = field(default_factory=set)
+    #: The most downstream keys one key has, and that key.
+    widest: tuple[int, str] = (0, "")
+
+
+def _map_keys(mapper: Any, rollup: RollupView | None, keys: list[str]) -> _Mapped:
+    """Map each of *keys* through *mapper* (*rollup*: its :class:`RollupView`, if a rollup)."""
+    mapped = _Mapped()
     for key in keys:
         try:
             down = downstream_keys(mapper, key)
         except ValueError as err:
             readable = rollup is not None and rollup.ours and _routes(mapper, key)
-            (uncounted if readable else unread).append((key, str(err)))
+            (mapped.uncounted if readable else mapped.unread).append((key, str(err)))
             continue
-        if len(down) > widest[0]:
-            widest = (len(down), key)
+        if len(down) > mapped.widest[0]:
+            mapped.widest = (len(down), key)
         if rollup is not None and not rollup.ours:
             for d in down:
                 if key in (_awaited(rollup, d) or {key}):
-                    counting.add(d)
+                    mapped.counting.add(d)
                 else:
-                    held.append((key, d))
-    if unread:
-        key, why = unread[0]
+                    mapped.held.append((key, d))
+    return mapped
+
+
+def _refused_findings(c: Consumer, mapped: _Mapped, where: str) -> list[Finding]:
+    """Report the sample keys the mapper cannot read, and those our rollup refuses on arrival."""
+    out = []
+    if mapped.unread:
+        key, why = mapped.unread[0]
         out.append(
             Finding(
                 "error",
                 c.dag_id,
                 c.asset,
-                f"{len(unread)} of {len(keys)} sample keys {where} cannot be read, e.g. {shown(key)}: {why}",
+                f"{len(mapped.unread)} of {where} cannot be read, e.g. {shown(key)}: {why}",
                 "make the producer write keys the consumer's mapper reads, or give the mapper their format",
             )
         )
-    if uncounted:
-        key, why = uncounted[0]
+    if mapped.uncounted:
+        key, why = mapped.uncounted[0]
         out.append(
             Finding(
                 "warning",
                 c.dag_id,
                 c.asset,
-                f"{len(uncounted)} of {len(keys)} sample keys {where} are refused on arrival "
-                "(one audit-log row "
-                f"each), e.g. {why}",
+                f"{len(mapped.uncounted)} of {where} are refused on arrival (one audit-log row each), "
+                f"e.g. {why}",
                 "none if the rollup should ignore them; else stop writing them or widen the window",
             )
         )
-    # Held by Airflow's rollup, never counted: an error where nothing the producer writes counts
-    # towards that period (a spelling the window does not await), else a key beside the members
-    # (a weekend day of a business-day month: the info of the documented pairing says so).
-    blocking = [(key, d) for key, d in held if d not in counting]
-    extra = [(key, d) for key, d in held if d in counting]
+    return out
+
+
+def _held_findings(c: Consumer, mapped: _Mapped, where: str) -> list[Finding]:
+    """
+    Report the sample keys Airflow's rollup holds but never counts.
+
+    An error where nothing the producer writes counts towards that period (a spelling the window
+    does not await), else a warning: a key beside the members (a weekend day of a business-day
+    month, which the info of the documented pairing explains instead).
+    """
+    blocking = [(key, d) for key, d in mapped.held if d not in mapped.counting]
+    extra = [(key, d) for key, d in mapped.held if d in mapped.counting]
+    out = []
     for found, severity, effect in (
         (blocking, "error", "its period counts none of the producer's keys and would wait forever"),
         (extra, "warning", "it never counts, and its period can complete only on the keys it awaits"),
     ):
         if not found or (
-            severity == "warning" and isinstance(getattr(mapper, "window", None), BusinessDayWindow)
+            severity == "warning" and isinstance(getattr(c.mapper, "window", None), BusinessDayWindow)
         ):
             continue
         held_key, held_down = found[0]
@@ -289,25 +261,30 @@ def _key_findings(c: Consumer, sample: _Keys) -> list[Finding]:
                 severity,
                 c.dag_id,
                 c.asset,
-                f"{held_keys} of {len(keys)} sample keys {where} are held but never counted "
+                f"{held_keys} of {where} are held but never counted "
                 f"(RollupMapper compares spellings), e.g. {shown(held_key)}, not among the keys "
                 f"{held_down!r} waits for: {effect}",
                 "write keys as the window spells them, or use TemporalRollupMapper, which counts periods",
             )
         )
-    cap, source = fan_out_cap(getattr(mapper, "max_downstream_keys", None))
-    if widest[0] > cap:
-        out.append(
-            Finding(
-                "error",
-                c.dag_id,
-                c.asset,
-                f"{shown(widest[1])} {where} fans out to {widest[0]} keys, more than {source}: "
-                "the scheduler skips it",
-                f"pass max_downstream_keys={widest[0]} or more, or a coarser window",
-            )
+    return out
+
+
+def _fan_out_findings(c: Consumer, mapped: _Mapped, where: str) -> list[Finding]:
+    """Report a sample key that fans out to more downstream keys than the scheduler takes."""
+    cap, source = fan_out_cap(getattr(c.mapper, "max_downstream_keys", None))
+    widest, key = mapped.widest
+    if widest <= cap:
+        return []
+    return [
+        Finding(
+            "error",
+            c.dag_id,
+            c.asset,
+            f"{shown(key)} {where} fans out to {widest} keys, more than {source}: the scheduler skips it",
+            f"pass max_downstream_keys={widest} or more, or a coarser window",
         )
-    return out + (_round_trip_findings(c, rollup, keys) if rollup is not None else [])
+    ]
 
 
 def _routes(mapper: CountingRollupMapper, key: str) -> bool:
@@ -350,7 +327,7 @@ def _round_trip_findings(c: Consumer, rollup: RollupView, keys: list[str]) -> li
     return []
 
 
-def _completion_findings(c: Consumer, rollup: RollupView, sample: _Keys) -> list[Finding]:
+def completion_findings(c: Consumer, rollup: RollupView, sample: SampleKeys) -> list[Finding]:
     """Report a period inside a keyed-ahead producer's span waiting for keys it never writes (part b)."""
     # The first and last periods may be only partly inside the span; of a sliding window's, the
     # first and last periods - 1 windows (their other members are the producer's, outside it).
@@ -381,7 +358,7 @@ def _completion_findings(c: Consumer, rollup: RollupView, sample: _Keys) -> list
     return []
 
 
-def _starvation_findings(c: Consumer, rollup: RollupView, sample: _Keys) -> list[Finding]:
+def starvation_findings(c: Consumer, rollup: RollupView, sample: SampleKeys) -> list[Finding]:
     """Report a runtime producer feeding a rollup that can stay incomplete (part d)."""
     policy = rollup.policy
     if sample.complete or isinstance(policy, CompletionDeadline):
@@ -405,243 +382,3 @@ def _starvation_findings(c: Consumer, rollup: RollupView, sample: _Keys) -> list
             "sure each run completes the periods it touches",
         )
     ]
-
-
-def _documented_pairing_findings(c: Consumer, rollup: RollupView | None) -> list[Finding]:
-    """Say what our rollup adds to Airflow's ``RollupMapper`` over ``BusinessDayWindow`` (docs' pairing)."""
-    if rollup is None or rollup.ours or not isinstance(getattr(c.mapper, "window", None), BusinessDayWindow):
-        return []
-    return [
-        Finding(
-            "info",
-            c.dag_id,
-            c.asset,
-            "Airflow's RollupMapper compares keys by spelling: under BusinessDayWindow a weekend or holiday "
-            "key ('2026-03-07') joins the month's pending run without counting, and a business day spelled "
-            "otherwise does not count for it",
-            "TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow(...)) "
-            "fires the same months, refuses such keys on arrival (audit log) and counts every spelling; "
-            "switching changes the stored form, so Airflow clears the Dag's pending rollups once",
-        )
-    ]
-
-
-def _sliding_start_findings(c: Consumer) -> list[Finding]:
-    """Warn of a sliding window without ``start``: a feed's first windows wait for periods before it."""
-    window = getattr(c.mapper, "window", None)
-    if not isinstance(window, SlidingWindow) or window.periods == 1 or window.start is not None:
-        return []
-    return [
-        Finding(
-            "warning",
-            c.dag_id,
-            c.asset,
-            f"a feed's first {window.periods - 1} windows (a SlidingWindow of {window.periods} periods) "
-            "await periods before its first key: unless those keys come (a backfill), each stays a "
-            f"pending run that never completes, among the {TICK_LIMIT} the scheduler evaluates per loop",
-            "give the window the first period of the data, SlidingWindow(..., start='2026-01-01'): no window "
-            "opens before it; or wait with CompletionDeadline(grace) to fire those windows incomplete",
-        )
-    ]
-
-
-def _rerun_findings(folder: DagFolder, c: Consumer, rollup: RollupView | None) -> list[Finding]:
-    """
-    Warn where a rollup that holds keys sent again (HOLD, no deadline) is fed by producers that resend.
-
-    REST clients and Dags of other folders deliver at least once; a producer task with retries, or
-    a producer run cleared to re-process, sends its keys again. Under Airflow's ``RerunPolicy.HOLD``
-    each such key for a period that ran opens a pending run beside the run that waits until its
-    wait policy is met again: the whole period under ``WaitForAll``, *n* keys under
-    ``MinimumCount(n)`` (a ``CompletionDeadline`` fires it instead).
-    """
-    if rollup is None or rollup.rerun_policy != "hold" or isinstance(rollup.policy, CompletionDeadline):
-        return []  # (a deadline fires the pending run a key sent again opens)
-    producers = [p for p in folder.producers if p.asset == c.asset]
-    retrying = sorted(p.dag_id for p in producers if p.retries)
-    if producers and not retrying:
-        return []
-    source = (
-        f"tasks of {', '.join(retrying)} that write it have retries (a retried or cleared task sends its "
-        "keys again)"
-        if retrying
-        else "no Dag of this folder produces it: REST clients and other folders deliver at least once"
-    )
-    return [
-        Finding(
-            "warning",
-            c.dag_id,
-            c.asset,
-            f"{source}; a key sent again after its period ran opens a pending run beside the run that "
-            f"waits until {rollup.policy!r} is met again (rerun policy HOLD), which keys sent again rarely "
-            f"do, and takes one of the {TICK_LIMIT} places the scheduler evaluates per loop",
-            "on Airflow 3.4 pass rerun_policy='refresh' (rerun with the keys sent again) or 'ignore' (drop "
-            "them); on 3.3 remove such runs with `airflow-partitions discard DAG_ID`, or let a "
-            "CompletionDeadline fire them",
-        )
-    ]
-
-
-def _unchecked_findings(folder: DagFolder) -> list[Finding]:
-    """Say which consumer Dags no key reached: no Dag of the folder produces any asset they read."""
-    produced = {p.asset for p in folder.producers}
-    unfed: dict[str, list[str]] = {}
-    for c in folder.consumers:
-        unfed.setdefault(c.dag_id, []).append(c.asset)
-    return [
-        Finding(
-            "info",
-            dag_id,
-            ", ".join(assets),
-            "no key reached it: no Dag of this folder produces the assets it reads (REST clients or another "
-            "folder do), so what its mappers do with keys was not checked",
-            "declare a few keys its producers send with airflow_partitions.example_keys(asset, [...]) in a "
-            "Dag file of this folder, or check one key with `airflow-partitions explain`",
-        )
-        for dag_id, assets in unfed.items()
-        if not produced.intersection(assets)
-    ]
-
-
-def _variable_findings(c: Consumer) -> list[Finding]:
-    """Report a Variable a consumer's window lists members from that is missing or malformed."""
-    window = getattr(c.mapper, "window", None)
-    listings = window.listings() if isinstance(window, DimensionWindow) else {}
-    findings = []
-    for name, listing in listings.items():
-        if not isinstance(listing, VariableMembers):
-            continue
-        try:
-            listing.current()
-        except ValueError as err:
-            findings.append(
-                Finding(
-                    "error",
-                    c.dag_id,
-                    c.asset,
-                    f"the members of {name!r}: {err}",
-                    f'set it, e.g. airflow variables set {listing.name} \'["store-001", {{"value": '
-                    '"store-009", "start": "2026-04-06"}]\'; until then every key for this rollup is refused '
-                    "and its pending runs are not evaluated (the scheduler logs the error on each loop)",
-                )
-            )
-    return findings
-
-
-def _unproduced_findings(folder: DagFolder) -> list[Finding]:
-    """Report an asset a consumer's runs need that no Dag of the folder produces (part 5a)."""
-    produced = {p.asset for p in folder.producers}
-    findings = []
-    for dag_id in dict.fromkeys(c.dag_id for c in folder.consumers):
-        mine = [c for c in folder.consumers if c.dag_id == dag_id]
-        needed = sorted(
-            {name for c in mine for name in c.needs_also} | {c.asset for c in mine if c.needs_also}
-        )
-        missing = [name for name in needed if name not in produced]
-        if not missing:
-            continue
-        elsewhere = not any(name in produced for name in needed)
-        findings.append(
-            Finding(
-                "info" if elsewhere else "warning",
-                dag_id,
-                missing[0],
-                f"its runs need {' & '.join(repr(n) for n in needed)}, and no Dag in this folder produces "
-                f"{', '.join(repr(n) for n in missing)}: every pending run holds until those keys arrive, "
-                f"and counts towards the {TICK_LIMIT} oldest pending runs the scheduler evaluates per loop"
-                + (
-                    " (none of its assets is produced here: their producers may live in another folder)"
-                    if elsewhere
-                    else ""
-                ),
-                "make sure a producer writes those keys (another Dag folder, a REST client), or schedule "
-                "the Dag on the assets that are produced",
-            )
-        )
-    return findings
-
-
-def check_dags(folder: DagFolder) -> list[Finding]:
-    """Return the findings for the consumers and producers of *folder* (see :func:`check`), errors first."""
-    findings = [
-        Finding(
-            "error",
-            path,
-            "",
-            " ".join(error.strip().splitlines()[-1:]) or error,
-            did_you_mean(error)
-            or (
-                "fix the configuration as the error says"
-                if error.strip().splitlines()[-1:] and error.strip().splitlines()[-1].startswith("ValueError")
-                else "fix the file; for a class no plugin registers, install its package in every Airflow "
-                "process"
-            ),
-        )
-        for path, error in sorted(folder.import_errors.items())
-    ]
-    samples = _sample_keys(folder)
-    findings += _unproduced_findings(folder)
-    for p in folder.producers:
-        findings += _naive_key_findings(p) + _zone_findings(p.dag_id, p.asset, _stored(p.timetable))
-        if p.at_runtime and not p.example_keys:
-            unpartitioned = (
-                ""
-                if p.partitioned
-                else "; its schedule is not partitioned, so an event it emits without add_partitions has "
-                "no key (Airflow audit-logs 'missing partition key' and queues no partitioned run)"
-            )
-            findings.append(
-                Finding(
-                    "info",
-                    p.dag_id,
-                    p.asset,
-                    "its keys are chosen at runtime and none are declared: nothing it writes can be checked"
-                    + unpartitioned,
-                    "declare a few with airflow_partitions.example_keys(asset, [...]) in its Dag file",
-                )
-            )
-    for c in folder.consumers:
-        from airflow.serialization.encoders import encode_partition_mapper
-
-        findings += _zone_findings(c.dag_id, c.asset, encode_partition_mapper(c.mapper))
-        feeds = samples.get(c.asset, [])
-        rollup = RollupView.of(c.mapper)
-        findings += _documented_pairing_findings(c, rollup) + _sliding_start_findings(c)
-        findings += _rerun_findings(folder, c, rollup)
-
-        findings += _variable_findings(c)
-        for sample in feeds:
-            findings += _key_findings(c, sample) + _naive_local_findings(c, sample)
-            if rollup is not None:
-                findings += _starvation_findings(c, rollup, sample)
-                if sample.complete and len(feeds) == 1:
-                    findings += _completion_findings(c, rollup, sample)
-    findings += _unchecked_findings(folder)
-    order = {"error": 0, "warning": 1, "info": 2}
-    return sorted(dict.fromkeys(findings), key=lambda f: (order[f.severity], f.dag_id, f.asset))
-
-
-def check(dag_folder: str | Path) -> list[Finding]:
-    """
-    Load *dag_folder* as the dag-processor does and return what would hold, refuse or starve.
-
-    For every partitioned consumer and each producer of its asset (sample keys from the
-    producer's timetable, or declared with :func:`~airflow_partitions.example_keys`; a consumer
-    writing assets passes its downstream keys on):
-
-    - ``error``: import errors (a class no plugin registers fails Airflow's serialization);
-      an Airflow Variable a window lists members from that is missing or malformed;
-      keys the consumer cannot read; keys a core ``RollupMapper`` holds but never counts; a
-      period waiting for keys no producer writes (weekends from a weekday producer, 24 naive
-      hours of a 23-hour day) or for a key that maps to another period; a fan-out above its cap.
-    - ``warning``: keys our rollups refuse on arrival (audit-logged); naive local hours keyed in
-      a zone with daylight saving time; fixed-offset zone names (``EST``); a runtime producer
-      feeding a ``WaitForAll``/``MinimumCount`` rollup (pending runs can pile up past the
-      scheduler's 500 per loop).
-      a rollup that holds keys sent again (``WaitForAll``, rerun policy HOLD) fed through the REST
-      API or another folder, or by producer tasks with retries.
-    - ``info``: a runtime producer declaring no example keys; a consumer no sample key reached.
-
-    :raises ValueError: if *dag_folder* does not exist.
-    """
-    return check_dags(consumer_mappers(dag_folder))

@@ -33,15 +33,9 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_partitions.tools.state import (
-    EVALUATED_PER_LOOP,
-    REFUSED_EVENT,
-    STATES,
-    Refusal,
-    consumer_dags,
-)
-from airflow_partitions.tools.state.pending import queue
-from airflow_partitions.tools.state.sql import as_utc
+from airflow_partitions.tools.state import STATES, Refusal, cache, consumer_dags
+from airflow_partitions.tools.state.audit_log import refusals_after
+from airflow_partitions.tools.state.pending import oldest_pending, starved_counts
 
 #: The media type of Prometheus' text exposition format, version 0.0.4.
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -83,10 +77,6 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {
 #: The values of the ``reason`` label of refused keys.
 REASONS = ("outside_calendar", "other_member", "mapping_error")
 
-#: Per metadata database (its URL): the last audit-log row counted, and the refusals counted so far
-#: by (Dag id, reason).
-_REFUSED: dict[str, tuple[int, Counter[tuple[str, str]]]] = {}
-
 
 def reason_of(refusal: Refusal) -> str:
     """Return the ``reason`` label of a refused key (:data:`REASONS`)."""
@@ -100,53 +90,18 @@ def refused_counts(session: Any) -> Counter[tuple[str, str]]:
     Return the keys refused on arrival so far, by (Dag id, reason): only rows not read before are read.
 
     The audit-log rows of refused keys are counted once per process, from the last row counted on
-    (by id), so each scrape reads only the rows written since the previous one.
+    (by id, :data:`~airflow_partitions.tools.state.cache.REFUSED`), so each scrape reads only the
+    rows written since the previous one.
     """
-    from airflow.models.log import Log
-    from sqlalchemy import select
-
     database = str(session.get_bind().url)
-    last, counts = _REFUSED.get(database, (0, Counter()))
+    last, counts = cache.REFUSED.get(database, (0, Counter()))
     counts = Counter(counts)
-    for row_id, when, extra in session.execute(
-        select(Log.id, Log.dttm, Log.extra).where(Log.event == REFUSED_EVENT, Log.id > last).order_by(Log.id)
-    ):
-        refusal = Refusal.read(when, extra)
+    for row_id, refusal in refusals_after(session, last):
         if refusal.dag_id is not None:
             counts[refusal.dag_id, reason_of(refusal)] += 1
         last = row_id
-    _REFUSED[database] = (last, counts)
+    cache.REFUSED[database] = (last, counts)
     return counts
-
-
-def _pending_times(session: Any, dag_ids: list[str]) -> tuple[dict[str, datetime], Counter[str]]:
-    """Return each Dag's oldest pending run's opening time (UTC) and its pending runs beyond the 500."""
-    from airflow.models.asset import AssetPartitionDagRun
-    from sqlalchemy import func, select
-
-    oldest = {
-        dag_id: as_utc(opened)
-        for dag_id, opened in session.execute(
-            select(AssetPartitionDagRun.target_dag_id, func.min(AssetPartitionDagRun.created_at))
-            .where(
-                AssetPartitionDagRun.target_dag_id.in_(dag_ids),
-                AssetPartitionDagRun.created_dag_run_id.is_(None),
-            )
-            .group_by(AssetPartitionDagRun.target_dag_id)
-        )
-        if opened is not None
-    }
-    pending = queue()
-    beyond = Counter(
-        dict(
-            session.execute(
-                select(pending.c.dag_id, func.count())
-                .where(pending.c.dag_id.in_(dag_ids), pending.c.place > EVALUATED_PER_LOOP)
-                .group_by(pending.c.dag_id)
-            ).all()
-        )
-    )
-    return {dag_id: when for dag_id, when in oldest.items() if when is not None}, beyond
 
 
 def _escaped(value: str) -> str:
@@ -187,7 +142,8 @@ def metrics_text(session: Any, *, only: Collection[str] | None = None, now: date
     now = now or datetime.now(UTC)
     dags = consumer_dags(session, summary=True, only=only)
     dag_ids = [dag.dag_id for dag in dags]
-    oldest, beyond = _pending_times(session, dag_ids) if dag_ids else ({}, Counter())
+    oldest = oldest_pending(session, dag_ids) if dag_ids else {}
+    beyond = starved_counts(session, dag_ids) if dag_ids else Counter()
     refused = refused_counts(session)
     samples: dict[str, list[tuple[tuple[str, ...], float]]] = {name: [] for name in METRICS}
     for dag in dags:

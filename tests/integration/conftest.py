@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.testing import AirflowInstance, PostgresServer
+from tests.support.launcher import AirflowInstance, PostgresServer
 
 DAGS = Path(__file__).parent / "dags"
 DAG_IDS = [

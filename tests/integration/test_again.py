@@ -17,10 +17,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from time import monotonic
 from zoneinfo import ZoneInfo
 
-from airflow_partitions.testing import wait_until
 from tests.integration.dags.integration_dags import AGAIN_FAILING_DAY
 from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import _api_cli, _cli
+from tests.support.launcher import wait_until
 
 DAG_ID = "it_again_day"
 ASSET = "it_again_hours"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.testing import AirflowInstance, PostgresServer, RedisServer
 from tests.integration.test_reliability import SCALE, _assert_exactly, _new_york_days, _utc_hours
+from tests.support.launcher import AirflowInstance, PostgresServer, RedisServer
 
 DAGS = Path(__file__).parent / "dags_celery"
 _batches = itertools.count()

@@ -14,12 +14,12 @@ import time
 import pytest
 
 from airflow_partitions.members import VARIABLE_TTL
-from airflow_partitions.testing import AirflowError, wait_until
 from tests.integration.test_scheduler import (
     _let_the_scheduler_evaluate_pending_rollups,
     _run_with_key,
     _upstream_keys,
 )
+from tests.support.launcher import AirflowError, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.testing import AirflowInstance, free_port, wait_until
 from tests.integration import test_ui
 from tests.integration.test_ui import _stop
+from tests.support.launcher import AirflowInstance, free_port, wait_until
 
 DAGS = Path(__file__).parent / "dags_monitoring"
 RULES = Path(__file__).resolve().parents[2] / "docs" / "monitoring" / "alerts.yml"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from airflow_partitions.testing import wait_until
 from tests.integration.dags.integration_dags import REPLAY_SERIES
+from tests.support.launcher import wait_until
 
 REFUSED = "failed to map partition_key"
 

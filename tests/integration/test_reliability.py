@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from airflow_partitions.testing import wait_until
+from tests.support.launcher import wait_until
 
 NEW_YORK = ZoneInfo("America/New_York")
 #: How many times the CI-sized event counts the two-scheduler and crash tests send.

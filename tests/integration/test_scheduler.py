@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from airflow_partitions.testing import AirflowError, wait_until
+from tests.support.launcher import AirflowError, wait_until
 
 pytestmark = pytest.mark.integration
 

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from datetime import date, timedelta
 
-from airflow_partitions.testing import wait_until
 from tests.integration.test_no_silent_holds import _send
 from tests.integration.test_status import _cli, _state
+from tests.support.launcher import wait_until
 
 #: Deletes the test's never-completing pending runs, so the session's later tests are not starved.
 CLEAN_UP = """

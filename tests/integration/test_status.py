@@ -10,8 +10,8 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 
-from airflow_partitions.testing import wait_until
 from tests.integration.test_no_silent_holds import _send, _settle
+from tests.support.launcher import wait_until
 
 
 def _cli(airflow, *args: str) -> subprocess.CompletedProcess:

@@ -23,13 +23,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from airflow_partitions.testing import free_port, wait_until
 from airflow_partitions.tools.state import STATES, attention, bucket_length
 from airflow_partitions.tools.ui import layout
 from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
 from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import _state
+from tests.support.launcher import free_port, wait_until
 
 #: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
 #: draws slightly different bytes, and a test run must leave the checkout as it found it.

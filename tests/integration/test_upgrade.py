@@ -14,11 +14,11 @@ import json
 import subprocess
 from datetime import UTC, datetime, timedelta
 
-from airflow_partitions.testing import wait_until
 from tests.integration.conftest import BROKEN_DAG_FILES, DAG_IDS
 from tests.integration.dags.integration_dags import REQUEUE_CAP_VARIABLE
 from tests.integration.test_no_silent_holds import _pending, _send
 from tests.integration.test_status import _cli
+from tests.support.launcher import wait_until
 
 
 def test_a_restart_keeps_a_half_filled_rollup_and_completes_it(airflow):

@@ -1,4 +1,4 @@
-"""The imports and names of 0.1 that moved keep working, with a DeprecationWarning (CHANGELOG.md)."""
+"""The imports and names of 0.1.0 that moved keep working, with a DeprecationWarning (CHANGELOG.md)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,15 @@ import sys
 import pytest
 
 OLD_IMPORTS = [
-    ("airflow_partitions.inspect", "consumer_state", "airflow_partitions.tools.state"),
-    ("airflow_partitions.inspect", "partition_period", "airflow_partitions.task"),
-    ("airflow_partitions.inspect", "example_keys", "airflow_partitions.examples"),
-    ("airflow_partitions.inspect.state", "consumer_state", "airflow_partitions.tools.state"),
-    ("airflow_partitions.inspect.requeue", "requeue", "airflow_partitions.tools.write.requeue"),
-    ("airflow_partitions.inspect.period", "period_of", "airflow_partitions.task"),
     ("airflow_partitions.fiscal", "FiscalQuarter", "airflow_partitions.grains.fiscal"),
     ("airflow_partitions.retail", "RetailWeek", "airflow_partitions.grains.retail"),
     ("airflow_partitions.deadlines", "missing_upstream_keys", "airflow_partitions.task"),
 ]
 
 #: The old modules that warn when imported (the others warn when the moved name is read).
-WARN_ON_IMPORT = ("airflow_partitions.inspect", "airflow_partitions.fiscal", "airflow_partitions.retail")
+WARN_ON_IMPORT = ("airflow_partitions.fiscal", "airflow_partitions.retail")
 
-#: Every old import in one interpreter (one Airflow import, not nine): before each, the modules
+#: Every old import in one interpreter (one Airflow import, not one per import): before each, the modules
 #: that warn on import are dropped from sys.modules (with their submodules), so each is imported
 #: afresh and warns again, as in a user's new process.
 IMPORT_IN_CHILD = """
@@ -66,12 +60,8 @@ def test_an_old_import_gives_the_same_object_and_warns(old_imports, module, name
     assert result["warnings"] >= 1
 
 
-def test_old_method_names_answer_as_the_new_ones_and_warn():
-    from airflow_partitions import Day, Hour, TemporalMapper, TemporalRollupMapper, TemporalWindow
+def test_an_old_method_name_answers_as_the_new_one_and_warns():
+    from airflow_partitions import Day
 
-    rollup = TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))
-    with pytest.warns(DeprecationWarning, match="counts_as"):
-        assert rollup.member_key("2026-03-10T00:00:00Z") == "2026-03-10T00"
-    assert rollup.counts_as("2026-03-10T00:00:00Z") == ("2026-03-10T00",)
     with pytest.warns(DeprecationWarning, match="floor_key"):
         assert Day().period_of("2026-03-10T09").key == Day().floor_key("2026-03-10T09").key == "2026-03-10"

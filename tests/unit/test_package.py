@@ -142,7 +142,7 @@ def test_every_memo_of_the_package_is_bounded():
 
     unbounded = []
     for found in pkgutil.walk_packages(airflow_partitions.__path__, "airflow_partitions."):
-        deprecated = found.name.split(".")[1] in ("inspect", "fiscal", "retail")  # aliases that warn
+        deprecated = found.name.split(".")[1] in ("fiscal", "retail")  # aliases that warn
         if deprecated or found.name.endswith("__main__"):
             continue
         module = import_module(found.name)

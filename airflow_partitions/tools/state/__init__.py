@@ -21,16 +21,17 @@ By role:
   :mod:`~airflow_partitions.tools.state.serialized` (serialized Dags), on the shared SQL of
   :mod:`~airflow_partitions.tools.state.sql`;
 - :mod:`~airflow_partitions.tools.state.cache`: fingerprints of a Dag's rows and what is kept
-  while they hold;
+  while they hold; the only module-level state of the tools (memos, the metrics' cursor);
 - :mod:`~airflow_partitions.tools.state.progress` (pure): what a pending run's keys give it;
-- :mod:`~airflow_partitions.tools.state.reader` (one Dag's page) and
+- :mod:`~airflow_partitions.tools.state.reader` (one Dag's read),
+  :mod:`~airflow_partitions.tools.state.page` (its page in full) and
   :mod:`~airflow_partitions.tools.state.tally` (counts and strips) combine them;
 - :mod:`~airflow_partitions.tools.state.lateness`: which partitions are late (``expected_within``);
 - :mod:`~airflow_partitions.tools.state.consumers`: what the faces ask for;
   :mod:`~airflow_partitions.tools.state.coverage`: an asset's keys.
 
-Every name is importable from this package, as it was from the one module it replaces, each
-loaded on first use.
+Every name is importable from this package, so the faces need not know which module holds it,
+each loaded on first use.
 """
 
 from __future__ import annotations

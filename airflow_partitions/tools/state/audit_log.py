@@ -41,3 +41,22 @@ def asset_refusals(session: Any, asset_name: str, start: str | None, end: str | 
         if refusal.partition_key is None or in_time_range(refusal.partition_key, start, end):
             refusals.append(refusal)
     return refusals
+
+
+def refusals_after(session: Any, last_id: int) -> list[tuple[int, Refusal]]:
+    """
+    Return the keys refused on arrival in the audit-log rows after row *last_id*, with their row ids.
+
+    Oldest first, of every Dag: what the metrics count on from the last row they read (0: every row).
+    """
+    from airflow.models.log import Log
+    from sqlalchemy import select
+
+    return [
+        (row_id, Refusal.read(when, extra))
+        for row_id, when, extra in session.execute(
+            select(Log.id, Log.dttm, Log.extra)
+            .where(Log.event == REFUSED_EVENT, Log.id > last_id)
+            .order_by(Log.id)
+        )
+    ]

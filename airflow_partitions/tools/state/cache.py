@@ -1,16 +1,18 @@
 """
-What the state reader keeps between reads: answers kept while a Dag's rows hold, and memos.
+What the tools keep between reads, the only process-wide mutable state of :mod:`airflow_partitions.tools`.
 
 A Dag's fingerprint (:func:`fingerprints`) changes whenever its runs or pending runs do; an answer
 read from all of a Dag's rows (its range, a page of its keys, its strip) is kept with the
-fingerprint it was read under. What a fired run ran with and what a pending run's keys give it
-are memoized per process (their keys never change).
+fingerprint it was read under. What a fired run ran with, what a pending run's keys give it and
+the keys logged for it, and a Dag's deserialized timetable are memoized per process (each is
+checked against what changes it, or never changes); the metrics' count of refused keys goes on
+from the last audit-log row it read. One module, so that what outlives a request is in one place.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -31,6 +33,24 @@ PENDING: OrderedDict[
     tuple[Any, ...], tuple[tuple[AssetProgress, ...], datetime | None, datetime | None, bool]
 ] = OrderedDict()
 PENDING_SIZE = 10_000
+
+#: The keys logged for a pending run, by its id, with the stamp of its key-log rows when read (their
+#: count and greatest id): Airflow only adds a pending run's key-log rows (``clean`` and
+#: ``discard`` remove them all), so an unchanged stamp means unchanged keys
+#: (:func:`~airflow_partitions.tools.state.pending.received_keys`). Bounded.
+RECEIVED: OrderedDict[int, tuple[tuple[int, int], dict[str, frozenset[str]]]] = OrderedDict()
+RECEIVED_SIZE = 50_000
+
+#: Deserialized timetables by Dag id, with the serialized version (row id, hash) they were read from
+#: and their assets (:func:`~airflow_partitions.tools.state.serialized.consumer_timetables`): one
+#: per Dag of the deployment.
+TIMETABLES: dict[str, tuple[tuple[Any, ...], Any, tuple[tuple[str, str], ...]]] = {}
+
+#: Per metadata database (its URL): the last audit-log row of a refused key the metrics counted,
+#: and the refusals counted so far by (Dag id, reason)
+#: (:func:`~airflow_partitions.tools.metrics.refused_counts`): a counter read on from where it
+#: stopped, so each scrape reads only the rows written since.
+REFUSED: dict[str, tuple[int, Counter[tuple[str, str]]]] = {}
 
 
 def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:

@@ -6,19 +6,15 @@ Airflow's ``asset_partition_dag_run`` and ``partitioned_asset_key_log`` tables.
 
 from __future__ import annotations
 
-from collections import OrderedDict, defaultdict
+from collections import Counter, defaultdict
+from datetime import datetime
 from typing import Any
 
 from airflow_partitions.tools.rollup_view import RollupView
+from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
 from airflow_partitions.tools.state.serialized import consumer_timetables
-from airflow_partitions.tools.state.sql import chunks
-
-#: The keys logged for a pending run, by its id, with the stamp of its key-log rows when read (their
-#: count and greatest id): Airflow only adds a pending run's key-log rows (``clean`` and
-#: ``discard`` remove them all), so an unchanged stamp means unchanged keys. Bounded.
-RECEIVED: OrderedDict[int, tuple[tuple[int, int], dict[str, frozenset[str]]]] = OrderedDict()
-RECEIVED_SIZE = 50_000
+from airflow_partitions.tools.state.sql import as_utc, chunks
 
 
 def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, frozenset[str]]]:
@@ -26,7 +22,8 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
     Return the keys Airflow logged for each pending run, by asset name.
 
     Per 500 runs, one grouped count of their key-log rows (on Airflow's index of the pending run
-    id); the keys themselves are read again only for the runs whose rows changed (:data:`RECEIVED`).
+    id); the keys themselves are read again only for the runs whose rows changed
+    (:data:`~airflow_partitions.tools.state.cache.RECEIVED`).
     """
     from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
     from sqlalchemy import func, select
@@ -44,7 +41,7 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
         )
     found: dict[int, dict[str, frozenset[str]]] = {}
     for apdr_id, stamp in stamps.items():
-        kept = RECEIVED.get(apdr_id)
+        kept = cache.RECEIVED.get(apdr_id)
         if kept is not None and kept[0] == stamp:
             found[apdr_id] = kept[1]
     stale = [apdr_id for apdr_id in stamps if apdr_id not in found]
@@ -58,10 +55,10 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
             read[apdr_id][name].add(key)
     for apdr_id, by_asset in read.items():
         found[apdr_id] = {name: frozenset(keys) for name, keys in by_asset.items()}
-        RECEIVED[apdr_id] = (stamps[apdr_id], found[apdr_id])
-        RECEIVED.move_to_end(apdr_id)
-    while len(RECEIVED) > RECEIVED_SIZE:
-        RECEIVED.popitem(last=False)
+        cache.RECEIVED[apdr_id] = (stamps[apdr_id], found[apdr_id])
+        cache.RECEIVED.move_to_end(apdr_id)
+    while len(cache.RECEIVED) > cache.RECEIVED_SIZE:
+        cache.RECEIVED.popitem(last=False)
     return found
 
 
@@ -110,6 +107,46 @@ def queue() -> Any:
         .join(DagModel, DagModel.dag_id == AssetPartitionDagRun.target_dag_id)
         .where(AssetPartitionDagRun.created_dag_run_id.is_(None), DagModel.is_stale.is_(False))
         .subquery()
+    )
+
+
+def oldest_pending(session: Any, dag_ids: list[str]) -> dict[str, datetime]:
+    """
+    Return when each Dag's oldest pending partitioned Dag run was opened (UTC): its ``created_at``.
+
+    One grouped query; a Dag without a pending run is not in the answer.
+    """
+    from airflow.models.asset import AssetPartitionDagRun
+    from sqlalchemy import func, select
+
+    found = {}
+    for dag_id, opened in session.execute(
+        select(AssetPartitionDagRun.target_dag_id, func.min(AssetPartitionDagRun.created_at))
+        .where(
+            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
+            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        )
+        .group_by(AssetPartitionDagRun.target_dag_id)
+    ):
+        when = as_utc(opened)
+        if when is not None:
+            found[dag_id] = when
+    return found
+
+
+def starved_counts(session: Any, dag_ids: list[str]) -> Counter[str]:
+    """Return each Dag's pending runs beyond the 500 oldest of the deployment (not evaluated this loop)."""
+    from sqlalchemy import func, select
+
+    pending = queue()
+    return Counter(
+        dict(
+            session.execute(
+                select(pending.c.dag_id, func.count())
+                .where(pending.c.dag_id.in_(dag_ids), pending.c.place > EVALUATED_PER_LOOP)
+                .group_by(pending.c.dag_id)
+            ).all()
+        )
     )
 
 

@@ -6,7 +6,6 @@ import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -22,17 +21,15 @@ from airflow_partitions.tools.state.model import (
     ConsumerState,
     Partition,
     RanWith,
-    Run,
     bucket_length,
     late_since,
 )
-from airflow_partitions.tools.state.pending import apdr_keys, queue_places, queue_summary, received_keys
+from airflow_partitions.tools.state.page import partitions
+from airflow_partitions.tools.state.pending import apdr_keys, queue_summary, received_keys
 from airflow_partitions.tools.state.progress import (
-    again_state,
     pending_state,
     pending_times,
     progress_of,
-    ran_state,
     ran_with,
 )
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
@@ -134,11 +131,7 @@ class Reader:
         limit: int | None,
         offset: int,
     ) -> ConsumerState:
-        from sqlalchemy import select
-
-        keys = self._keys_query(start, end)
-        if only is not None:
-            keys = select(keys).where(keys.c.key == only).subquery()
+        """Return the Dag's state: counts and strips of the range, a page in full (:func:`consumer_state`)."""
         prints = fingerprints([self.dag_id], self.session)
         self.fingerprint = prints.get(self.dag_id)
         ranges = ranges_of([self.dag_id], self.session, start, end, only, prints)
@@ -147,36 +140,7 @@ class Reader:
         states, overrides, overview, again = tally_of(
             {self.dag_id: self}, self.session, start, end, only, bucket, True, prints
         )[self.dag_id]
-        if only is not None:
-            page_keys = [only] if states else []
-            total = len(page_keys)
-        elif wanted is None:
-            total = sum(states.values())
-            ordered = select(keys.c.key).order_by(keys.c.part, keys.c.key).offset(offset)
-            page_keys = kept(
-                ("page", self.dag_id, start, end, limit, offset),
-                prints.get(self.dag_id),
-                lambda: list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered)),
-            )
-        else:  # a state filter: walk the keys in order until the page is full (only it is kept)
-            total = sum(n for state, n in states.items() if state in wanted)
-            # The page depends on the rows (the fingerprint) and on the states only the mappers
-            # tell (pending runs, runs that ran incomplete), which change with the clock.
-            page_keys = kept(
-                (
-                    "filtered",
-                    self.dag_id,
-                    start,
-                    end,
-                    digest(wanted),
-                    limit,
-                    offset,
-                    digest(overrides.items()),
-                ),
-                prints.get(self.dag_id),
-                lambda: self._filtered(start, end, wanted, overrides, limit, offset),
-            )
-        partitions = self._partitions(page_keys)
+        page_keys, total = self._page(only, start, end, wanted, states, overrides, limit, offset)
         late = [
             key
             for key, (_, state) in late_keys({self.dag_id: self}, self.session, prints, start, end, only)
@@ -189,7 +153,7 @@ class Reader:
         return ConsumerState(
             dag_id=self.dag_id,
             assets=tuple(self.assets),
-            partitions=tuple(partitions),
+            partitions=tuple(partitions(self, page_keys)),
             refusals=refusals,
             refusals_total=refusals_total,
             pending_total=pending_total,
@@ -208,6 +172,44 @@ class Reader:
             rerun_policies=tuple((name, r.rerun_policy) for name, r in self.rollups.items() if r is not None),
             late=len(late),
         )
+
+    def _page(
+        self,
+        only: str | None,
+        start: str | None,
+        end: str | None,
+        wanted: set[str] | None,
+        states: dict[str, int],
+        overrides: dict[str, str],
+        limit: int | None,
+        offset: int,
+    ) -> tuple[list[str], int]:
+        """
+        Return the keys of the page asked for, in key order, and how many partitions all its pages hold.
+
+        A page is kept while the Dag's fingerprint holds (:attr:`fingerprint`, taken by :meth:`read`).
+        """
+        from sqlalchemy import select
+
+        if only is not None:
+            return ([only], 1) if states else ([], 0)
+        if wanted is None:
+            keys = self._keys_query(start, end)
+            ordered = select(keys.c.key).order_by(keys.c.part, keys.c.key).offset(offset)
+            page_keys = kept(
+                ("page", self.dag_id, start, end, limit, offset),
+                self.fingerprint,
+                lambda: list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered)),
+            )
+            return page_keys, sum(states.values())
+        # A state filter: walk the keys in order until the page is full (only it is kept). The
+        # page depends on the rows (the fingerprint) and on the states only the mappers tell
+        # (pending runs, runs that ran incomplete), which change with the clock.
+        memo = ("filtered", self.dag_id, start, end, digest(wanted), limit, offset, digest(overrides.items()))
+        page_keys = kept(
+            memo, self.fingerprint, lambda: self._filtered(start, end, wanted, overrides, limit, offset)
+        )
+        return page_keys, sum(n for state, n in states.items() if state in wanted)
 
     def _filtered(
         self,
@@ -376,131 +378,7 @@ class Reader:
             self._shorter_read = True
         return shortest_period(grain) + grace, typical_period(grain) + grace, self._shorter
 
-    def _complete(self, key: str) -> RanWith | None:
-        """Return what a run of *key* that fired complete ran with: every awaited key (``None``: unknown)."""
-        awaited = 0
-        for name, _ in self.assets:
-            rollup = self.rollups.get(name)
-            try:
-                awaited += len(rollup.awaited(key)) if rollup is not None else 1
-            except ValueError:
-                return None
-        return RanWith(awaited, awaited)
-
-    # -- the page ------------------------------------------------------------------------------
-
-    def _partitions(self, keys: list[str]) -> list[Partition]:
-        """Return the page's partitions in full: runs and what they ran with, progress, queue places."""
-        from airflow.models.asset import AssetPartitionDagRun
-        from airflow.models.dagrun import DagRun
-        from sqlalchemy import func, select
-
-        if not keys:
-            return []
-        runs: dict[str, list[tuple[str, str, int | None, bool]]] = defaultdict(list)
-        pending: dict[str, Any] = {}
-        complete: set[int] = set()  # fired runs known complete without reading their keys
-        for chunk in chunks(keys):
-            found = self.session.execute(
-                select(
-                    DagRun.id,
-                    DagRun.run_id,
-                    DagRun.partition_key,
-                    DagRun.state,
-                    func.coalesce(DagRun.created_at, DagRun.run_after),
-                    DagRun.partition_date,
-                    DagRun.run_type,
-                )
-                .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.in_(chunk))
-                .order_by(DagRun.id)
-            ).all()
-            # The pending runs they came from, by Dag run id: one scan of the table (no index).
-            came_from = dict(
-                self.session.execute(
-                    select(AssetPartitionDagRun.created_dag_run_id, AssetPartitionDagRun.id).where(
-                        AssetPartitionDagRun.created_dag_run_id.in_([row[0] for row in found])
-                    )
-                ).all()
-            )
-            for dag_run_id, run_id, key, state, created, anchor, run_type in found:
-                apdr_id = came_from.get(dag_run_id)
-                # An asset-triggered run without its pending run: clean removed its bookkeeping.
-                kept = apdr_id is not None or state_name(run_type) != ASSET_TRIGGERED
-                runs[key].append((run_id, state_name(state), apdr_id, kept))
-                if apdr_id is not None and self.fired_complete(created, anchor):
-                    complete.add(apdr_id)
-            for apdr in self.session.scalars(
-                select(AssetPartitionDagRun).where(
-                    AssetPartitionDagRun.target_dag_id == self.dag_id,
-                    AssetPartitionDagRun.created_dag_run_id.is_(None),
-                    AssetPartitionDagRun.partition_key.in_(chunk),
-                )
-            ):
-                pending[apdr.partition_key] = apdr
-        # Each run's own keys (its history), and the partition's: all its runs' keys together.
-        fired = {key: tuple(i for *_, i, _ in key_runs if i is not None) for key, key_runs in runs.items()}
-        lost = {key for key, key_runs in runs.items() if not all(kept for *_, kept in key_runs)}
-        read = self.ran_with_of(
-            [
-                *((i,) for group in fired.values() for i in group if i not in complete),
-                *(
-                    group
-                    for key, group in fired.items()
-                    if group and not complete.intersection(group) and key not in lost
-                ),
-            ]
-        )
-        whole = {key: self._complete(key) for key, group in fired.items() if complete.intersection(group)}
-
-        def of_run(key: str, apdr_id: int | None) -> RanWith | None:
-            return None if apdr_id is None else whole.get(key) if apdr_id in complete else read[(apdr_id,)]
-
-        def of_partition(key: str) -> RanWith | None:
-            group = fired.get(key, ())
-            if complete.intersection(group):
-                return whole.get(key)
-            return None if not group or key in lost else read[group]
-
-        received = received_keys(self.session, [apdr.id for apdr in pending.values()])
-        places = queue_places(self.session, [apdr.id for apdr in pending.values()])
-        partitions = []
-        for key in keys:
-            history = tuple(
-                Run(run_id, state, of_run(key, apdr_id), kept) for run_id, state, apdr_id, kept in runs[key]
-            )
-            pairs = tuple((run.run_id, run.state) for run in history)
-            latest = of_partition(key)
-            kept = key not in lost or bool(complete.intersection(fired.get(key, ())))
-            closes_at = self._closes_at(key)
-            ran = Partition(
-                key, ran_state(history, latest), pairs, ran_with=latest, history=history, ran_with_kept=kept
-            )
-            if key in pending:
-                apdr = pending[key]
-                waiting, partition = self.pending(key, received.get(apdr.id, {}))
-                # A period that ran shows its run, the pending run a later key opened beside it.
-                partition = (
-                    replace(partition, state=ran.state, pending_again=again_state(waiting))
-                    if history
-                    else partition
-                )
-                partitions.append(
-                    replace(
-                        partition,
-                        runs=pairs,
-                        history=history,
-                        ran_with=latest,
-                        opened_at=apdr.created_at,
-                        queue_position=places.get(apdr.id),
-                        closes_at=closes_at,
-                        late_since=self.late_since(key, partition.state),
-                    )
-                )
-            else:
-                partitions.append(
-                    replace(ran, closes_at=closes_at, late_since=self.late_since(key, ran.state))
-                )
-        return partitions
+    # -- lateness ------------------------------------------------------------------------------
 
     def late_at(self, key: str) -> datetime | None:
         """
@@ -520,15 +398,3 @@ class Reader:
     def late_since(self, key: str, state: str) -> datetime | None:
         """Return since when partition *key* in *state* is late (:func:`.model.late_since`), else ``None``."""
         return late_since(state, self.late_at(key), self.now)
-
-    def _closes_at(self, key: str) -> datetime | None:
-        """Return the end of the partition's period (UTC), from a rollup's expected keys, else ``None``."""
-        for rollup in self.rollups.values():
-            if rollup is not None:
-                try:
-                    return getattr(rollup.awaited(key), "closes_at", None)
-                except ValueError:
-                    return None
-        return None
-
-    # -- the scheduler's queue and the audit log -----------------------------------------------

@@ -2,7 +2,7 @@
 Queries on Airflow's serialized Dags: a partitioned consumer's timetable, assets, grain and zones.
 
 The timetable is the one the scheduler runs (the latest serialized Dag), deserialized once per
-serialized version and kept (:data:`_TIMETABLES`).
+serialized version and kept (:data:`~airflow_partitions.tools.state.cache.TIMETABLES`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.tools.rollup_view import RollupView, period_grain
+from airflow_partitions.tools.state import cache
 
 
 def consumer_grain(dag_id: str, session: Any) -> Grain | None:
@@ -153,7 +154,7 @@ def consumer_timetables(
     found = {}
     for dag_id in dag_ids:
         version = versions.get(dag_id)
-        cached = _TIMETABLES.get(dag_id)
+        cached = cache.TIMETABLES.get(dag_id)
         if version is not None and cached is not None and cached[0] == version:
             found[dag_id] = (cached[1], list(cached[2]))
             continue
@@ -164,10 +165,6 @@ def consumer_timetables(
         condition = getattr(timetable, "asset_condition", None)
         assets = [(key.name, key.uri) for key, _ in condition.iter_assets()] if condition is not None else []
         if version is not None:
-            _TIMETABLES[dag_id] = (version, timetable, tuple(assets))
+            cache.TIMETABLES[dag_id] = (version, timetable, tuple(assets))
         found[dag_id] = (timetable, assets)
     return found
-
-
-#: Deserialized timetables by Dag id, with the serialized version (row id, hash) they were read from.
-_TIMETABLES: dict[str, tuple[tuple[Any, ...], Any, tuple[tuple[str, str], ...]]] = {}

@@ -304,7 +304,7 @@ def both_modes() -> dict[str, object]:
     from airflow.api_fastapi.auth.managers.simple.user import SimpleAuthManagerUser
     from airflow.configuration import conf
 
-    from airflow_partitions.testing import free_port, wait_until
+    from tests.support.launcher import free_port, wait_until
 
     conf.set("core", "simple_auth_manager_all_admins", "False")
     port = free_port()

@@ -1,5 +1,5 @@
 """
-Start a real, throwaway Apache Airflow for integration tests and demos.
+Start a real, throwaway Apache Airflow for this project's integration tests, benchmarks and demo.
 
 :class:`AirflowInstance` runs Airflow's processes (``api-server``, as two processes: the REST
 API and the tasks' execution API; ``scheduler``; ``dag-processor``) with the LocalExecutor on a
@@ -10,7 +10,8 @@ started on :meth:`~AirflowInstance.stop`, on leaving a ``with`` block, and on Ct
 
 Only the Python standard library is used here (no Airflow import), so this module can run
 in a process that never loads Airflow itself. Not for production: the simple auth manager
-makes every user an admin.
+makes every user an admin. It lives beside the tests, not in the package: the wheel holds only
+what users import (``scripts/dev.sh test`` checks that it is not there).
 
 Example::
 

@@ -1,0 +1,116 @@
+"""
+The tools read in one screen, and what outlives a request is in one place (issue 37).
+
+No module of ``airflow_partitions/tools/`` over 500 lines, no function over 80; no module-level
+state that a function changes (a memo, a cursor) outside ``tools/state/cache.py``. Read from the
+source (``ast``), as ``test_imports`` reads the imports.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import airflow_partitions
+
+TOOLS = Path(airflow_partitions.__file__).parent / "tools"
+MODULES = sorted(TOOLS.rglob("*.py"))
+
+MODULE_LINES = 500
+FUNCTION_LINES = 80
+
+#: Modules the limits do not hold for yet, with why.
+TOO_LONG = {
+    "cli.py": "split into tools/commands/ by the other half of issue 37",
+}
+
+#: The one module whose module-level values functions may change.
+CACHE = TOOLS / "state" / "cache.py"
+
+#: Methods that change a dict, list, set or deque in place.
+MUTATING = {
+    "add",
+    "append",
+    "appendleft",
+    "clear",
+    "discard",
+    "extend",
+    "insert",
+    "move_to_end",
+    "pop",
+    "popitem",
+    "popleft",
+    "remove",
+    "setdefault",
+    "update",
+}
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(TOOLS))
+
+
+def long_functions(source: str) -> list[tuple[str, int]]:
+    """Return each function of *source* over :data:`FUNCTION_LINES` lines, with its length."""
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > FUNCTION_LINES
+    ]
+
+
+def module_state(source: str) -> list[str]:
+    """
+    Return the module-level names of *source* that its code changes: module state.
+
+    A name is changed by a ``global`` statement, an item assigned or deleted (``NAME[k] = v``), an
+    augmented assignment (``NAME += …``), or a method that changes a container in place
+    (``NAME.popitem()``), anywhere in the module.
+    """
+    tree = ast.parse(source)
+    names = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        names |= {target.id for target in targets if isinstance(target, ast.Name)}
+    changed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            changed |= set(node.names)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            changed.add(getattr(node.value, "id", None))
+        elif isinstance(node, ast.AugAssign):
+            changed.add(getattr(node.target, "id", None))
+        elif (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING
+        ):
+            changed.add(getattr(node.func.value, "id", None))
+    return sorted(names & changed)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_name)
+def test_a_tools_module_reads_in_one_screen_per_function(path):
+    source = path.read_text(encoding="utf-8")
+    if _name(path) in TOO_LONG:
+        pytest.skip(TOO_LONG[_name(path)])
+    assert len(source.splitlines()) <= MODULE_LINES
+    assert long_functions(source) == []
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if p != CACHE], ids=_name)
+def test_no_tools_module_but_the_cache_keeps_state(path):
+    assert module_state(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_checks_find_what_they_look_for():
+    long = "def f():\n" + "    x = 1\n" * FUNCTION_LINES
+    assert long_functions(long) == [("f", FUNCTION_LINES + 1)]
+    assert long_functions("def f():\n" + "    x = 1\n" * (FUNCTION_LINES - 1)) == []
+    kept = "SEEN: dict[str, int] = {}\nLAST = 0\ndef f(k):\n    SEEN[k] = 1\n    global LAST\n    LAST = 1\n"
+    assert module_state(kept) == ["LAST", "SEEN"]
+    assert module_state("MEMO = {}\ndef f(k):\n    MEMO.popitem()\n") == ["MEMO"]
+    assert module_state("TABLE = {'a': 1}\ndef f(k):\n    return TABLE[k]\n") == []
+    assert module_state(CACHE.read_text(encoding="utf-8")) != []  # the cache does keep state
