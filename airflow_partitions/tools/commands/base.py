@@ -72,7 +72,9 @@ class Request:
     Airflow's own API spells it) and its route in :attr:`ROUTE`: ``StatusRequest("d", key="k")``
     is ``GET dags/d/status?key=k``. Its other fields are query parameters: ``None`` left out, a
     tuple repeated, a datetime in ISO 8601, a bool ``true`` or ``false``. A subclass checks its
-    values in ``__post_init__`` (a ``ValueError`` naming the input: exit code 2, or 400).
+    values in ``__post_init__`` (a ``ValueError`` naming the input: exit code 2, or 400), and
+    answers itself from the metadata database: ``read(session)``, and for a command that writes
+    ``write(session, user)`` (*session* ``None``: the tool opens its own, as its function does).
     """
 
     #: The route under ``dags/{dag_id}/``.
