@@ -20,7 +20,8 @@ counts and when it fires, for every tool.
   consumer's rollup definition changed, the stored asset events its cleared pending runs had
   received, and queueing them again.
 
-No command-line code here (that is :mod:`airflow_partitions.tools.cli`).
+No command-line code here (that is :mod:`airflow_partitions.tools.commands`, one module per command,
+and :mod:`airflow_partitions.tools.cli`, their parsers).
 """
 
 from __future__ import annotations

@@ -1,22 +1,25 @@
 """
 Where the tools read and write a deployment's partitions: its metadata database, or its REST API.
 
-``status``, ``explain``, ``backfill --missing``, ``requeue`` and ``discard`` are each written
-once, against :class:`Source`. Two sources answer it:
+``status``, ``explain``, ``backfill --missing``, ``requeue``, ``discard`` and ``clean`` are each
+written once (:mod:`airflow_partitions.tools.commands`), against :class:`Source`, whose methods
+take the command's frozen request. Two sources answer it:
 
 - :class:`Database` reads and writes the metadata database directly, through Airflow's models
   (:mod:`airflow_partitions.tools.state` and :mod:`airflow_partitions.tools.write`): what a
   machine with the database's URL (``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``) uses.
-- :class:`Api` asks an api-server's Partitions view (``{url}/partitions/api/...``), whose
-  routes call a :class:`Database` inside the api-server; it only moves the answers, as JSON, and
+- :class:`Api` asks an api-server's Partitions view (``{url}/partitions/api/...``), sending the
+  request as query parameters (one per field, :meth:`~airflow_partitions.tools.commands.base.Request.params`);
+  the routes build the same request back and call a :class:`Database` inside the api-server. It
+  only moves the requests and the answers, as JSON, and
   rebuilds the same value types (:func:`rebuilt`), so that every command prints the same text
   and JSON in both modes. Managed Airflow (Amazon MWAA, Google Cloud Composer, Astronomer) gives
   no access to its database: there, this is the only way. It opens no database and imports no
   Airflow for ``status``.
 
 The API's routes are guarded as Airflow's own: reading needs read access to the Dag (and its
-runs), ``backfill``, ``requeue`` and ``discard`` with ``--yes`` need edit access; each write is
-recorded under the caller's name.
+runs), ``backfill --yes`` Airflow's access to trigger a run, ``requeue``, ``discard`` and ``clean``
+with ``--yes`` edit access; each write is recorded under the caller's name.
 """
 
 from __future__ import annotations
@@ -29,9 +32,17 @@ import typing
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
+
+from airflow_partitions.tools.commands.backfill import BackfillRequest
+from airflow_partitions.tools.commands.base import Request
+from airflow_partitions.tools.commands.clean import CleanRequest
+from airflow_partitions.tools.commands.discard import DiscardRequest
+from airflow_partitions.tools.commands.explain import ExplainRequest
+from airflow_partitions.tools.commands.requeue import RequeueRequest
+from airflow_partitions.tools.commands.status import StatusRequest
 
 #: The environment variable ``--api-url`` takes its token from when ``--token`` is not given.
 TOKEN_VARIABLE = "AIRFLOW_PARTITIONS_API_TOKEN"
@@ -40,43 +51,50 @@ TIMEOUT = 120.0
 
 
 class Source(Protocol):
-    """What every command reads and writes, from either the database or the REST API."""
+    """
+    What the commands read and write, from either the database or the REST API.
 
-    def status(
-        self,
-        dag_id: str,
-        *,
-        partition_key: str | None = None,
-        start: str | None = None,
-        end: str | None = None,
-        states: Sequence[str] | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> Any:
+    Each method takes its command's frozen request (:mod:`airflow_partitions.tools.commands`);
+    reads and writes are separate methods (``stray`` lists, ``discard`` removes).
+    """
+
+    def status(self, request: StatusRequest) -> Any:
         """Return the Dag's :class:`~airflow_partitions.tools.state.ConsumerState`."""
 
-    def explain(self, dag_id: str, key: str, *, asset: str | None, downstream: bool) -> Any:
-        """Return the :class:`~airflow_partitions.tools.explanation.Explanation` of *key*, Dag's mapper."""
+    def explain(self, request: ExplainRequest) -> Any:
+        """Return the :class:`~airflow_partitions.tools.explanation.Explanation` of the key, Dag's mapper."""
 
-    def missing(self, dag_id: str, start: datetime, end: datetime, *, now: datetime) -> list[Any]:
+    def missing(self, request: BackfillRequest) -> list[Any]:
         """Return the Dag's partitions in ``[start, end]`` without a successful run, due or not."""
 
     def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
         """Create one Dag run per :class:`~airflow_partitions.tools.write.backfill.MissingPartition`."""
 
-    def orphans(self, dag_id: str, start: datetime, end: datetime, *, write: bool) -> Any:
-        """Return (``write``: and queue again) the stored events that feed none of the Dag's runs."""
+    def orphans(self, request: RequeueRequest) -> Any:
+        """Return the stored events that feed none of the Dag's runs (read-only)."""
 
-    def stray(
-        self, dag_id: str, *, keys: list[str] | None, start: str | None, end: str | None, write: bool
-    ) -> Any:
-        """Return (``write``: and remove) the Dag's stray pending partitioned runs."""
+    def requeue(self, request: RequeueRequest) -> Any:
+        """Queue :meth:`orphans` again; return what was queued."""
+
+    def stray(self, request: DiscardRequest) -> Any:
+        """Return the Dag's stray pending partitioned runs (read-only)."""
+
+    def discard(self, request: DiscardRequest) -> Any:
+        """Remove :meth:`stray`'s runs; return what was removed."""
+
+    def fired_rows(self, request: CleanRequest) -> Any:
+        """Return the bookkeeping rows of runs that fired before a date (read-only)."""
+
+    def clean(self, request: CleanRequest) -> Any:
+        """Remove :meth:`fired_rows`' rows; return what was removed."""
 
 
 class Database:
     """
     The metadata database, read and written through Airflow's models; one session per call.
 
+    Each request reads (``request.read(session)``) or writes (``request.write(session, user)``)
+    itself through :mod:`airflow_partitions.tools.state` and :mod:`airflow_partitions.tools.write`.
     *user* names who writes in the audit log and on created Dag runs (default: the operating
     system's user); the api-server passes its caller's name.
     """
@@ -85,43 +103,17 @@ class Database:
         self.session = session
         self.user = user
 
-    def status(
-        self,
-        dag_id: str,
-        *,
-        partition_key: str | None = None,
-        start: str | None = None,
-        end: str | None = None,
-        states: Sequence[str] | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> Any:
-        """Return :func:`~airflow_partitions.tools.state.consumer_state` of *dag_id*."""
-        from airflow_partitions.tools.state import consumer_state
+    def status(self, request: StatusRequest) -> Any:
+        """Return :func:`~airflow_partitions.tools.state.consumer_state` of the request."""
+        return request.read(self.session)
 
-        return consumer_state(
-            dag_id,
-            partition_key=partition_key,
-            start=start,
-            end=end,
-            states=states,
-            limit=limit,
-            offset=offset,
-            session=self.session,
-        )
+    def explain(self, request: ExplainRequest) -> Any:
+        """Explain the key under the mapper the Dag's serialized Dag holds for the asset."""
+        return request.read(self.session)
 
-    def explain(self, dag_id: str, key: str, *, asset: str | None, downstream: bool) -> Any:
-        """Explain *key* under the mapper *dag_id*'s serialized Dag holds for *asset*."""
-        from airflow_partitions.tools import explain, stored_dag
-
-        mapper = stored_dag(dag_id, session=self.session).consumer(dag_id, asset).mapper
-        return explain(mapper, key, downstream=downstream)
-
-    def missing(self, dag_id: str, start: datetime, end: datetime, *, now: datetime) -> list[Any]:
+    def missing(self, request: BackfillRequest) -> list[Any]:
         """Return :func:`~airflow_partitions.tools.write.backfill.missing_partitions`, due or not."""
-        from airflow_partitions.tools.write.backfill import missing_partitions
-
-        return missing_partitions(dag_id, start, end, include_open=True, now=now, session=self.session)
+        return request.read(self.session)
 
     def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
         """Create the runs through :func:`~airflow_partitions.tools.write.backfill.create_runs`."""
@@ -129,23 +121,29 @@ class Database:
 
         return create_runs(dag_id, partitions, user=self.user, session=self.session)
 
-    def orphans(self, dag_id: str, start: datetime, end: datetime, *, write: bool) -> Any:
-        """Return :func:`~airflow_partitions.tools.write.requeue.orphaned_events` (``write``: ``requeue``)."""
-        from airflow_partitions.tools.write.requeue import orphaned_events, requeue
+    def orphans(self, request: RequeueRequest) -> Any:
+        """Return :func:`~airflow_partitions.tools.write.requeue.orphaned_events`."""
+        return request.read(self.session)
 
-        if write:
-            return requeue(dag_id, start, end, user=self.user, session=self.session)
-        return orphaned_events(dag_id, start, end, session=self.session)
+    def requeue(self, request: RequeueRequest) -> Any:
+        """Queue them again through :func:`~airflow_partitions.tools.write.requeue.requeue`."""
+        return request.write(self.session, self.user)
 
-    def stray(
-        self, dag_id: str, *, keys: list[str] | None, start: str | None, end: str | None, write: bool
-    ) -> Any:
-        """Return :func:`~airflow_partitions.tools.write.discard.stray_runs` (``write``: ``discard``)."""
-        from airflow_partitions.tools.write.discard import discard, stray_runs
+    def stray(self, request: DiscardRequest) -> Any:
+        """Return :func:`~airflow_partitions.tools.write.discard.stray_runs`."""
+        return request.read(self.session)
 
-        if write:
-            return discard(dag_id, keys=keys, start=start, end=end, user=self.user, session=self.session)
-        return stray_runs(dag_id, keys=keys, start=start, end=end, session=self.session)
+    def discard(self, request: DiscardRequest) -> Any:
+        """Remove them through :func:`~airflow_partitions.tools.write.discard.discard`."""
+        return request.write(self.session, self.user)
+
+    def fired_rows(self, request: CleanRequest) -> Any:
+        """Return :func:`~airflow_partitions.tools.write.clean.fired_rows`."""
+        return request.read(self.session)
+
+    def clean(self, request: CleanRequest) -> Any:
+        """Remove them through :func:`~airflow_partitions.tools.write.clean.clean` (batches of their own)."""
+        return request.write(self.session, self.user)
 
 
 class ApiError(LookupError):
@@ -229,80 +227,74 @@ class Api:
                 "is the same version installed in the api-server?"
             ) from None
 
-    def status(
-        self,
-        dag_id: str,
-        *,
-        partition_key: str | None = None,
-        start: str | None = None,
-        end: str | None = None,
-        states: Sequence[str] | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-    ) -> Any:
+    def _ask(self, method: str, request: Request, answer: type) -> Any:
+        """Send *request* (:meth:`~Request.params`) to its route; rebuild *answer* from the JSON."""
+        return self._call(method, request.path(), request.params(), read=lambda a: rebuilt(answer, a))
+
+    def status(self, request: StatusRequest) -> Any:
         """Return the Dag's state as ``GET /partitions/api/dags/{dag_id}/status`` reads it."""
         from airflow_partitions.tools.state.model import ConsumerState
 
-        params = {
-            "key": partition_key,
-            "start": start,
-            "end": end,
-            "state": list(states) if states is not None else None,
-            "limit": limit or 0,
-            "offset": offset,
-        }
-        return self._call(
-            "GET", f"dags/{_quoted(dag_id)}/status", params, read=lambda a: rebuilt(ConsumerState, a)
-        )
+        return self._ask("GET", request, ConsumerState)
 
-    def explain(self, dag_id: str, key: str, *, asset: str | None, downstream: bool) -> Any:
+    def explain(self, request: ExplainRequest) -> Any:
         """Return the explanation ``GET /partitions/api/dags/{dag_id}/explain`` works out."""
         from airflow_partitions.tools.explanation import Explanation
 
-        params = {"key": key, "asset": asset, "downstream": str(downstream).lower()}
-        return self._call(
-            "GET", f"dags/{_quoted(dag_id)}/explain", params, read=lambda a: rebuilt(Explanation, a)
-        )
+        return self._ask("GET", request, Explanation)
 
-    def missing(self, dag_id: str, start: datetime, end: datetime, *, now: datetime) -> list[Any]:
+    def missing(self, request: BackfillRequest) -> list[Any]:
         """Return what ``GET /partitions/api/dags/{dag_id}/backfill`` lists, due or not."""
         from airflow_partitions.tools.write.backfill import MissingPartition
 
-        params = {"start": start.isoformat(), "end": end.isoformat(), "now": now.isoformat()}
         return self._call(
             "GET",
-            f"dags/{_quoted(dag_id)}/backfill",
-            params,
+            request.path(),
+            request.params(),
             read=lambda a: [rebuilt(MissingPartition, m) for m in a["missing"]],
         )
 
     def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
-        """Create the runs with ``POST /partitions/api/dags/{dag_id}/backfill`` (edit access)."""
+        """Create the runs with ``POST /partitions/api/dags/{dag_id}/backfill`` (triggering access)."""
         body = {"partitions": [p.to_dict() for p in partitions]}
         path = f"dags/{_quoted(dag_id)}/backfill"
         return self._call("POST", path, {}, body, read=lambda a: list(a["created_runs"]))
 
-    def orphans(self, dag_id: str, start: datetime, end: datetime, *, write: bool) -> Any:
-        """Return ``GET`` (``write``: ``POST``, edit access) ``/partitions/api/dags/{dag_id}/requeue``."""
+    def orphans(self, request: RequeueRequest) -> Any:
+        """Return ``GET /partitions/api/dags/{dag_id}/requeue``'s dry run."""
         from airflow_partitions.tools.write.requeue import Orphans
 
-        params = {"start": start.isoformat(), "end": end.isoformat()}
-        method = "POST" if write else "GET"
-        return self._call(
-            method, f"dags/{_quoted(dag_id)}/requeue", params, read=lambda a: rebuilt(Orphans, a)
-        )
+        return self._ask("GET", request, Orphans)
 
-    def stray(
-        self, dag_id: str, *, keys: list[str] | None, start: str | None, end: str | None, write: bool
-    ) -> Any:
-        """Return ``GET`` (``write``: ``POST``, edit access) ``/partitions/api/dags/{dag_id}/discard``."""
+    def requeue(self, request: RequeueRequest) -> Any:
+        """Queue them again with ``POST /partitions/api/dags/{dag_id}/requeue`` (edit access)."""
+        from airflow_partitions.tools.write.requeue import Orphans
+
+        return self._ask("POST", request, Orphans)
+
+    def stray(self, request: DiscardRequest) -> Any:
+        """Return ``GET /partitions/api/dags/{dag_id}/discard``'s dry run."""
         from airflow_partitions.tools.write.discard import Discarded
 
-        params = {"key": keys, "start": start, "end": end}
-        method = "POST" if write else "GET"
-        return self._call(
-            method, f"dags/{_quoted(dag_id)}/discard", params, read=lambda a: rebuilt(Discarded, a)
-        )
+        return self._ask("GET", request, Discarded)
+
+    def discard(self, request: DiscardRequest) -> Any:
+        """Remove them with ``POST /partitions/api/dags/{dag_id}/discard`` (edit access)."""
+        from airflow_partitions.tools.write.discard import Discarded
+
+        return self._ask("POST", request, Discarded)
+
+    def fired_rows(self, request: CleanRequest) -> Any:
+        """Return ``GET /partitions/api/dags/{dag_id or ~}/clean``'s count (read access)."""
+        from airflow_partitions.tools.write.clean import Cleaned
+
+        return self._ask("GET", request, Cleaned)
+
+    def clean(self, request: CleanRequest) -> Any:
+        """Remove them with ``POST /partitions/api/dags/{dag_id or ~}/clean`` (edit access)."""
+        from airflow_partitions.tools.write.clean import Cleaned
+
+        return self._ask("POST", request, Cleaned)
 
 
 def source(api_url: str | None, token: str | None) -> Source:
@@ -388,7 +380,12 @@ def _as(kind: Any, value: Any) -> Any:
     if dataclasses.is_dataclass(kind):
         return rebuilt(kind, value)  # type: ignore[arg-type]
     if kind is datetime:
-        return datetime.fromisoformat(value)
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not an ISO 8601 time such as 2026-03-01T00:00:00+00:00."
+            ) from None
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_as(args[0], v) for v in value)

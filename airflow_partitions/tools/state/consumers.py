@@ -79,8 +79,8 @@ def consumer_state(
     of a Dag with 100,000 partitions takes what a page of one with 1,000 takes.
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
-    :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned
-        by assets.
+    :raises NotAConsumer: (a LookupError) if *dag_id* has no serialized Dag, or its timetable is
+        not partitioned by assets.
     """
     if session is None:
         from airflow.utils.session import create_session

@@ -94,6 +94,16 @@ def zones_of(mapper: Any) -> tuple[str, str] | None:
     return None
 
 
+class NotAConsumer(LookupError, ValueError):
+    """
+    The Dag named has no serialized Dag, or its schedule is not partitioned by assets.
+
+    A ``LookupError``, as every tool's unknown Dag (``status``: exit code 1; the REST routes: 404,
+    :func:`~airflow_partitions.tools.ui.requests.answered`); also a ``ValueError``, which the
+    readers that skip such a Dag among others catch.
+    """
+
+
 def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, str]]]:
     """
     Return the serialized timetable of the partitioned consumer Dag *dag_id* and the assets it reads.
@@ -104,11 +114,11 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
     Deserialized once per serialized version (its row id and hash), then kept: the overview reads
     every partitioned Dag's (:func:`consumer_timetables`, one query for them all).
 
-    :raises ValueError: if *dag_id* has no serialized Dag, or its timetable is not partitioned.
+    :raises NotAConsumer: if *dag_id* has no serialized Dag, or its timetable is not partitioned.
     """
     found = consumer_timetables([dag_id], session).get(dag_id)
     if found is None:
-        raise ValueError(
+        raise NotAConsumer(
             f"{dag_id!r} is not a partitioned consumer Dag in this deployment's metadata database "
             "(no serialized Dag, or its schedule is not partitioned by assets)."
         )

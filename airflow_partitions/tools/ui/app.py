@@ -24,7 +24,7 @@ as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,7 +40,9 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from airflow_partitions.tools.commands.status import MAX_ROWS, StatusRequest
 from airflow_partitions.tools.metrics import CONTENT_TYPE, metrics_text
+from airflow_partitions.tools.source import Database
 from airflow_partitions.tools.state import (
     STATES,
     asset_coverage,
@@ -49,14 +51,14 @@ from airflow_partitions.tools.state import (
     consumer_grain,
     consumer_range,
     consumer_reader,
-    consumer_state,
     jsonable,
     partition_keys,
     zones_of,
 )
 from airflow_partitions.tools.ui import commands, layout
-from airflow_partitions.tools.ui.commands import LARGEST, reads_audit_log
+from airflow_partitions.tools.ui.commands import reads_audit_log, redacted
 from airflow_partitions.tools.ui.layout import VIEW_STATES
+from airflow_partitions.tools.ui.requests import answered, requested
 
 STATIC = Path(__file__).parent / "static"
 #: Partitions per page by default: the page's partitions are read in full (what each run ran
@@ -120,43 +122,42 @@ def list_dags(
     response_class=PlainJSON,
 )
 def dag_partitions(
-    dag_id: str,
+    request: Annotated[StatusRequest, Depends(requested(StatusRequest))],
     user: GetUserDep,
     session: SessionDep,
-    start: str | None = None,
-    end: str | None = None,
-    state: Annotated[list[str] | None, Query()] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
-    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
 ) -> PlainJSON:
     """
     Return one page of ``consumer_state(dag_id)``: its partitions, counts, overview and grid.
 
-    *start* and *end* select partitions by the time part of their key (``end="2026-04"`` keeps
-    all of April), *state* (repeatable) by state; paging, the range and the counts are worked out
-    in the database. ``total_entries`` counts the selected partitions, ``states`` counts them by
-    state (``"success"`` and ``"ran incomplete"`` apart), every partition with a run carries
-    ``ran_with`` (``{"counted", "awaited", "missing", "missing_total"}``) for its latest run,
-    ``overview`` lays every selected partition out in buckets, ``grid`` the page, and ``range``
-    is the Dag's whole range (``[first, last]`` time parts). The audit-log rows of refused keys
-    are left out for a user who may not read the Dag's audit log. The grid knows the Dag's grain
-    (:func:`~airflow_partitions.tools.state.consumer_grain`): a month of trading sessions has
-    no places on weekends and holidays.
+    The query is ``status``'s (:class:`~airflow_partitions.tools.commands.status.StatusRequest`,
+    the commands' route's): *start* and *end* select partitions by the time part of their key
+    (``end="2026-04"`` keeps all of April), *state* (repeatable) by state; *limit* (1 to
+    :data:`MAX_LIMIT`, default :data:`DEFAULT_LIMIT`; else 422) and *offset* page them, worked
+    out in the database with the range and the counts. ``total_entries`` counts the selected
+    partitions, ``states`` counts them by state (``"success"`` and ``"ran incomplete"`` apart),
+    every partition with a run carries ``ran_with`` (``{"counted", "awaited", "missing",
+    "missing_total"}``) for its latest run, ``overview`` lays every selected partition out in
+    buckets, ``grid`` the page, and ``range`` is the Dag's whole range (``[first, last]`` time
+    parts). The refused keys are left out for a user who may not read the Dag's audit log
+    (:func:`~airflow_partitions.tools.ui.commands.redacted`); errors as the commands' route
+    (:func:`~airflow_partitions.tools.ui.requests.answered`: an unknown Dag 404, bad input 400).
+    The grid knows the Dag's grain (:func:`~airflow_partitions.tools.state.consumer_grain`): a
+    month of trading sessions has no places on weekends and holidays.
     """
-    try:
-        answer = consumer_state(
-            dag_id, start=start, end=end, states=state, limit=limit, offset=offset, session=session
-        ).to_dict()
-        selected = start or end or state
-        whole = consumer_range(dag_id, session=session) if selected else (answer["first"], answer["last"])
-        grain = consumer_grain(dag_id, session)
-    except ValueError as err:
-        raise HTTPException(404, str(err)) from err
-    if not reads_audit_log(dag_id, user):
-        answer["refusals"], answer["refusals_total"] = [], 0
+    if request.limit is None:
+        request = replace(request, limit=DEFAULT_LIMIT)
+    elif not 1 <= request.limit <= MAX_LIMIT:
+        raise HTTPException(422, f"limit {request.limit} is not from 1 to {MAX_LIMIT}.")
+    dag_id = request.dag_id
+    answer = answered(lambda: Database(session).status(request)).to_dict()
+    selected = request.start or request.end or request.states
+    whole = answered(
+        lambda: consumer_range(dag_id, session=session) if selected else (answer["first"], answer["last"])
+    )
+    grain = answered(lambda: consumer_grain(dag_id, session))
     return PlainJSON(
         {
-            **answer,
+            **redacted(answer, dag_id, user),
             "total_entries": answer["total"],
             "range": list(whole),
             "overview": layout.overview(answer),
@@ -178,7 +179,7 @@ def partition_list(
     session: SessionDep,
     list_: Annotated[str, Query(alias="list")] = "missing",
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 1000,
-    offset: Annotated[int, Query(ge=0, le=LARGEST)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_ROWS)] = 0,
 ) -> dict[str, Any]:
     """
     Return one page of one list of a partition: ``awaited``, ``missing``, ``received`` or ``never counting``.

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.tools.cli import format_orphans, main
+from airflow_partitions.tools.cli import main
+from airflow_partitions.tools.commands.requeue import format_orphans
 from tests.unit.tools.write.test_requeue import orphans
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -235,7 +236,8 @@ def test_a_misspelled_class_gets_a_did_you_mean(capsys):
 
 
 def test_status_never_cuts_a_run_id():
-    from airflow_partitions.tools.cli import WIDTH, format_state
+    from airflow_partitions.tools.commands.status import format_state
+    from airflow_partitions.tools.commands.text import WIDTH
     from airflow_partitions.tools.state import ConsumerState, Partition
 
     run_id = "asset_triggered__2026-03-10T00:00:00+00:00__" + "x" * 90  # longer than a line
@@ -247,7 +249,7 @@ def test_status_never_cuts_a_run_id():
 
 
 def test_status_shows_a_run_that_ran_incomplete_with_what_it_ran_with_and_counts_it_apart():
-    from airflow_partitions.tools.cli import format_state
+    from airflow_partitions.tools.commands.status import format_state
     from airflow_partitions.tools.state import ConsumerState, Partition, RanWith
 
     missing = ("2026-03-10T14", "2026-03-10T15", "2026-03-10T16", "2026-03-10T17")
@@ -288,7 +290,7 @@ def test_status_refuses_a_state_that_is_not_one_naming_the_states(capsys):
 
 
 def test_a_partition_that_ran_with_keys_after_it_counts_them_as_members_beside_its_state():
-    from airflow_partitions.tools.cli import _state_label
+    from airflow_partitions.tools.commands.status import _state_label
     from airflow_partitions.tools.state import AssetProgress, Partition
 
     # Three spellings of one hour, received by the pending run beside a successful run.
@@ -300,7 +302,7 @@ def test_a_partition_that_ran_with_keys_after_it_counts_them_as_members_beside_i
 
 
 def test_status_says_when_it_shows_only_the_latest_refusals_and_how_to_see_them_all():
-    from airflow_partitions.tools.cli import format_state
+    from airflow_partitions.tools.commands.status import format_state
     from airflow_partitions.tools.state import ConsumerState, Refusal
 
     # 13 Saturdays and Sundays of March and April 2026 refused by a business-day month, oldest first.

@@ -161,7 +161,7 @@ BY_REGION = (
 
 
 def test_a_regions_day_shows_the_members_it_awaits_and_where_they_came_from():
-    from airflow_partitions.tools.cli import format_explanation
+    from airflow_partitions.tools.commands.explain import format_explanation
 
     stores = "['store-001', 'store-005', 'store-006', Member('store-009', start='2026-04-06', group='vic')]"
     mapper = load_mapper(BY_REGION.format(stores=stores))

@@ -18,7 +18,8 @@ from airflow_partitions import (
     TemporalWindow,
 )
 from airflow_partitions.tools import explain
-from airflow_partitions.tools.cli import format_explanation, format_state
+from airflow_partitions.tools.commands.explain import format_explanation
+from airflow_partitions.tools.commands.status import format_state
 from airflow_partitions.tools.state import ConsumerState, Partition, late_since
 
 

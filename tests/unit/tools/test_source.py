@@ -16,7 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from airflow_partitions.tools.cli import MAX_ROWS, build_parser, main
+from airflow_partitions.tools.cli import build_parser, main
+from airflow_partitions.tools.commands.status import MAX_ROWS
 
 #: What the fake server answers: ``(status, headers, body)`` for ``(method, path)``.
 Answer = Callable[[str, str], tuple[int, dict[str, str], bytes]]

@@ -146,6 +146,103 @@ def test_a_discard_through_the_api_is_audit_logged_under_the_callers_name(built)
     assert written["audit_owners"] == ["golden-admin"] * len(dry["runs"])
 
 
+def _with_times(value: Any) -> Any:
+    """Return *value* (normalised JSON) with each ``"<read_at>"`` an ISO 8601 time, to rebuild it."""
+    if isinstance(value, dict):
+        return {
+            k: "2013-03-20T00:00:00+00:00" if v == "<read_at>" else _with_times(v) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_with_times(v) for v in value]
+    return value
+
+
+def status_request_names() -> list[str]:
+    from tests.unit.tools.state_golden.build import STATUS_REQUESTS
+
+    return sorted(STATUS_REQUESTS)
+
+
+@pytest.mark.parametrize("name", status_request_names())
+def test_the_cli_the_commands_route_and_the_view_answer_one_status_request_alike(built, name):
+    # One request type, every face: the CLI builds the StatusRequest the builder sent to both routes
+    # (its path and query parameters), and the CLI's --json (database and --api-url), the commands'
+    # route and the view's page hold the same state; the CLI's text is that state formatted.
+    from airflow_partitions.tools.cli import build_parser
+    from airflow_partitions.tools.commands.status import StatusRequest, format_state, request_of
+    from airflow_partitions.tools.source import rebuilt
+    from airflow_partitions.tools.state.model import ConsumerState
+    from airflow_partitions.tools.ui.layout import overview
+    from tests.unit.tools.state_golden.build import STATUS_REQUESTS, status_argv
+
+    fields = STATUS_REQUESTS[name]
+    argv = status_argv(fields)
+    assert request_of(build_parser().parse_args(argv)) == StatusRequest(**fields)
+    faces = built["both_modes"]["status_faces"][name]
+    route = faces["route"]
+    assert route["status"] == 200
+    assert faces["json"]["exit"] == faces["json_api"]["exit"] in (0, 1)
+    assert faces["json"]["out"] == faces["json_api"]["out"] == route["json"]
+    assert faces["view"]["status"] == 200
+    view = faces["view"]["json"]
+    # The view's page is the state, its overview laid out in buckets, and the page's grid beside.
+    assert {k: view[k] for k in route["json"] if k != "overview"} == {
+        k: v for k, v in route["json"].items() if k != "overview"
+    }
+    assert view["overview"] == overview(route["json"])
+    assert view["total_entries"] == route["json"]["total"]
+    assert len(route["json"]["partitions"]) == min(
+        fields["limit"], route["json"]["total"] - fields.get("offset", 0)
+    )
+    text = format_state(rebuilt(ConsumerState, _with_times(route["json"]))) + "\n"
+    assert faces["text"]["out"] == faces["text_api"]["out"] == text
+    assert faces["text"]["exit"] == faces["text_api"]["exit"] == faces["json"]["exit"]
+
+
+@pytest.mark.parametrize(
+    ("name", "status_code", "exit_code", "message"),
+    [
+        ("unknown_dag", 404, 1, "'no_such_dag' is not a partitioned consumer Dag"),
+        ("bad_state", 400, 2, "--state 'again' is not a state; states: failed, ran incomplete"),
+        ("bad_range", 400, 2, "--start '2013-04' is after --end '2013-03'."),
+    ],
+)
+def test_both_routes_and_both_modes_refuse_a_bad_status_request_alike(
+    built, name, status_code, exit_code, message
+):
+    faces = built["both_modes"]["status_faces"][name]
+    assert faces["route"]["status"] == faces["view"]["status"] == status_code
+    assert message in faces["route"]["json"]["detail"] and message in faces["view"]["json"]["detail"]
+    assert faces["cli"]["exit"] == faces["cli_api"]["exit"] == exit_code
+    assert message in faces["cli"]["err"] and faces["cli"]["err"] == faces["cli_api"]["err"]
+    assert "Traceback" not in faces["cli"]["err"] + faces["cli_api"]["err"]
+
+
+def test_clean_through_the_api_counts_as_the_database_and_removes_under_the_callers_name(built):
+    dry = built["both_modes"]["clean_ny_day"]["database"]
+    assert dry["exit"] == 0 and dry["out"]["removed"] is False
+    written = built["both_modes"]["written"]
+    # Counted by a query of the test's own, before the removal: what the dry run counted.
+    assert written["fired_before"] == [dry["out"]["pending_rows"], dry["out"]["key_log_rows"]]
+    assert dry["out"]["pending_rows"] > 0 and dry["out"]["by_dag"] == {
+        "golden_ny_day": written["fired_before"]
+    }
+    clean = written["clean"]
+    assert clean["exit"] == 0, clean["err"]
+    assert clean["out"] == {**dry["out"], "removed": True}
+    assert written["fired_after"] == [0, 0]
+    assert written["clean_owners"] == ["golden-admin"]  # one audit-log row per Dag cleaned
+
+
+def test_a_viewer_counts_through_the_api_but_may_not_clean(built):
+    refused = built["both_modes"]["refused"]
+    assert refused["viewer_counts"]["exit"] == 0
+    assert refused["viewer_counts"]["out"] == built["both_modes"]["clean_ny_day"]["database"]["out"]
+    assert refused["viewer_cleans"]["exit"] == 1
+    assert "may not do this (403: Forbidden)" in refused["viewer_cleans"]["err"]
+    assert "Traceback" not in refused["viewer_cleans"]["err"]
+
+
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     """Parse Prometheus' text format with prometheus_client's parser: (name, labels) to value."""
     from prometheus_client.parser import text_string_to_metric_families

@@ -261,7 +261,45 @@ BOTH_MODES = {
     ],
     "status_unknown": ["status", "no_such_dag"],
     "discard_unknown": ["discard", "no_such_dag"],
+    "clean_ny_day": ["clean", "--before", "2013-04-01", "--dag", "golden_ny_day", "--json"],
+    "clean_all_text": ["clean", "--before", "2013-04-01"],
+    "clean_unknown": ["clean", "--before", "2013-04-01", "--dag", "no_such_dag"],
 }
+
+#: ``status``'s requests every face answers: the CLI's text and ``--json`` (both modes), the
+#: commands' route and the view's ``dags/{dag_id}`` (the view takes 1 to 10,000 partitions a page).
+STATUS_REQUESTS = {
+    "ny_day": {"dag_id": "golden_ny_day", "limit": 1000},
+    "ny_day_failed": {"dag_id": "golden_ny_day", "states": ("failed", "ran incomplete"), "limit": 1000},
+    "region_day_range": {
+        "dag_id": "golden_region_day",
+        "start": "2013-03-08",
+        "end": "2013-03-09",
+        "limit": 1000,
+    },
+    "late_day_key": {"dag_id": "golden_late_day", "key": "2013-03-06", "limit": 1000},
+    "ny_day_page": {"dag_id": "golden_ny_day", "limit": 2, "offset": 1},
+}
+#: What every face must refuse alike: ``(status's arguments, the query string of both routes)``.
+STATUS_ERRORS = {
+    "unknown_dag": (["status", "no_such_dag"], "no_such_dag", ""),
+    "bad_state": (["status", "golden_ny_day", "--state", "again"], "golden_ny_day", "state=again"),
+    "bad_range": (
+        ["status", "golden_ny_day", "--start", "2013-04", "--end", "2013-03"],
+        "golden_ny_day",
+        "start=2013-04&end=2013-03",
+    ),
+}
+
+
+def status_argv(fields: dict[str, object]) -> list[str]:
+    """Return ``status``'s arguments for a request's *fields* (``--all`` for every state)."""
+    argv = ["status", str(fields["dag_id"])]
+    for name in ("key", "start", "end", "limit", "offset"):
+        if fields.get(name) is not None:
+            argv += [f"--{name}", str(fields[name])]
+    states = fields.get("states")
+    return argv + ([f"--state={s}" for s in states] if states else ["--all"])
 
 
 #: The metadata database of the ``--api-url`` runs: a URL no SQLAlchemy dialect reads, so that a
@@ -333,14 +371,97 @@ def both_modes() -> dict[str, object]:
         "viewer_reads": run_cli(["discard", "golden_ny_day", "--json", *as_viewer], database=UNREACHABLE),
         "viewer_discards": run_cli(["discard", "golden_ny_day", "--yes", *as_viewer], database=UNREACHABLE),
     }
+    clean = ["clean", "--before", "2013-04-01", "--dag", "golden_ny_day"]
+    found["refused"]["viewer_counts"] = run_cli([*clean, "--json", *as_viewer], database=UNREACHABLE)
+    found["refused"]["viewer_cleans"] = run_cli([*clean, "--yes", *as_viewer], database=UNREACHABLE)
+    found["status_faces"] = status_faces(url, token)
     found["written"] = {
         "discard": run_cli(
             ["discard", "golden_ny_day", "--yes", "--json", "--api-url", url, "--token", token]
         ),
         "audit_owners": audit_owners("partition-tools discard"),
+        "fired_before": fired_rows_of("golden_ny_day", datetime(2013, 4, 1, tzinfo=UTC)),
+        "clean": run_cli(
+            [*clean, "--yes", "--json", "--api-url", url, "--token", token], database=UNREACHABLE
+        ),
+        "fired_after": fired_rows_of("golden_ny_day", datetime(2013, 4, 1, tzinfo=UTC)),
+        "clean_owners": audit_owners("partition-tools clean"),
     }
     server.should_exit = True
     return found
+
+
+def http_get(address: str, token: str) -> dict[str, object]:
+    """``GET`` *address* with the bearer *token*: its status code and JSON answer."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(address, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            return {"status": answer.status, "json": json.loads(answer.read())}
+    except urllib.error.HTTPError as err:
+        return {"status": err.code, "json": json.loads(err.read() or b"null")}
+
+
+def status_faces(url: str, token: str) -> dict[str, object]:
+    """
+    Each of :data:`STATUS_REQUESTS` and :data:`STATUS_ERRORS` asked of every face.
+
+    The CLI's text and ``--json`` from the database and through ``--api-url``, the commands'
+    route (the request's own path and query parameters) and the view's ``dags/{dag_id}``.
+    """
+    import urllib.parse
+
+    from airflow_partitions.tools.commands.status import StatusRequest
+
+    api = ["--api-url", url, "--token", token]
+    found: dict[str, object] = {}
+    for name, fields in STATUS_REQUESTS.items():
+        request = StatusRequest(**fields)
+        query = urllib.parse.urlencode(request.params(), doseq=True)
+        argv = status_argv(fields)
+        found[name] = {
+            "text": run_cli(argv),
+            "text_api": run_cli([*argv, *api], database=UNREACHABLE),
+            "json": run_cli([*argv, "--json"]),
+            "json_api": run_cli([*argv, "--json", *api], database=UNREACHABLE),
+            "route": http_get(f"{url}/partitions/api/{request.path()}?{query}", token),
+            "view": http_get(f"{url}/partitions/api/dags/{request.dag_id}?{query}", token),
+        }
+    for name, (argv, dag_id, query) in STATUS_ERRORS.items():
+        found[name] = {
+            "cli": run_cli(argv),
+            "cli_api": run_cli([*argv, *api], database=UNREACHABLE),
+            "route": http_get(f"{url}/partitions/api/dags/{dag_id}/status?{query}", token),
+            "view": http_get(f"{url}/partitions/api/dags/{dag_id}?{query}", token),
+        }
+    return found
+
+
+def fired_rows_of(dag_id: str, before: datetime) -> list[int]:
+    """``[pending-run rows, key-log rows]`` of *dag_id*'s runs that fired before *before*, counted here."""
+    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
+    from airflow.utils.session import create_session
+    from sqlalchemy import func, select
+
+    fired = (
+        AssetPartitionDagRun.target_dag_id == dag_id,
+        AssetPartitionDagRun.created_dag_run_id.is_not(None),
+        AssetPartitionDagRun.created_at < before,
+    )
+    with create_session() as session:
+        pending = session.scalar(select(func.count()).select_from(AssetPartitionDagRun).where(*fired))
+        logged = session.scalar(
+            select(func.count())
+            .select_from(PartitionedAssetKeyLog)
+            .join(
+                AssetPartitionDagRun,
+                PartitionedAssetKeyLog.asset_partition_dag_run_id == AssetPartitionDagRun.id,
+            )
+            .where(*fired)
+        )
+    return [pending, logged]
 
 
 def audit_owners(event: str) -> list[str]:

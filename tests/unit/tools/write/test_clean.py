@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from airflow_partitions.tools.cli import format_cleaned
+from airflow_partitions.tools.commands.clean import format_cleaned
 from airflow_partitions.tools.write.clean import Cleaned
 
 BEFORE = datetime(2026, 1, 1, tzinfo=UTC)

@@ -1,0 +1,132 @@
+"""
+What every command shares: exit codes, the request type, ``--api-url``, dates and the quiet load.
+
+A command is a :class:`Command` (its name, help, arguments and handler); what it asks a
+:class:`~airflow_partitions.tools.source.Source` is a frozen :class:`Request`, which goes over the
+REST API as query parameters (:meth:`Request.params`, one per field, by the field's name or its
+``query`` metadata) and is rebuilt on the api-server from them
+(:func:`airflow_partitions.tools.ui.requests.requested`). Nothing here imports Airflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import urllib.parse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any, ClassVar, NamedTuple
+
+OK, FOUND, USAGE = 0, 1, 2
+
+#: ``(flags, argparse keyword arguments)``: one argument, as both CLIs (argparse, Airflow's) take it.
+Argument = tuple[tuple[str, ...], dict[str, Any]]
+#: What a handler calls for the deployment's :class:`~airflow_partitions.tools.source.Source`: the
+#: database, or ``--api-url``'s api-server (opened only when the command needs it).
+Opener = Callable[[], Any]
+
+
+class Command(NamedTuple):
+    """One command: its name, one-line help, description, examples (epilog), arguments and handler."""
+
+    name: str
+    help: str
+    description: str
+    epilog: str
+    arguments: list[Argument]
+    #: Runs the command on the parsed arguments; returns the exit code (:data:`OK`, :data:`FOUND`).
+    handler: Callable[[argparse.Namespace, Opener], int]
+
+
+class UsageError(ValueError):
+    """A command's input is not usable (exit code 2)."""
+
+
+#: ``--json``: the answer's ``to_dict()`` instead of text.
+JSON_ARG: Argument = (("--json",), {"action": "store_true", "help": "print JSON instead of text"})
+#: ``--api-url`` and ``--token``: the commands that read or write a deployment's partitions do it
+#: through its api-server's REST API instead of its metadata database (managed Airflow).
+API_ARGS: list[Argument] = [
+    (
+        ("--api-url",),
+        {
+            "metavar": "URL",
+            "help": "ask this api-server (https://airflow.example.com) instead of the metadata database",
+        },
+    ),
+    (
+        ("--token",),
+        {"help": "the bearer token for --api-url (default: $AIRFLOW_PARTITIONS_API_TOKEN)"},
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Request:
+    """
+    What a command asks a source: a frozen dataclass whose fields are the query's parameters.
+
+    A request names its Dag in its field ``dag_id`` (``None``: every Dag, ``~`` in the path, as
+    Airflow's own API spells it) and its route in :attr:`ROUTE`: ``StatusRequest("d", key="k")``
+    is ``GET dags/d/status?key=k``. Its other fields are query parameters: ``None`` left out, a
+    tuple repeated, a datetime in ISO 8601, a bool ``true`` or ``false``. A subclass checks its
+    values in ``__post_init__`` (a ``ValueError`` naming the input: exit code 2, or 400), and
+    answers itself from the metadata database: ``read(session)``, and for a command that writes
+    ``write(session, user)`` (*session* ``None``: the tool opens its own, as its function does).
+    """
+
+    #: The route under ``dags/{dag_id}/``.
+    ROUTE: ClassVar[str] = ""
+
+    def path(self) -> str:
+        """Return the route: ``dags/{dag_id}/{ROUTE}``, the Dag id quoted (``~``: every Dag)."""
+        dag_id = getattr(self, "dag_id", None)
+        return f"dags/{urllib.parse.quote(dag_id or '~', safe='')}/{self.ROUTE}"
+
+    def params(self) -> dict[str, Any]:
+        """Return the query parameters: ``{"key": "2013-03-10", "state": ["failed"], "offset": 0}``."""
+        found = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name != "dag_id" and value is not None:
+                found[field.metadata.get("query", field.name)] = _sent(value)
+        return found
+
+
+def _sent(value: Any) -> Any:
+    """Return *value* as a query parameter: ISO 8601, ``true``/``false``, a list for a tuple."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, tuple | list):
+        return [_sent(v) for v in value]
+    return value
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Send what Airflow prints while loading Dags to stderr, so stdout holds only the answer."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+def parse_date(text: str, *, end_of_day: bool = False) -> datetime:
+    """
+    Parse an ISO 8601 date or time (naive means UTC): ``"2026-03-01"`` is 2026-03-01T00:00Z.
+
+    *end_of_day*: a bare date means its last instant (2026-03-01T23:59:59.999999Z).
+
+    :raises UsageError: naming *text*, if it is not one.
+    """
+    from datetime import UTC, date, time
+
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"{text!r} is not an ISO 8601 date such as 2026-03-01.") from None
+    if end_of_day and len(text) == len(date.min.isoformat()):
+        when = datetime.combine(when.date(), time.max)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)

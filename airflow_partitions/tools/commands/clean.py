@@ -1,0 +1,130 @@
+"""
+``clean --before DATE``: the bookkeeping Airflow keeps forever for partitioned runs that fired.
+
+:class:`CleanRequest` counts those rows (a source's ``fired_rows``); with ``--yes`` it removes them
+in batches (a source's ``clean``), one audit-log row per Dag under the caller's name. Through
+``--api-url`` the dry run needs read access to the Dag (``--dag``) or to every Dag, ``--yes``
+edit access: :mod:`airflow_partitions.tools.ui.commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, ClassVar
+
+from airflow_partitions.tools.commands.base import (
+    API_ARGS,
+    JSON_ARG,
+    OK,
+    Argument,
+    Command,
+    Opener,
+    Request,
+    parse_date,
+    quiet,
+)
+from airflow_partitions.tools.commands.text import count
+
+
+@dataclass(frozen=True)
+class CleanRequest(Request):
+    """
+    The rows of partitioned runs that fired, opened before *before* (aware), of *dag_id* or all Dags.
+
+    ``CleanRequest(datetime(2026, 1, 1, tzinfo=UTC), "weather_local_day_jfk")`` is
+    ``dags/weather_local_day_jfk/clean``; without a Dag (``None``), ``dags/~/clean``.
+    """
+
+    ROUTE: ClassVar[str] = "clean"
+
+    before: datetime
+    dag_id: str | None = None
+
+    def read(self, session: Any) -> Any:
+        """
+        Return the :class:`~airflow_partitions.tools.write.clean.Cleaned` counted (read-only).
+
+        :raises LookupError: naming the Dag, if the deployment has no such Dag and no rows of it.
+        """
+        from airflow_partitions.tools.write.clean import fired_rows
+
+        return fired_rows(self.before, dag_id=self.dag_id, session=session)
+
+    def write(self, session: Any, user: str | None) -> Any:
+        """
+        Remove them in batches, each its own transaction, under *user*'s name; return what was removed.
+
+        *session* is not used: each batch commits on its own (short locks while Airflow runs).
+
+        :raises LookupError: as :meth:`read`, before anything is removed.
+        """
+        from airflow_partitions.tools.write.clean import clean
+
+        return clean(self.before, dag_id=self.dag_id, user=user)
+
+
+ARGUMENTS: list[Argument] = [
+    (
+        ("--before",),
+        {
+            "required": True,
+            "help": "remove rows of pending runs opened before this date, ISO 8601 (naive: UTC)",
+        },
+    ),
+    (("--dag",), {"help": "only this Dag's rows (default: every Dag's)"}),
+    (("--yes",), {"action": "store_true", "help": "remove them (without it: a dry run that counts them)"}),
+    JSON_ARG,
+    *API_ARGS,
+]
+
+EXAMPLES = """\
+examples:
+  airflow-partitions clean --before 2026-01-01
+  airflow-partitions clean --before 2026-01-01 --yes
+  airflow-partitions clean --before 2026-01-01 --dag weather_local_day_jfk --json
+  airflow-partitions clean --before 2026-01-01 --dag weather_local_day_jfk --yes --api-url https://airflow.example.com
+
+exit codes: 0 counted (dry run) or removed, 1 an unknown Dag (or, with --api-url, too little access),
+  2 usage error"""
+
+
+def run(args: argparse.Namespace, source: Opener) -> int:
+    """Handle ``clean``: count (or, with --yes, remove) the bookkeeping of partitioned runs that fired."""
+    request = CleanRequest(parse_date(args.before), args.dag)
+    with quiet():
+        deployment = source()
+        found = deployment.clean(request) if args.yes else deployment.fired_rows(request)
+    print(json.dumps(found.to_dict(), indent=2) if args.json else format_cleaned(found))
+    return OK
+
+
+def format_cleaned(found: Any) -> str:
+    """Return :class:`~airflow_partitions.tools.write.clean.Cleaned` as text for 120 columns."""
+    c = found
+    when = f"{c.before:%Y-%m-%d %H:%M:%S} UTC"
+    verb = "removed" if c.removed else "would remove"
+    lines = [
+        f"{verb} {c.pending_rows:,} pending-run rows of runs that fired, opened before {when}, and their "
+        f"{c.key_log_rows:,} key-log rows ({count(len(c.by_dag), 'Dag')})"
+    ]
+    lines.extend(f"  {dag:<40}{pending:>10,} {logged:>12,}" for dag, (pending, logged) in c.by_dag.items())
+    if not c.removed:
+        lines.append("dry run: pass --yes to remove them (pending runs, Dag runs and asset events are kept)")
+    return "\n".join(lines)
+
+
+COMMAND = Command(
+    "clean",
+    "remove the bookkeeping Airflow keeps forever for partitioned runs that fired",
+    "Airflow never deletes a partitioned run's pending-run row (asset_partition_dag_run) or its key-log "
+    "rows (partitioned_asset_key_log) once the run fired, and `airflow db clean` does not cover them. "
+    "Count those of runs opened before --before (every Dag's, or --dag's); with --yes, delete them in "
+    "batches while Airflow runs. Pending runs, Dag runs and asset events are never touched; what a "
+    "cleaned run ran with is then shown as not kept.",
+    EXAMPLES,
+    ARGUMENTS,
+    run,
+)

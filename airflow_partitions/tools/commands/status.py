@@ -1,0 +1,332 @@
+"""
+``status DAG_ID``: a consumer's partitions and why they wait, from the database or ``--api-url``.
+
+:class:`StatusRequest` is the one definition of what ``status`` asks: the CLI builds it from its
+arguments (:data:`ARGUMENTS`), ``--api-url`` sends it as query parameters, and both REST routes
+that answer it (the commands' ``dags/{dag_id}/status`` and the view's ``dags/{dag_id}``) build it
+back; :meth:`StatusRequest.read` asks :func:`~airflow_partitions.tools.state.consumer_state`.
+An option of ``status`` is a field, an argument and its use here, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from airflow_partitions.tools.commands.base import (
+    API_ARGS,
+    FOUND,
+    OK,
+    Argument,
+    Command,
+    Opener,
+    Request,
+    quiet,
+)
+from airflow_partitions.tools.commands.text import WIDTH, count, wrap
+
+#: The largest ``limit`` and ``offset``: SQL's LIMIT and OFFSET take a 64-bit integer (SQLite's
+#: INTEGER, PostgreSQL's bigint).
+MAX_ROWS = 2**63 - 1
+#: Refused keys ``status`` prints (the latest); ``--json`` lists up to
+#: :data:`~airflow_partitions.tools.state.LISTED`.
+REFUSALS_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class StatusRequest(Request):
+    """
+    One page of a consumer's partitions: ``StatusRequest("weather_local_day_jfk", key="2013-03-10")``.
+
+    *key* selects one downstream partition key; *start* and *end* the time part of keys
+    (``end="2013-03"`` keeps all of March, :func:`~airflow_partitions.tools.state.in_time_range`);
+    *states* (query parameter ``state``, repeated) the partitions in those states; *limit* (``None``:
+    every one) and *offset* page them in key order.
+
+    :raises ValueError: naming the input, for a state that is not one of
+        :data:`~airflow_partitions.tools.state.STATES`, *start* after *end* (no key's time part
+        lies between them), or a *limit* or *offset* outside 0 … :data:`MAX_ROWS`.
+    """
+
+    ROUTE: ClassVar[str] = "status"
+
+    dag_id: str
+    key: str | None = None
+    start: str | None = None
+    end: str | None = None
+    states: tuple[str, ...] | None = field(default=None, metadata={"query": "state"})
+    limit: int | None = None
+    offset: int = 0
+
+    def __post_init__(self) -> None:
+        from airflow_partitions.tools.state.model import STATES
+
+        unknown = [s for s in self.states or () if s not in STATES]
+        if unknown:
+            raise ValueError(f"--state {unknown[0]!r} is not a state; states: {', '.join(STATES)}.")
+        if self.start and self.end and self.start[: len(self.end)] > self.end:
+            raise ValueError(f"--start {self.start!r} is after --end {self.end!r}.")
+        for name in ("limit", "offset"):
+            rows = getattr(self, name)
+            if rows is not None and not 0 <= rows <= MAX_ROWS:
+                raise ValueError(f"--{name} {rows!r} is not a whole number from 0 to {MAX_ROWS}.")
+
+    def read(self, session: Any) -> Any:
+        """Return the :class:`~airflow_partitions.tools.state.ConsumerState` asked for, read on *session*."""
+        from airflow_partitions.tools.state import consumer_state
+
+        return consumer_state(
+            self.dag_id,
+            partition_key=self.key,
+            start=self.start,
+            end=self.end,
+            states=self.states,
+            limit=self.limit,
+            offset=self.offset,
+            session=session,
+        )
+
+
+def _rows(text: str) -> int:
+    """
+    Read ``--limit`` or ``--offset``: a whole number from 0 to :data:`MAX_ROWS` (``"50"`` → 50).
+
+    :raises argparse.ArgumentTypeError: naming the text, if it is not one (argparse: exit code 2).
+    """
+    try:
+        rows = int(text)
+    except ValueError:
+        rows = -1
+    if not 0 <= rows <= MAX_ROWS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 to {MAX_ROWS}")
+    return rows
+
+
+ARGUMENTS: list[Argument] = [
+    (("dag_id",), {"help": "the partitioned consumer Dag"}),
+    (("--key",), {"help": "only this downstream partition key"}),
+    (("--start",), {"help": "first time part of a key (2013-03-01; the part after the last '|')"}),
+    (("--end",), {"help": "last time part, compared on its own length (2013-03 keeps all of March)"}),
+    (
+        ("--state",),
+        {
+            "action": "append",
+            "help": "only partitions in this state (repeatable): failed, ran incomplete, never counting, "
+            "past deadline, overdue, pending, running, queued, success",
+        },
+    ),
+    (
+        ("--all",),
+        {"action": "store_true", "help": "every state (without it, text lists what is not success)"},
+    ),
+    (("--limit",), {"type": _rows, "help": "partitions listed (default 50, 1000 with --json; 0: all)"}),
+    (("--offset",), {"type": _rows, "default": 0, "help": "partitions skipped, in key order (paging)"}),
+    (
+        ("--json",),
+        {"action": "store_true", "help": "print JSON (every state unless --state) instead of text"},
+    ),
+    *API_ARGS,
+]
+
+EXAMPLES = """\
+examples:
+  airflow-partitions status weather_local_day_jfk
+  airflow-partitions status weather_local_day_jfk --key 2013-03-10 --json
+  airflow-partitions status weather_airport_day --start 2013-03 --end 2013-03 --state "ran incomplete"
+
+exit codes: 0 nothing held, 1 a partition (of those selected) holds keys that never count, or a pending
+  run of the Dag is starved (queue > 500), or the Dag is unknown or not a partitioned consumer, 2 usage
+  error"""
+
+
+def request_of(args: argparse.Namespace) -> StatusRequest:
+    """
+    Return the :class:`StatusRequest` of ``status``'s arguments.
+
+    Without ``--state``, text lists what is not ``success`` (``--all``, ``--key`` and ``--json``:
+    every state); ``--limit`` defaults to 50 (1000 with ``--json``), and 0 means every partition.
+    """
+    from airflow_partitions.tools.state.model import STATES
+
+    everything = args.all or args.key or args.json
+    states = args.state or (None if everything else [s for s in STATES if s != "success"])
+    limit = args.limit if args.limit is not None else 1000 if args.json else 50
+    return StatusRequest(
+        args.dag_id,
+        key=args.key,
+        start=args.start,
+        end=args.end,
+        states=None if states is None else tuple(states),
+        limit=limit or None,
+        offset=args.offset,
+    )
+
+
+def run(args: argparse.Namespace, source: Opener) -> int:
+    """Handle ``status``: print a consumer's partitions; exit 1 if one is held (never counting, starved)."""
+    request = request_of(args)
+    with quiet():
+        state = source().status(request)
+    print(json.dumps(state.to_dict(), indent=2) if args.json else format_state(state))
+    held = state.states.get("never counting") or state.starved or any(p.starved for p in state.partitions)
+    return FOUND if held else OK
+
+
+def format_state(state: Any) -> str:
+    """
+    Return a :class:`~airflow_partitions.tools.state.ConsumerState` as text for 120 columns.
+
+    A summary of every selected partition (how many in each state, the range of keys, the queue),
+    then the page: each partition with its keys counted of awaited (what a pending run has, or
+    what a run that ran incomplete ran with), its place in the queue and its missing keys or runs;
+    then the keys refused on arrival.
+    """
+    lines = _summary(state)
+    # The state column fits "success · 1 key after it ran, pending" when the page has one.
+    width = max([16] + [len(_state_label(p)) + 2 for p in state.partitions])
+    if state.partitions:
+        lines.append(f"  {'partition':<28}{'state':<{width}}{'keys':>11}  {'queue':>6}  missing / runs")
+    for p in state.partitions:
+        lines.extend(_partition(p, width))
+    lines.extend(_refusals(state))
+    return "\n".join(lines)
+
+
+def _summary(state: Any) -> list[str]:
+    """Return the lines on every selected partition: counts by state, range, queue, late, the page."""
+    from airflow_partitions.tools.state.model import STATES
+
+    counts = ", ".join(f"{state.states[s]} {s}" for s in STATES if state.states.get(s))
+    span = f" from {state.first} to {state.last}" if state.first else ""
+    # Every partition of the range, whatever --state selects (the page's count is "showing" below).
+    every = sum(state.states.values())
+    lines = [f"{state.dag_id}: {count(every, 'partition')}{span}" + (f": {counts}" if counts else "")]
+    lines.append(
+        f"  pending partitioned runs in the deployment: {state.pending_total} (the scheduler evaluates the "
+        "500 oldest per loop)" + (f"; {state.starved} of this Dag's beyond them" if state.starved else "")
+    )
+    if state.again:
+        lines.append(
+            textwrap.fill(
+                f"{count(state.again, 'partition')} that ran (counted by their runs' state) also "
+                f"{'has' if state.again == 1 else 'have'} a pending run that keys sent after the run (again, "
+                f"or late) opened; Airflow holds it until its wait policy is met again: `airflow-partitions "
+                f"discard {state.dag_id}` removes them",
+                WIDTH,
+                initial_indent="  ",
+                subsequent_indent="  ",
+            )
+        )
+    if state.late:
+        lines.append(
+            f"  {count(state.late, 'partition')} late: no successful run, the period ended longer ago "
+            "than expected_within"
+        )
+    if state.blocked_ahead:
+        lines.append(
+            f"  {state.blocked_ahead} pending runs ahead of this Dag's, of the 500 evaluated per loop, "
+            "hold only keys that never count"
+        )
+    shown = len(state.partitions)
+    if shown < every:
+        lines.append(
+            f"  showing {state.offset + 1 if shown else 0}-{state.offset + shown} of the {state.total} "
+            "selected (by default those not successful; --all, --state, --start/--end, --limit and --offset "
+            "choose)"
+        )
+    return lines
+
+
+def _partition(p: Any, width: int) -> list[str]:
+    """Return the lines of one partition: state, keys, queue, then what it misses or its runs."""
+    waiting = p.progress and not p.pending_again  # a pending run's keys, else what its runs ran with
+    pending = [k for a in p.progress for k in a.missing]
+    # What its runs missed, less what the pending run beside them holds (late keys, not lost).
+    held = {k for a in p.progress for k in a.received} if p.pending_again else set()
+    missing = pending if waiting else [k for k in p.ran_with.missing if k not in held] if p.ran_with else []
+    total = (
+        sum(a.missing_total for a in p.progress)
+        if waiting
+        else p.ran_with.missing_total - (len(p.ran_with.missing) - len(missing))
+        if p.ran_with
+        else 0
+    )
+    detail = (
+        ", ".join(missing[:3]) + (f" … ({total})" if total > 3 else "")
+        if missing
+        else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
+    )
+    queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
+    head = f"  {p.partition_key:<28}{_state_label(p):<{width}}{_keys(p):>11}  {queue:>6}"
+    line = f"{head}  {detail}"
+    if len(line) > WIDTH:  # never cut a key or a run id: the detail goes on lines of its own
+        line = f"{head}\n" + wrap("missing" if missing else "runs", detail)
+    lines = [line]
+    lines.extend(wrap("never counts", f"{key}: {why}") for a in p.progress for key, why in a.never_counting)
+    if p.fires_at:
+        lines.append(wrap("fires at", p.fires_at.isoformat()))
+    if p.late_since:
+        lines.append(wrap("late since", p.late_since.isoformat()))
+    return lines
+
+
+def _refusals(state: Any) -> list[str]:
+    """Return the lines on the keys refused on arrival: how many, why, the latest few."""
+    from airflow_partitions.tools.state.model import LISTED
+
+    if not state.refusals:
+        return []
+    others = sum(r.other_member for r in state.refusals)
+    ruled = sum(r.expected for r in state.refusals) - others
+    mistaken = len(state.refusals) - ruled - others
+    lines = [
+        f"  {count(state.refusals_total, 'key')} refused on arrival (Airflow's audit log); of the "
+        f"latest {len(state.refusals)}, {ruled} by the calendar's rule, "
+        + (f"{others} for other members (another Dag's), " if others else "")
+        + f"{mistaken} mistaken"
+    ]
+    shown = state.refusals[-REFUSALS_SHOWN:]
+    lines.extend(
+        wrap(
+            "other member" if r.other_member else "outside" if r.expected else "refused",
+            f"{r.partition_key or ''}: {r.reason}".lstrip(": "),
+        )
+        for r in shown
+    )
+    if len(shown) < state.refusals_total:
+        lines.append(
+            f"  showing the latest {len(shown)} of {state.refusals_total}; --json lists up to {LISTED}"
+        )
+    return lines
+
+
+def _state_label(partition: Any) -> str:
+    """Return ``"success"``, or ``"success · 1 key after it ran, pending"`` with a pending run beside it."""
+    again = partition.pending_again
+    return partition.state + (f" · {count(partition.again, 'key')} after it ran, {again}" if again else "")
+
+
+def _keys(partition: Any) -> str:
+    """Return ``"20/24"``: upstream keys counted of awaited, pending or as its runs ran with (if it ran)."""
+    if partition.progress and not partition.pending_again:
+        counted = sum(a.counted for a in partition.progress)
+        awaited = sum(a.expected_total or 1 for a in partition.progress)
+        return f"{counted}/{awaited}"
+    ran = partition.ran_with
+    return f"{ran.counted}/{ran.awaited}" if ran else ""
+
+
+COMMAND = Command(
+    "status",
+    "show a consumer's partitions and why they wait (reads the metadata database)",
+    "Read, from the deployment's metadata database (read-only), every partition of a partitioned "
+    "consumer Dag: its runs, or what its pending run has received, what is missing, which keys will "
+    "never count and why, when a deadline fires it, its place in the scheduler's queue (500 evaluated "
+    "per loop), and the keys refused on arrival.",
+    EXAMPLES,
+    ARGUMENTS,
+    run,
+)

@@ -1,0 +1,170 @@
+"""
+A command's request goes over the REST API and comes back the same: ``params()`` out, ``requested`` in.
+
+The route is a real FastAPI app with the dependency :func:`~airflow_partitions.tools.ui.requests.requested`
+builds, called over HTTP (Starlette's test client) with the query string ``--api-url`` sends
+(``urllib.parse.urlencode``, as :class:`~airflow_partitions.tools.source.Api` encodes it).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from fastapi import Depends, FastAPI
+from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from airflow_partitions.tools.commands.backfill import BackfillRequest
+from airflow_partitions.tools.commands.clean import CleanRequest
+from airflow_partitions.tools.commands.discard import DiscardRequest
+from airflow_partitions.tools.commands.explain import ExplainRequest
+from airflow_partitions.tools.commands.requeue import RequeueRequest
+from airflow_partitions.tools.commands.status import MAX_ROWS, StatusRequest
+from airflow_partitions.tools.state.model import STATES
+from airflow_partitions.tools.ui.requests import requested
+
+TYPES = (StatusRequest, ExplainRequest, BackfillRequest, RequeueRequest, DiscardRequest, CleanRequest)
+
+
+def app_for(cls: type) -> TestClient:
+    """A FastAPI app whose ``dags/{dag_id}/{ROUTE}`` returns the request it was given, as its fields."""
+    app = FastAPI()
+
+    @app.get(f"/dags/{{dag_id}}/{cls.ROUTE}")
+    def route(request=Depends(requested(cls))) -> dict:  # noqa: B008 (FastAPI's way)
+        return {"fields": repr(request)}
+
+    return TestClient(app)
+
+
+CLIENTS = {cls: app_for(cls) for cls in TYPES}
+
+
+def sent_back(request: object) -> str:
+    """Return what the route rebuilt from *request*'s path and query parameters (its ``repr``)."""
+    query = urllib.parse.urlencode(request.params(), doseq=True)  # type: ignore[attr-defined]
+    answer = CLIENTS[type(request)].get(f"/{request.path()}?{query}")  # type: ignore[attr-defined]
+    assert answer.status_code == 200, answer.text
+    return answer.json()["fields"]
+
+
+#: Text as keys are spelled: '|' composite separators, spaces, '/', '%', '&', '~', '+' in it.
+text = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFF), min_size=1, max_size=20)
+#: Dag ids as Airflow allows them (letters, digits, '_', '.', '-'; not only dots: a path's '..').
+dag_ids = st.from_regex(r"[A-Za-z0-9_.\-]{1,20}", fullmatch=True).filter(lambda d: d.strip("."))
+#: Aware times (fold 0: a UTC time has no repeated hour, and the repr compared would differ).
+times = st.datetimes(
+    min_value=datetime(1970, 1, 2),
+    max_value=datetime(2200, 1, 1),
+    timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=7))]),
+).map(lambda t: t.replace(fold=0))
+rows = st.integers(0, MAX_ROWS)
+
+
+@st.composite
+def status_requests(draw: st.DrawFn) -> StatusRequest:
+    start, end = draw(st.none() | text), draw(st.none() | text)
+    if start and end and start[: len(end)] > end:
+        start, end = end, None
+    states = draw(st.none() | st.lists(st.sampled_from(STATES), min_size=1, max_size=3).map(tuple))
+    return StatusRequest(
+        draw(dag_ids),
+        key=draw(st.none() | text),
+        start=start,
+        end=end,
+        states=states,
+        limit=draw(st.none() | rows),
+        offset=draw(rows),
+    )
+
+
+requests = st.one_of(
+    status_requests(),
+    st.builds(
+        ExplainRequest,
+        dag_ids,
+        text,
+        asset=st.none() | text,
+        downstream=st.booleans(),
+    ),
+    st.builds(BackfillRequest, dag_ids, times, times, times),
+    st.builds(RequeueRequest, dag_ids, times, times),
+    st.builds(
+        DiscardRequest,
+        dag_ids,
+        keys=st.none() | st.lists(text, min_size=1, max_size=3).map(tuple),
+        start=st.none() | text,
+        end=st.none() | text,
+    ),
+    st.builds(CleanRequest, times, st.none() | dag_ids),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(requests)
+def test_every_request_comes_back_from_its_route_as_it_was_sent(request):
+    assert sent_back(request) == repr(request)
+
+
+def test_a_status_request_is_sent_under_the_parameter_names_the_view_reads():
+    request = StatusRequest("a.b-c", key="k|2013-03-10", states=("failed", "ran incomplete"), limit=5)
+    assert request.path() == "dags/a.b-c/status"
+    assert request.params() == {
+        "key": "k|2013-03-10",
+        "state": ["failed", "ran incomplete"],
+        "limit": 5,
+        "offset": 0,
+    }
+    assert sent_back(request) == repr(request)
+
+
+def test_clean_of_every_dag_is_the_tilde_airflow_names_every_dag_with():
+    before = datetime(2026, 1, 1, tzinfo=UTC)
+    assert CleanRequest(before).path() == "dags/~/clean"
+    assert CleanRequest(before).params() == {"before": "2026-01-01T00:00:00+00:00"}
+    assert CleanRequest(before, "d").path() == "dags/d/clean"
+    assert sent_back(CleanRequest(before + timedelta(hours=5))) == repr(
+        CleanRequest(before + timedelta(hours=5))
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("state=again", "--state 'again' is not a state; states: failed, ran incomplete"),
+        ("start=2013-04&end=2013-03", "--start '2013-04' is after --end '2013-03'."),
+        ("start=2013-03-10&end=2013-03-09", "--start '2013-03-10' is after --end '2013-03-09'."),
+        ("limit=-1", f"--limit -1 is not a whole number from 0 to {MAX_ROWS}."),
+        (f"offset={MAX_ROWS + 1}", f"--offset {MAX_ROWS + 1} is not a whole number from 0 to {MAX_ROWS}."),
+    ],
+)
+def test_a_request_the_type_refuses_is_400_naming_the_input(query, message):
+    answer = CLIENTS[StatusRequest].get(f"/dags/d/status?{query}")
+    assert answer.status_code == 400
+    assert message in answer.json()["detail"]
+
+
+def test_a_range_that_ends_within_its_start_is_kept():
+    # end is compared on its own length: 2013-03 keeps 2013-03-31, so start 2013-03-31 is in range.
+    assert StatusRequest("d", start="2013-03-31", end="2013-03").end == "2013-03"
+
+
+def test_a_time_that_is_not_iso_8601_is_400_naming_it():
+    answer = CLIENTS[RequeueRequest].get("/dags/d/requeue?start=yesterday&end=2026-01-01T00:00:00%2B00:00")
+    assert answer.status_code == 400
+    assert "'yesterday' is not an ISO 8601 time" in answer.json()["detail"]
+
+
+def test_a_value_of_the_wrong_type_is_422_as_fastapi_answers():
+    assert CLIENTS[StatusRequest].get("/dags/d/status?limit=ten").status_code == 422
+
+
+def test_the_requests_fields_are_their_dataclass_fields():
+    # asdict: every field a plain value (what params() sends, one parameter each but dag_id).
+    request = DiscardRequest("d", keys=("a", "b"), start="2013")
+    assert asdict(request) == {"dag_id": "d", "keys": ("a", "b"), "start": "2013", "end": None}
+    assert request.params() == {"key": ["a", "b"], "start": "2013"}
