@@ -1,5 +1,5 @@
 """
-Benchmark rollups at the cap: what parsing a Dag with a large rollup, its first events and the scheduler's ticks cost.
+Benchmark rollups at the cap: a Dag's parse, its first events and the scheduler's ticks.
 
 A month of minutes (``TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()),
 window=TemporalWindow(Minutes(1)))``, 44,640 awaited keys in a 31-day month, under the default
