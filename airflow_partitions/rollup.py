@@ -220,7 +220,10 @@ def _awaited_among(expected: Set[str], keys: set[str]) -> set[str]:
 
 def spelled_range(expected: Set[str]) -> str:
     """Return ``'first' … 'last'`` of the *expected* keys sorted as text (without sorting them), or ``''``."""
-    return f"{min(expected)!r} … {max(expected)!r}" if expected else ""
+    if not expected:
+        return ""
+    first, last = expected.text_bounds() if isinstance(expected, SlotKeys) else (min(expected), max(expected))
+    return f"{first!r} … {last!r}"
 
 
 def _periods(decoded: Any) -> list[Period]:

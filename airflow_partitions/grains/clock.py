@@ -350,6 +350,20 @@ class SlotKeys(Set[str]):
             if isinstance(key, str) and (parts := days.get(key[:10])) is not None and key[10:] in parts
         }
 
+    def text_bounds(self) -> tuple[str, str]:
+        """
+        Return the least and the greatest key as text (``min`` and ``max`` of the set), without a pass.
+
+        Every key is its date (ten characters) and a part: the least is the least part of the least
+        date. Sorted text is not time order at fall-back (Berlin's ``T02+01:00`` sorts first).
+
+        :raises ValueError: if there are no keys.
+        """
+        if not self._days:
+            raise ValueError("SlotKeys.text_bounds: no keys.")
+        first, last = min(self._days), max(self._days)
+        return first + min(self._days[first]), last + max(self._days[last])
+
     def __iter__(self) -> Iterator[str]:
         return (date + part for date, parts in self._order for part in parts)
 

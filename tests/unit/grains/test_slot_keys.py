@@ -110,8 +110,11 @@ def test_slot_keys_answer_as_the_frozenset_of_the_listed_keys(run, data):
         (bool(slots), bool(expected)),
     ]:
         assert got is want
-    if keys:
-        assert (min(slots), max(slots)) == (min(keys), max(keys))
+    if not keys:
+        with pytest.raises(ValueError, match="no keys"):
+            slots.text_bounds()
+    else:
+        assert slots.text_bounds() == (min(slots), max(slots)) == (min(keys), max(keys))
         assert repr(slots) == f"SlotKeys({keys[0]!r} … {keys[-1]!r}, {count:,} keys)"
 
 
