@@ -465,8 +465,10 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         Refuse, at Dag parse, a rollup one of whose periods awaits more upstream keys than its cap.
 
-        The scheduler lists a pending run's awaited keys on every loop, and the tools show them, so
-        a year of minutes (527,040 keys) costs seconds and megabytes per pending run. The cap is
+        The tools list a pending run's awaited keys to show what it misses, and the scheduler lists
+        them on every loop for windows not counted out (those of grains other than minutes or hours
+        of one length: :class:`ExpectedSlots`), so a year of such keys costs seconds and megabytes
+        per pending run. The cap is
         *max_upstream_keys*, by default :data:`DEFAULT_MAX_UPSTREAM_KEYS` (50,000: a leap year of
         hours, 8,784, and a 31-day month of minutes, 44,640, fit).
 
@@ -478,9 +480,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             source = "the default" if self.max_upstream_keys is None else "max_upstream_keys"
             raise ValueError(
                 f"{type(self).__name__}: {widest} would wait for {largest:,} upstream keys, more than "
-                f"{source} of {cap:,} keys one period may await (every scheduler loop lists them for each "
-                "pending run). Roll up in steps, such as minutes into hours with one rollup and hours "
-                f"into the year with another, or pass max_upstream_keys={largest} or more."
+                f"{source} of {cap:,} keys one period may await (the tools list them for each pending run, "
+                "and so may the scheduler's loop). Roll up in steps, such as minutes into hours with one "
+                f"rollup and hours into the year with another, or pass max_upstream_keys={largest} or more."
             )
 
     def _check_routes(self, samples: tuple[str, ...], hint: str) -> None:

@@ -560,7 +560,8 @@ SAMPLE_INSTANTS = tuple(
 
 #: Above this many members a window of minutes or hours is checked by its bounds, not listed, at
 #: Dag parse and on each event (:meth:`TemporalRollupMapper.edge_keys`, :meth:`~TemporalRollupMapper.
-#: awaits`): a day of minutes (1,440) and smaller windows are listed as before.
+#: awaits`), and counted out for the scheduler (:meth:`TemporalRollupMapper.to_upstream`): a day of
+#: minutes (1,440) and smaller windows are listed as before.
 LISTED_MEMBERS = 1_440
 #: The smallest step of time: the last instant of a period is its end less this.
 _INSTANT = timedelta(microseconds=1)
@@ -683,7 +684,9 @@ class TemporalRollupMapper(CountingRollupMapper):
       ``TemporalMapper(Month())`` is refused there, not discovered by the scheduler; and that
       the member keys map back to the period that waits for them.
     - It memoizes each downstream key's expected upstream key set process-wide, so the scheduler's
-      re-evaluation of a pending rollup on every tick is one cache look-up.
+      re-evaluation of a pending rollup on every tick is one cache look-up; a window of more than
+      :data:`LISTED_MEMBERS` minutes or hours of one length (a year of minutes) is counted out,
+      not listed (:meth:`to_upstream`).
 
     :param upstream_mapper: A :class:`TemporalMapper` (reads upstream keys, names the period).
     :param window: A :class:`TemporalWindow` (the member grain), a :class:`SlidingWindow` (of the

@@ -584,7 +584,7 @@ def test_a_new_york_fall_back_day_of_minutes_counted_out_fires_once_with_its_150
     _let_the_scheduler_evaluate_pending_rollups(airflow, "after-1499-minutes")
     assert airflow.dag_runs("it_new_york_day_of_minutes") == []
 
-    last = "2026-11-02T00:59-05:00"  # minutes[-1], as the window spells it
+    last = "2026-11-01T23:59-05:00"  # minutes[-1] (04:59Z on 2 November), as the window spells it
     airflow.trigger("it_produce_local_minutes", partition_key="the-last", conf={"keys": [last]})
     [run] = airflow.wait_for_runs("it_new_york_day_of_minutes", 1, timeout=120)
     assert run["partition_key"] == "2026-11-01"
