@@ -248,7 +248,9 @@ class SlotKeys(Set[str]):
     day's slots: one shared table for all such days of one offset (worked out from the grain's
     own keys of the first of them), and a table of their own for the first and last days and the
     days of an offset change (:func:`~airflow_partitions.grains.zones.changes_between`), from the
-    grain's keys of their slots. A year of minutes takes a few milliseconds and under a megabyte.
+    grain's keys of their slots. A year of minutes takes 0.02 to 0.07 s in UTC (about 0.16 s in a
+    zone with DST, whose changes are looked up and whose change days are keyed slot by slot) and
+    holds under a megabyte.
 
     - ``key in keys``: the part after the date is looked up in the table of its date: true exactly
       for the keys listed, false for any other spelling (``2027-01-01T00:00Z``), a non-key or a
