@@ -38,6 +38,7 @@ from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, 
 from airflow_partitions.members import Member, MemberList, VariableMembers, listed, period_day
 from airflow_partitions.rollup import (
     _CACHE_SIZE,
+    Awaited,
     CountingRollupMapper,
     ExpectedKeys,
     OnlyOurRollup,
@@ -809,7 +810,7 @@ class DimensionRollupMapper(CountingRollupMapper):
         awaited = dict(read) if isinstance(read, tuple) else None
         return self.window.to_upstream(decoded, self._lookups, awaited)
 
-    def to_upstream(self, downstream_key: str) -> ExpectedKeys:
+    def to_upstream(self, downstream_key: str) -> Awaited:  # type: ignore[override]  # see the base's
         """
         Return the upstream keys *downstream_key* waits for, with its closing time (memoized).
 

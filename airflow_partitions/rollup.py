@@ -22,6 +22,7 @@ from airflow.partition_mappers.base import PartitionMapper, RollupMapper
 from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
 
 from airflow_partitions.deadlines import CompletionDeadline
+from airflow_partitions.grains.clock import Minutes, SlotKeys
 from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, refusal, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
@@ -116,17 +117,10 @@ class OnlyOurRollup:
         )
 
 
-class ExpectedKeys(frozenset):
-    """
-    The upstream keys a rollup waits for (a ``frozenset`` of ``str``), and when its period closes.
+class _AwaitedFacts:
+    """What the keys a rollup waits for tell besides them (:class:`ExpectedKeys`, :class:`ExpectedSlots`)."""
 
-    :attr:`closes_at` is the end, in UTC, of the latest period among the downstream period and
-    its members (``2026-03-11T00:00:00+00:00`` for the UTC day ``2026-03-10``), or ``None``
-    when the keys carry no time. Our rollups' ``to_upstream`` returns it, so that
-    :class:`CompletionDeadline` can tell when a period has ended: Airflow hands a wait policy
-    only the matched and expected key sets.
-    """
-
+    #: The end, in UTC, of the latest period among the downstream period and its members, or ``None``.
     closes_at: datetime | None
     #: The downstream key these keys roll up into (``2026-03-10``).
     downstream_key: str
@@ -135,6 +129,26 @@ class ExpectedKeys(frozenset):
     #: A member key that no key read on arrival can name (a period starting outside the years
     #: 0003 to 9997), or ``""``: a window awaiting it could never complete.
     unreadable: str
+
+    def _tell(self, closes_at: datetime | None, downstream_key: str, owner: int, unreadable: str) -> None:
+        self.closes_at = closes_at
+        self.downstream_key = downstream_key
+        self.owner = owner
+        self.unreadable = unreadable
+
+
+class ExpectedKeys(_AwaitedFacts, frozenset[str]):
+    """
+    The upstream keys a rollup waits for (a ``frozenset`` of ``str``), and when its period closes.
+
+    :attr:`closes_at` is the end, in UTC, of the latest period among the downstream period and
+    its members (``2026-03-11T00:00:00+00:00`` for the UTC day ``2026-03-10``), or ``None``
+    when the keys carry no time. Our rollups' ``to_upstream`` returns it (or, for a window of
+    many slots of one length, :class:`ExpectedSlots`), so that :class:`CompletionDeadline` can
+    tell when a period has ended: Airflow hands a wait policy only the matched and expected key
+    sets.
+    """
+
     #: The keys in the window's order, which is time order for temporal windows
     #: (``2026-10-25T02+02:00`` before ``2026-10-25T02+01:00``, unlike sorted text).
     in_order: tuple[str, ...]
@@ -150,12 +164,66 @@ class ExpectedKeys(frozenset):
         """Build the set of *keys* (in window order) of *downstream_key*, closing at *closes_at* (UTC)."""
         in_order = tuple(dict.fromkeys(keys))
         made = super().__new__(cls, in_order)
-        made.closes_at = closes_at
-        made.downstream_key = downstream_key
-        made.owner = owner
-        made.unreadable = unreadable
+        made._tell(closes_at, downstream_key, owner, unreadable)
         made.in_order = in_order
         return made
+
+
+class ExpectedSlots(_AwaitedFacts, SlotKeys):
+    """
+    The upstream keys a rollup waits for when they are many slots of one length: counted out, not listed.
+
+    What :class:`~airflow_partitions.temporal.TemporalRollupMapper` returns for a window of more
+    than :data:`~airflow_partitions.temporal.LISTED_MEMBERS` minutes or hours (a year of minutes:
+    525,600 keys): a :class:`~airflow_partitions.grains.clock.SlotKeys`, which answers ``in``,
+    ``len``, iteration, comparisons and set operations as the ``frozenset`` of
+    :class:`ExpectedKeys` would, in under a megabyte; with :class:`ExpectedKeys`' facts
+    (:attr:`closes_at`, :attr:`downstream_key`, …). Airflow's scheduler hands it to the rollup's
+    wait policy, which reads it as a set (``WaitForAll``: ``expected <= matched``, comparing sizes
+    first; ``MinimumCount``, :class:`CompletionDeadline`: ``len(matched & expected)``, one look-up
+    per matched key).
+
+    :raises ValueError: as :class:`~airflow_partitions.grains.clock.SlotKeys`.
+    """
+
+    def __init__(
+        self,
+        grain: Minutes,
+        start: datetime,
+        count: int,
+        closes_at: datetime | None,
+        downstream_key: str,
+        owner: int,
+    ) -> None:
+        """Count out *count* slots of *grain* from *start* (UTC), the keys of *downstream_key*."""
+        super().__init__(grain, start, count)
+        self._tell(closes_at, downstream_key, owner, "")
+
+    @property
+    def in_order(self) -> tuple[str, ...]:
+        """The keys in time order, listed (for the tools, which show them; the scheduler never asks)."""
+        return tuple(self)
+
+
+#: What our rollups' ``to_upstream`` returns.
+Awaited = ExpectedKeys | ExpectedSlots
+
+
+def _awaited_among(expected: Set[str], keys: set[str]) -> set[str]:
+    """Return the *keys* that are in *expected*, a new set (C-level for sets, by dates for slots)."""
+    if isinstance(expected, SlotKeys):
+        return expected.among(keys)
+    if isinstance(expected, set | frozenset):
+        return keys & expected
+    return {key for key in keys if key in expected}
+
+
+def spelled_range(expected: Set[str]) -> str:
+    """Return ``'first' … 'last'`` of the *expected* keys sorted as text (without sorting them), or ``''``."""
+    if not expected:
+        return ""
+    first, last = expected.text_bounds() if isinstance(expected, SlotKeys) else (min(expected), max(expected))
+    return f"{first!r} … {last!r}"
 
 
 def _periods(decoded: Any) -> list[Period]:
@@ -314,16 +382,14 @@ class CountingPolicy(WaitPolicy):
         result = self.policy.is_satisfied_by_keys(matched=counted, expected=expected)
         if result.satisfied or result.unreachable or not never:
             return result
-        awaited = sorted(expected)
         return PartitionSatisfaction(
             satisfied=False,
             unreachable=True,
             unreachable_reason=(
                 f"the pending run for partition key {getattr(expected, 'downstream_key', '?')!r} holds "
                 f"{len(never)} key(s) it will never count ({', '.join(shown(k) for k in never[:3])}); "
-                f"it counts {len(counted)} of {len(expected)} keys spelled like {awaited[0]!r} … "
-                f"{awaited[-1]!r}"
-                if awaited
+                f"it counts {len(counted)} of {len(expected)} keys spelled like {spelled_range(expected)}"
+                if expected
                 else "its window is empty"
             ),
         )
@@ -399,8 +465,10 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         Refuse, at Dag parse, a rollup one of whose periods awaits more upstream keys than its cap.
 
-        The scheduler lists a pending run's awaited keys on every loop, and the tools show them, so
-        a year of minutes (527,040 keys) costs seconds and megabytes per pending run. The cap is
+        The tools list a pending run's awaited keys to show what it misses, and the scheduler lists
+        them on every loop for windows not counted out (those of grains other than minutes or hours
+        of one length: :class:`ExpectedSlots`), so a year of such keys costs seconds and megabytes
+        per pending run. The cap is
         *max_upstream_keys*, by default :data:`DEFAULT_MAX_UPSTREAM_KEYS` (50,000: a leap year of
         hours, 8,784, and a 31-day month of minutes, 44,640, fit).
 
@@ -412,9 +480,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             source = "the default" if self.max_upstream_keys is None else "max_upstream_keys"
             raise ValueError(
                 f"{type(self).__name__}: {widest} would wait for {largest:,} upstream keys, more than "
-                f"{source} of {cap:,} keys one period may await (every scheduler loop lists them for each "
-                "pending run). Roll up in steps, such as minutes into hours with one rollup and hours "
-                f"into the year with another, or pass max_upstream_keys={largest} or more."
+                f"{source} of {cap:,} keys one period may await (the tools list them for each pending run, "
+                "and so may the scheduler's loop). Roll up in steps, such as minutes into hours with one "
+                f"rollup and hours into the year with another, or pass max_upstream_keys={largest} or more."
             )
 
     def _check_routes(self, samples: tuple[str, ...], hint: str) -> None:
@@ -525,7 +593,6 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                 continue  # spelled as awaited: the common case, no second reading
             members, error = _counts_as(self, key, self.members_read())
             if not any(member in expected for member in members):
-                awaited = sorted(expected)
                 why = str(error or "")
                 # A key read as members outside every window, or naming a day its calendar leaves
                 # out (a Saturday into a business-day month), is the rule at work, not a mistake.
@@ -537,11 +604,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                         or f"it is read as {' and '.join(map(repr, members))}, which is not one of the keys "
                         "the window awaits"
                     )
-                    + (
-                        f" (it awaits {len(awaited)} keys: {awaited[0]!r} … {awaited[-1]!r})."
-                        if awaited
-                        else "."
-                    ),
+                    + (f" (it awaits {len(expected)} keys: {spelled_range(expected)})." if expected else "."),
                 )
         return routed[0] if len(routed) == 1 and not self.sliding else routed
 
@@ -561,14 +624,14 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
 
     def count(self, expected: Set[str], received: Iterable[str]) -> tuple[set[str], list[str]]:
         """Return the members of *expected* that *received* keys name, and (sorted) those naming none."""
-        counted: set[str] = set()
+        keys = received if isinstance(received, set) else set(received)
+        # The keys spelled as awaited, the common case, in one pass over them: a tick counts every
+        # received key of 500 pending runs (up to 525,600 for a year of minutes).
+        counted = _awaited_among(expected, keys)
         never: list[str] = []
         read = self.members_read()
-        for key in received:
-            if key in expected:
-                counted.add(key)
-                continue
-            named = False  # no list per key: a tick counts every received key of 500 pending runs
+        for key in keys - counted if len(counted) < len(keys) else ():
+            named = False  # no list per key
             for member in _counts_as(self, key, read)[0]:
                 if member in expected:
                     counted.add(member)
@@ -577,7 +640,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                 never.append(key)
         return counted, sorted(never)
 
-    def to_upstream(self, downstream_key: str) -> ExpectedKeys:
+    # Airflow's RollupMapper says frozenset; its scheduler only hands the value to our wait policy,
+    # and ExpectedSlots answers as a frozenset of its keys (ExpectedSlots' docstring).
+    def to_upstream(self, downstream_key: str) -> Awaited:  # type: ignore[override]
         """Return the upstream keys *downstream_key* waits for, with its closing time (memoized)."""
         return _expected(self, downstream_key, self.members_read())
 

@@ -48,6 +48,7 @@ from airflow_partitions.grains import (
     Day,
     Grain,
     IsoWeek,
+    Minutes,
     Month,
     Period,
     Quarter,
@@ -68,7 +69,7 @@ from airflow_partitions.grains.keys import (
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
 from airflow_partitions.mapping import as_core, check_fan_out
-from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
+from airflow_partitions.rollup import Awaited, CountingRollupMapper, ExpectedSlots, OnlyOurRollup
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -93,6 +94,20 @@ def _bounds_checked(rollup: TemporalRollupMapper, downstream_key: str) -> tuple[
     decoded = rollup.upstream_mapper.decode_downstream(downstream_key)
     member = rollup._unlisted(decoded)
     return None if member is None else (decoded, member)
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _counted_out(rollup: TemporalRollupMapper, downstream_key: str) -> ExpectedSlots | None:
+    # The scheduler asks to_upstream of every pending run on every tick: once built, one look-up.
+    found = _bounds_checked(rollup, downstream_key)
+    if found is None:
+        return None
+    decoded, member = found
+    slot = member.fixed_length
+    start, end = decoded.utc
+    if not isinstance(member, Minutes) or slot is None or (end - start) % slot:
+        return None  # slots that do not fit the period a whole number of times: listed, as before
+    return ExpectedSlots(member, start, (end - start) // slot, end, downstream_key, hash(rollup))
 
 
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
@@ -545,7 +560,8 @@ SAMPLE_INSTANTS = tuple(
 
 #: Above this many members a window of minutes or hours is checked by its bounds, not listed, at
 #: Dag parse and on each event (:meth:`TemporalRollupMapper.edge_keys`, :meth:`~TemporalRollupMapper.
-#: awaits`): a day of minutes (1,440) and smaller windows are listed, member by member.
+#: awaits`), and counted out for the scheduler (:meth:`TemporalRollupMapper.to_upstream`): a day of
+#: minutes (1,440) and smaller windows are listed, member by member.
 LISTED_MEMBERS = 1_440
 #: The smallest step of time: the last instant of a period is its end less this.
 _INSTANT = timedelta(microseconds=1)
@@ -668,7 +684,9 @@ class TemporalRollupMapper(CountingRollupMapper):
       ``TemporalMapper(Month())`` is refused there, not discovered by the scheduler; and that
       the member keys map back to the period that waits for them.
     - It memoizes each downstream key's expected upstream key set process-wide, so the scheduler's
-      re-evaluation of a pending rollup on every tick is one cache look-up.
+      re-evaluation of a pending rollup on every tick is one cache look-up; a window of more than
+      :data:`LISTED_MEMBERS` minutes or hours of one length (a year of minutes) is counted out,
+      not listed (:meth:`to_upstream`).
 
     :param upstream_mapper: A :class:`TemporalMapper` (reads upstream keys, names the period).
     :param window: A :class:`TemporalWindow` (the member grain), a :class:`SlidingWindow` (of the
@@ -806,6 +824,22 @@ class TemporalRollupMapper(CountingRollupMapper):
         if member.floor(start).utc[0] != start or member.floor(end - _INSTANT).utc[1] != end:
             return None  # members that do not tile it: listing it names the period
         return member
+
+    def to_upstream(self, downstream_key: str) -> Awaited:  # type: ignore[override]  # see the base's
+        """
+        Return the upstream keys *downstream_key* waits for, with its closing time (memoized).
+
+        A window checked by its bounds (:meth:`_unlisted`: more than :data:`LISTED_MEMBERS` minutes
+        or hours of one length, such as a year of minutes, 525,600 keys) is counted out, not
+        listed: an :class:`~airflow_partitions.rollup.ExpectedSlots`, which answers as the listed
+        ``frozenset`` would in a few milliseconds and under a megabyte. Any other window is listed
+        (:class:`~airflow_partitions.rollup.ExpectedKeys`), as before.
+
+        :raises ValueError: if *downstream_key* is not a key this rollup writes, or its window
+            cannot be listed (members that do not nest, a window reaching past year 1 or 9999).
+        """
+        counted_out = _counted_out(self, downstream_key)
+        return super().to_upstream(downstream_key) if counted_out is None else counted_out
 
     def edge_keys(self, downstream_key: str) -> list[str] | None:
         """Return the first and last three keys of a window checked by its bounds (:meth:`_unlisted`)."""

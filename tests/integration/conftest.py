@@ -54,6 +54,8 @@ DAG_IDS = [
     "it_produce_fault_hours",
     "it_produce_local_hours",
     "it_produce_region_local_hours",
+    "it_produce_local_minutes",
+    "it_new_york_day_of_minutes",
     "it_bulk_new_york_day",
     "it_bulk_utc_day",
     "it_bulk_core_utc_day",

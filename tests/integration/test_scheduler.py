@@ -572,3 +572,22 @@ def test_a_deadline_day_that_ran_with_20_of_its_24_hours_shows_what_it_ran_with(
         "20/24",
     )
     assert cells[complete.isoformat()]["state"] == "success"
+
+
+def test_a_new_york_fall_back_day_of_minutes_counted_out_fires_once_with_its_1500th_minute(airflow):
+    # 2026-11-01 in New York: 04:00Z to 05:00Z the next day, 25 hours, 1,500 minutes (worked out
+    # in UTC), more than the 1,440 a window lists: the scheduler gets them counted out (issue 38).
+    start = datetime(2026, 11, 1, 4, tzinfo=UTC)
+    minutes = [(start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:00Z") for i in range(25 * 60)]
+    airflow.trigger("it_produce_local_minutes", partition_key="all-but-one", conf={"keys": minutes[:-1]})
+    airflow.wait_for_runs("it_produce_local_minutes", 1, timeout=600)
+    _let_the_scheduler_evaluate_pending_rollups(airflow, "after-1499-minutes")
+    assert airflow.dag_runs("it_new_york_day_of_minutes") == []
+
+    last = "2026-11-01T23:59-05:00"  # minutes[-1] (04:59Z on 2 November), as the window spells it
+    airflow.trigger("it_produce_local_minutes", partition_key="the-last", conf={"keys": [last]})
+    [run] = airflow.wait_for_runs("it_new_york_day_of_minutes", 1, timeout=120)
+    assert run["partition_key"] == "2026-11-01"
+    assert run["partition_date"] == "2026-11-01T04:00:00Z"  # local midnight, EDT
+    ran_with = _upstream_keys(airflow, "it_new_york_day_of_minutes", run["dag_run_id"])
+    assert len(ran_with) == 1500

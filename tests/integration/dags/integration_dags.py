@@ -511,8 +511,10 @@ bulk_hours = Asset("it_bulk_hours")
 fault_hours = Asset("it_fault_hours")
 local_hours = Asset("it_local_hours")
 region_local_hours = Asset("it_region_local_hours")
+#: New York minutes, a day of them counted out (more than 1,440: test_scheduler.py).
+local_minutes = Asset("it_local_minutes")
 
-for fed in (bulk_hours, fault_hours, local_hours, region_local_hours):
+for fed in (bulk_hours, fault_hours, local_hours, region_local_hours, local_minutes):
     with DAG(
         f"it_produce_{fed.name.removeprefix('it_')}",
         default_args=RETRY_TRANSIENT_FAILURES,
@@ -575,4 +577,15 @@ consumer(
         window=DimensionWindow(time=LOCAL_HOUR),
     ),
     record=False,
+)
+
+# A New York day of minutes: 1,500 on the fall-back day, more than a window lists, so the
+# scheduler is handed them counted out (ExpectedSlots; issue 38).
+consumer(
+    "it_new_york_day_of_minutes",
+    local_minutes,
+    TemporalRollupMapper(
+        upstream_mapper=TemporalMapper(Day(timezone=NEW_YORK)),
+        window=TemporalWindow(Minutes(1, timezone=NEW_YORK)),
+    ),
 )
