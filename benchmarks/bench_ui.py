@@ -1,35 +1,46 @@
 """
-Benchmark the Partitions view and ``status`` on a real Airflow holding 100,000 partitions of a Dag.
+Benchmark the Partitions view and the CLI on a real Airflow holding up to 1,000,000 partitions of a Dag.
 
-Builds a metadata database (SQLite) through Airflow's own models: a real Airflow (api-server with
-the plugin, dag-processor) serializes the Dag files below, then its scheduler is stopped (so that
-nothing changes while measuring) and the rows a live feed leaves are written with Airflow's ORM
-models (``DagRun``, ``AssetPartitionDagRun``, ``AssetEvent``, ``PartitionedAssetKeyLog``):
+A real Airflow (api-server with the plugin, dag-processor, scheduler) serializes the Dag files
+below; then every process is stopped (so that nothing changes while measuring) and the rows a
+live feed leaves are generated in bulk (:class:`BulkWriter`: ``dag_run``,
+``asset_partition_dag_run``, ``asset_event``, ``partitioned_asset_key_log`` and the audit log,
+column for column as Airflow 3.3.2's scheduler writes them), on SQLite or PostgreSQL (``--db``):
 
 - ``bench_region_day``: 100 regions x N/100 New York days, each rolled up from its 24 UTC hours
   by a ``DimensionRollupMapper`` under ``CompletionDeadline(timedelta(hours=1))``: 96 % of the
   days ran complete a few minutes after the day ended, 1 % ran at the deadline with 20 of their
   24 hours (``ran incomplete``), 1 % failed, the last 2 % of the days wait, 12 to 23 hours in;
-- ``bench_minutes``: N minutes (70 days of them at 100,000), one run per minute key;
+  for 0.5 % of the days that ran, an hour sent again two days later waits in a pending run
+  beside the run (what ``discard`` lists);
+- ``bench_minutes``: N minutes (70 days of them at 100,000), one run per minute key, and N/1,000
+  keys in a day-first format its mapper refuses (an audit-log row each, as Airflow writes it);
 - ``bench_month_of_minutes``: a month rolled up from its minutes (44,640), pending with all but
   600 of them (what ``status --key`` and the view's detail list page through);
-- 197 small partitioned Dags of 30 days each, so that the overview lists 200.
+- ``bench_store_region_day``: 10 groups of 5 stores (a ``LookupMapper``), N/10 group-days;
+- ``bench_business_month``: months of US business days (``BusinessDayWindow``), N/10,000 (at
+  least 12), the last waiting without its last 3 days;
+- 195 small partitioned Dags of 30 days each, so that the overview lists 200.
 
 ``bench_region_day`` expects each day within ``--expected-within`` hours of its end (default 6,
-so its failed days are late; 0: no expectation). Then times, through the api-server's HTTP API,
-each figure *--repeats* times (the first, cold answer apart): one scrape of
+so its failed days are late; 0: no expectation). Then, on an api-server started cold (no
+scheduler), times each figure *--repeats* times (the first, cold answer apart): one scrape of
 ``GET /partitions/metrics`` (every Dag), one page of ``GET /partitions/api/dags/{id}`` (1,000
 partitions, the default), the overview ``GET /partitions/api/dags``, the Dag's page in a cold
-headless Chromium (Debian's) to first paint, and ``airflow-partitions status bench_region_day``
-(a new process each time, Python's start included), from the database and through the REST API
-(``--api-url``, the database unreachable for it). With ``--clean``, then ``airflow-partitions
-clean --yes`` removes the bookkeeping of every run that fired (pending-run and key-log rows) and
-the page, the overview and ``status`` are timed again. Memory: the api-server's peak resident set
-(``VmHWM``) and the status process's (``ru_maxrss``).
+headless Chromium (Debian's) to first paint; and in a new process each time (Python's start
+included): ``airflow-partitions status bench_region_day`` and ``status --json``, from the
+database and through the REST API (``--api-url``, the database unreachable for it), and once
+``explain --from-db``, ``discard`` and ``clean`` (dry runs). Memory: the peak resident set of
+the api-server (``VmHWM``) and of each command's process (GNU ``time``). Each figure that issue
+38 limits is printed with its limit; the script exits 1 if one is over. With ``--clean``, then
+``clean --yes`` removes the bookkeeping of every run that fired and the page, the overview and
+``status`` are timed again. ``--profile``: where a new ``status`` process spends its time
+(imports, cProfile, each SQL statement with its plan) and the reader in-process.
 
-Run: ``python benchmarks/bench_ui.py --partitions 100000 --json`` (one JSON object on stdout),
-``--sizes 1000,10000,100000`` for the trend (a table; a database per size), ``--no-browser``.
-Prints numbers, asserts none: a plain script.
+Run: ``python benchmarks/bench_ui.py --partitions 100000 --data /work/bench-data`` (the database
+kept in ``/work/bench-data/sqlite-100000`` and reused by the next run), ``--sizes
+10000,100000,1000000`` for the trend (a table with each figure's growth per 10x), ``--json``,
+``--no-browser``. Not a test: it times, and asserts only the limits.
 """
 
 from __future__ import annotations
@@ -669,7 +680,8 @@ def profile_status(env: dict[str, str], url: str, log) -> None:
     Its imports (``python -X importtime``: the top-level modules by cumulative time), its
     cProfile, and every SQL statement it ran: the time to execute it in the process, then
     replayed here on a new connection (execute and fetch every row) with the database's plan
-    (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` on PostgreSQL) and the tables it scans whole.
+    (``EXPLAIN QUERY PLAN`` on SQLite, ``EXPLAIN`` on PostgreSQL) and the tables it scans whole
+    (or a whole index of).
     """
     import cProfile  # noqa: F401 - run as a module below
     import pickle
@@ -703,7 +715,7 @@ def profile_status(env: dict[str, str], url: str, log) -> None:
     statements = pickle.loads(trace.read_bytes())
     engine = sqlalchemy.create_engine(url)
     explain = "EXPLAIN QUERY PLAN " if url.startswith("sqlite") else "EXPLAIN "
-    replayed = []
+    replayed, tables = [], set(sqlalchemy.inspect(engine).get_table_names())
     with engine.connect() as connection:
         cursor = connection.connection.driver_connection.cursor()
         for executed, statement, parameters in statements:
@@ -715,13 +727,9 @@ def profile_status(env: dict[str, str], url: str, log) -> None:
             took = time.perf_counter() - begun
             cursor.execute(explain + statement, parameters)
             plan = [" ".join(str(c) for c in row) for row in cursor.fetchall()]
-            whole = sorted(
-                {
-                    line.split()[line.split().index("SCAN") + 1 if "SCAN" in line.split() else -1]
-                    for line in plan
-                    if ("SCAN " in line and " USING " not in line) or "Seq Scan on" in line
-                }
-            )
+            # SQLite's SCAN (table or index, whole; SEARCH is a lookup), PostgreSQL's Seq Scan.
+            words = [line.replace("Seq Scan on", "SCAN").split() for line in plan]
+            whole = sorted({w[w.index("SCAN") + 1] for w in words if "SCAN" in w} & tables)
             replayed.append((took, executed, rows, whole, statement, plan))
     replayed.sort(key=lambda r: r[0], reverse=True)
     with open(folder / "sql.txt", "w") as text:
