@@ -54,6 +54,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -923,6 +924,97 @@ def trend(results: list[dict]) -> None:
         )
 
 
+#: Columns whose values differ from run to run (ids, times, keys, random parts): compared by
+#: kind only (NULL or not, Python type, a dict's shape, the run id's pattern), the others by value.
+VARYING = {
+    "id", "run_id", "queued_at", "start_date", "end_date", "run_after", "last_scheduling_decision",
+    "created_at", "updated_at", "context_carrier", "partition_key", "partition_date", "timestamp",
+    "asset_event_id", "asset_partition_dag_run_id", "created_dag_run_id", "source_partition_key",
+    "target_partition_key", "dttm",
+}  # fmt: skip
+RUN_ID = re.compile(r"asset_triggered__\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00_[A-Za-z0-9]{8}$")
+
+
+def _shape(value: object) -> object:
+    """A value with each leaf replaced by its type's name (``{"a": {"b": "str"}}``)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    return type(value).__name__
+
+
+def _same(table: str, column: str, airflow: object, ours: object) -> bool:
+    """Whether our value of *table.column* is as Airflow's (by kind for the varying columns)."""
+    if table == "dag_run" and column == "run_id":
+        return bool(RUN_ID.match(str(airflow)) and RUN_ID.match(str(ours)))
+    if table == "log" and column == "extra":  # the same text but for its key
+        a, b = str(airflow), str(ours)
+        return a.replace(a.split("'")[1], "KEY") == b.replace(b.split("'")[1], "KEY")
+    if column in VARYING:
+        return _shape(airflow) == _shape(ours)
+    return airflow == ours
+
+
+def check_rows(log) -> list[str]:
+    """
+    Compare the generator's rows with those a real scheduler writes; return the differences.
+
+    A real Airflow (scheduler included) gets, through its REST API, a minute of ``bench_minutes``,
+    the 24 hours of a region's day of ``bench_region_day`` and a key the minutes mapper refuses;
+    once their runs ended, the scheduler is stopped and :class:`BulkWriter` writes the same
+    shapes for other keys. Each table's first row (Airflow's) and last (ours) of each Dag are
+    compared column by column.
+    """
+    from sqlalchemy import select
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-ui-check-"))
+    (folder / "bench_ui_dags.py").write_text(dag_file(6))
+    airflow = AirflowInstance(folder)
+    airflow.start()
+    try:
+        airflow.wait_for_dags(["bench_region_day", "bench_minutes"], timeout=600)
+        day = datetime.now(UTC).date() - timedelta(days=3)
+        hours = [f"{h:%Y-%m-%dT%H}" for h in utc_hours(day)]
+        airflow.create_asset_event("bench_minute_feed", partition_key=f"{day}T10:00")
+        airflow.create_asset_event("bench_minute_feed", partition_key=f"{day:%d/%m/%Y} 10:00")
+        for hour in hours:
+            airflow.create_asset_event("bench_region_hours", partition_key=f"r001|{hour}")
+        airflow.wait_for_runs("bench_minutes", 1, timeout=300)
+        airflow.wait_for_runs("bench_region_day", 1, timeout=300)
+        airflow.kill("scheduler", 15)
+        os.environ.update({k: v for k, v in airflow.env.items() if k.startswith("AIRFLOW")})
+        writer, at = BulkWriter(), datetime.now(UTC)
+        writer.runs(
+            "bench_minutes", "bench_minute_feed", [(f"{day}T11:00", at, "success", [f"{day}T11:00"], at)]
+        )
+        anchor = datetime(day.year, day.month, day.day, tzinfo=NEW_YORK).astimezone(UTC)
+        region = [f"r002|{hour}" for hour in hours]
+        writer.runs(
+            "bench_region_day", "bench_region_hours", [(f"r002|{day}", anchor, "success", region, at)]
+        )
+        writer.refusals("bench_minutes", "bench_minute_feed", [(f"{day:%d/%m/%Y} 11:00", at)])
+        feeds = {"bench_minutes": "bench_minute_feed", "bench_region_day": "bench_region_hours"}
+        differences = []
+        with writer.engine.connect() as connection:
+            for table in writer._tables():
+                for dag_id, asset in feeds.items():
+                    where = {
+                        "dag_run": table.c.get("dag_id") == dag_id,
+                        "asset_event": table.c.get("asset_id") == writer.assets[asset],
+                        "log": table.c.get("event") == "failed to map partition_key",
+                    }.get(table.name, table.c.get("target_dag_id") == dag_id)
+                    rows = connection.execute(select(table).where(where).order_by(table.c.id)).all()
+                    real, ours = rows[0]._asdict(), rows[-1]._asdict()
+                    differences += [
+                        f"{table.name}.{name} ({dag_id}): Airflow {real[name]!r}, ours {ours[name]!r}"
+                        for name in real
+                        if not _same(table.name, name, real[name], ours[name])
+                    ]
+                    log(f"  {table.name} ({dag_id}): {len(real)} columns compared")
+        return differences
+    finally:
+        airflow.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     parser.add_argument("--partitions", type=int, default=100_000, help="partitions of each large Dag")
@@ -949,7 +1041,16 @@ def main() -> None:
         action="store_true",
         help="then `clean --yes` every fired run's bookkeeping and measure again (not with --data)",
     )
+    parser.add_argument(
+        "--check-rows",
+        action="store_true",
+        help="only compare the generated rows with a real scheduler's (exit 1 if they differ)",
+    )
     args = parser.parse_args()
+    if args.check_rows:
+        differences = check_rows(print)
+        print("\n".join(differences) or "the generated rows are as Airflow's scheduler writes them")
+        sys.exit(1 if differences else 0)
     if args.clean and args.data:
         parser.error("--clean deletes rows: it would change the kept database (drop --data)")
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else [args.partitions]
