@@ -56,6 +56,7 @@ from airflow_partitions.grains import (
     Year,
     most_members,
 )
+from airflow_partitions.grains.clock import mean_time_between
 from airflow_partitions.grains.keys import (
     FIRST_YEAR,
     ISO_WEEK_KEY,
@@ -107,6 +108,8 @@ def _counted_out(rollup: TemporalRollupMapper, downstream_key: str) -> ExpectedS
     start, end = decoded.utc
     if not isinstance(member, Minutes) or slot is None or (end - start) % slot:
         return None  # slots that do not fit the period a whole number of times: listed, as before
+    if mean_time_between(member.timezone, start, end):
+        return None  # a local mean time's keys are written to the minute and may repeat: listed
     return ExpectedSlots(member, start, (end - start) // slot, end, downstream_key, hash(rollup))
 
 

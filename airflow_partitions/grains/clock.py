@@ -235,6 +235,21 @@ class Hour(Minutes):
         return {"timezone": self.timezone}
 
 
+def mean_time_between(zone: str, start: datetime, end: datetime) -> bool:
+    """
+    Whether *zone*'s offset has a seconds part anywhere in ``[start, end]`` (aware instants).
+
+    Local mean times before standard time had such offsets (Santiago's -04:42:45 until 1910);
+    :func:`~airflow_partitions.grains.zones.cut_years` leaves their changes out, since keys are
+    written to the minute there, so two slots' keys may repeat. UTC never does.
+    """
+    if zone == "UTC":
+        return False
+    offsets = [start.astimezone(ZoneInfo(zone)).utcoffset()]
+    offsets += [after for _, _, after in changes_between(zone, start, end)]
+    return any((offset or timedelta()).seconds % 60 for offset in offsets)
+
+
 class SlotKeys(Set[str]):
     """
     The canonical keys of *count* consecutive slots of *grain* from the UTC instant *start*, never listed.
@@ -279,6 +294,12 @@ class SlotKeys(Set[str]):
             raise ValueError(
                 f"SlotKeys: needs a grain of one slot length, an aware slot start and a count >= 0; got "
                 f"{grain!r}, {start!r}, {count!r}."
+            )
+        if mean_time_between(grain.timezone, start, start + slot * count):
+            raise ValueError(
+                f"SlotKeys: {grain!r} from {start.isoformat()} for {count} slots reaches a local mean time "
+                "with a seconds part (before the zone's standard time), whose keys are written to the "
+                "minute and may repeat: list those keys instead."
             )
         self._count = count
         #: The parts after the date of the keys of each local date, for ``in``.
