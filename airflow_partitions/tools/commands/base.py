@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -111,6 +112,16 @@ def quiet() -> Iterator[None]:
     """Send what Airflow prints while loading Dags to stderr, so stdout holds only the answer."""
     with contextlib.redirect_stdout(sys.stderr):
         yield
+
+
+def show(answer: Any, as_text: Callable[[Any], str], *, as_json: bool) -> None:
+    """
+    Print a command's *answer*: its ``to_dict()`` as indented JSON (``--json``), else ``as_text(answer)``.
+
+    The one place the two outputs part, so that every command's ``--json`` and text describe one
+    answer (the tests compare them field by field).
+    """
+    print(json.dumps(answer.to_dict(), indent=2) if as_json else as_text(answer))
 
 
 def parse_date(text: str, *, end_of_day: bool = False) -> datetime:

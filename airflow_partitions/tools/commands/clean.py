@@ -10,7 +10,6 @@ edit access: :mod:`airflow_partitions.tools.ui.commands`.
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
@@ -25,6 +24,7 @@ from airflow_partitions.tools.commands.base import (
     Request,
     parse_date,
     quiet,
+    show,
 )
 from airflow_partitions.tools.commands.text import count
 
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     with quiet():
         deployment = source()
         found = deployment.clean(request) if args.yes else deployment.fired_rows(request)
-    print(json.dumps(found.to_dict(), indent=2) if args.json else format_cleaned(found))
+    show(found, format_cleaned, as_json=args.json)
     return OK
 
 

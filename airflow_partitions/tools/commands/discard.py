@@ -9,7 +9,6 @@ never touched.
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -22,6 +21,7 @@ from airflow_partitions.tools.commands.base import (
     Opener,
     Request,
     quiet,
+    show,
 )
 from airflow_partitions.tools.commands.text import count
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     with quiet():
         deployment = source()
         found = deployment.discard(request) if args.yes else deployment.stray(request)
-    print(json.dumps(found.to_dict(), indent=2) if args.json else format_discarded(found))
+    show(found, format_discarded, as_json=args.json)
     return OK
 
 

@@ -9,7 +9,6 @@ deployment's serialized Dag: the database (``--from-db``) or ``--api-url``, whic
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -24,6 +23,7 @@ from airflow_partitions.tools.commands.base import (
     Request,
     UsageError,
     quiet,
+    show,
 )
 from airflow_partitions.tools.commands.text import count, listed, wrap
 
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
             explanation = source().explain(
                 ExplainRequest(args.dag, args.key, asset=args.asset, downstream=args.downstream)
             )
-    print(json.dumps(explanation.to_dict(), indent=2) if args.json else format_explanation(explanation))
+    show(explanation, format_explanation, as_json=args.json)
     return OK if explanation.ok else FOUND
 
 

@@ -8,7 +8,6 @@ for this Dag alone (a source's ``requeue``), as the scheduler does on an event's
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
@@ -23,6 +22,7 @@ from airflow_partitions.tools.commands.base import (
     Request,
     parse_date,
     quiet,
+    show,
 )
 from airflow_partitions.tools.commands.text import WIDTH, wrap
 
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     with quiet():
         deployment = source()
         orphans = deployment.requeue(request) if args.yes else deployment.orphans(request)
-    print(json.dumps(orphans.to_dict(), indent=2) if args.json else format_orphans(orphans))
+    show(orphans, format_orphans, as_json=args.json)
     return OK
 
 

@@ -11,7 +11,6 @@ An option of ``status`` is a field, an argument and its use here, and nowhere el
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -25,6 +24,7 @@ from airflow_partitions.tools.commands.base import (
     Opener,
     Request,
     quiet,
+    show,
 )
 from airflow_partitions.tools.commands.text import WIDTH, count, wrap
 
@@ -170,7 +170,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     request = request_of(args)
     with quiet():
         state = source().status(request)
-    print(json.dumps(state.to_dict(), indent=2) if args.json else format_state(state))
+    show(state, format_state, as_json=args.json)
     held = state.states.get("never counting") or state.starved or any(p.starved for p in state.partitions)
     return FOUND if held else OK
 
