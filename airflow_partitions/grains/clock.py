@@ -111,7 +111,9 @@ class Minutes(WallClockGrain):
         """Return the slot that contains the aware *instant*."""
         if 60 % self.n:
             return super().floor(instant)
-        local = instant.astimezone(self.tz)
+        # Through UTC: an aware wall time in a spring-forward gap (Python keeps it as written) is
+        # read as the instant it stands for, whose wall time lies after the gap.
+        local = as_utc(instant).astimezone(self.tz)
         into = timedelta(minutes=local.minute % self.n, seconds=local.second, microseconds=local.microsecond)
         if not self._cuts:
             return self._absolute_period(as_utc(local) - into)

@@ -651,6 +651,20 @@ def test_lord_howe_hours_cut_at_the_half_hour_dst_change(instant, key, start, en
     assert span(hour.parse(key)) == (utc(start), utc(end))
 
 
+@pytest.mark.parametrize("fold", [0, 1])
+def test_an_aware_wall_time_in_the_gap_floors_to_the_hour_of_the_instant_it_stands_for(fold):
+    # 02:10 on 2026-10-04 never showed on Lord Howe's clocks (02:00 +10:30 -> 02:30 +11:00).
+    # Python reads it with the offset before the change (fold=0: 15:40Z, 02:40 +11:00) or after
+    # (fold=1: 15:10Z, 01:40 +10:30): the hour holding that instant, from the table above.
+    wall = datetime(2026, 10, 4, 2, 10, tzinfo=ZoneInfo(LORD_HOWE), fold=fold)
+    expected = {
+        0: ("2026-10-04T02:30+11:00", "2026-10-03T15:30Z", "2026-10-03T16:00Z"),
+        1: ("2026-10-04T01+10:30", "2026-10-03T14:30Z", "2026-10-03T15:30Z"),
+    }[fold]
+    period = Hour(timezone=LORD_HOWE).floor(wall)
+    assert (period.key, *span(period)) == (expected[0], utc(expected[1]), utc(expected[2]))
+
+
 def test_lord_howe_hours_shift_through_the_partial_hour_and_back():
     hour = Hour(timezone=LORD_HOWE)
     first = hour.floor(utc("2026-04-04T13:00Z"))  # 00:00 +11:00
