@@ -9,6 +9,11 @@ an Airflow of its own for the backend it runs: for a run on one backend (the old
 SQLite tests), two Airflows side by side instead of one worker running them all while the other
 idles. xdist's own ``--dist loadgroup`` cannot do this under pytest 9.2: it renames
 ``item._nodeid``, which pytest 9.2 no longer reads, so its groups are silently ignored.
+
+The longest units of work start first (:func:`pytest_collection_modifyitems`): a worker takes its
+next unit when it has two tests left, in the order collected. xdist's own order (most tests
+first) started the integration sessions after the big parametrized unit modules and left the
+one-test Celery session (five minutes) for last, on one worker while the other idled.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ def pytest_addoption(parser):
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
+    config.option.loadscopereorder = False  # the order of pytest_collection_modifyitems
     if config.getoption("integration_by_module"):
         return LoadScopeScheduling(config, log)
 
@@ -43,3 +49,22 @@ def pytest_xdist_make_scheduler(config, log):
             return f"airflow on {match['backend']}" if match else super()._split_scope(nodeid)
 
     return ByBackend(config, log)
+
+
+#: Units of work known to be long, longest first (a few minutes each in CI): each backend's
+#: integration session (or, by module, each integration module), the Celery session, the golden
+#: database's build (tests/unit/tools/test_state_golden.py). The rest keep pytest's order.
+_LONG_FIRST = (
+    re.compile(r"^tests/integration/.*\[(?:.*-)?postgresql(?:-.*)?\]$"),
+    re.compile(r"^tests/integration/"),
+    re.compile(r"^tests/unit/tools/test_state_golden\.py::"),
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        return next(
+            (i for i, pattern in enumerate(_LONG_FIRST) if pattern.match(item.nodeid)), len(_LONG_FIRST)
+        )
+
+    items.sort(key=rank)  # stable: within a rank, pytest's order
