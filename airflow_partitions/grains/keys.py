@@ -87,6 +87,9 @@ PERIOD_KEY = re.compile(r"(?P<y>\d{4})(?:-(?:(?P<m>\d{2})|Q(?P<q>[1-4])|W(?P<w>\
 #: An ISO week without a weekday, extended or basic (``2026-W11``, ``2026W11``): a week, although
 #: ``date.fromisoformat`` reads it as its Monday.
 ISO_WEEK_KEY = re.compile(r"(?P<y>\d{4})-?W(?P<w>\d{2})")
+#: An ISO week date, with or without its weekday (``2026-W11``, ``2026W11``, ``2026-W11-2``): what
+#: :func:`no_such_week` reads the year and week of.
+_ISO_WEEK_DATE = re.compile(r"(?P<y>\d{4})(?P<dash>-?)W(?P<w>\d{2})(?:(?P=dash)\d)?")
 #: A time of day whose lowest-order part is the hour or the minute with a decimal fraction (ISO
 #: 8601-1:2019 5.3.1.4: ``T04.5`` is 04:30, ``T04:30,5`` and ``T0430.5`` are 04:30:30), which
 #: ``datetime.fromisoformat`` would read as a fraction of a second.
@@ -164,6 +167,8 @@ def read_dated(
         value = _read_iso(key[:-1] + "Z" if key[-1:] == "z" else key)
         return value, len(key) <= 10 and (len(key) < 10 or key[4] == "-")
     except ValueError as err:
+        if not input_format and (week := no_such_week(key)):
+            raise ValueError(f"partition key {shown(key)} {week}.") from None
         match = None if input_format else PERIOD_KEY.fullmatch(key)
         if match is None:
             labelled = None if input_format or grain is None else CALENDAR_KEY.fullmatch(key)
@@ -173,6 +178,27 @@ def read_dated(
             expected = f"a key in the format {input_format!r}" if input_format else EXPECTED_KEYS
             raise ValueError(f"partition key {shown(key)} is not {expected} ({err}).") from None
         return _period_key_start(key, match), True
+
+
+def iso_weeks(year: int) -> int:
+    """Return how many ISO weeks *year* has: 52, or 53 (2026: its 28 December is in week 53)."""
+    return date(year, 12, 28).isocalendar().week
+
+
+def no_such_week(key: str) -> str | None:
+    """
+    Say why an ISO week date names no week, or ``None``: ``"names no week: 2021 has 52 ISO weeks"``.
+
+    For ``2021-W53`` (2021 has 52 ISO weeks), ``2026-W00`` or ``2026W54``; ``None`` for a week that
+    exists and for what is no ISO week date at all.
+    """
+    found = _ISO_WEEK_DATE.fullmatch(key)
+    if found is None or int(found["y"]) < 1:  # year 0: no calendar to count
+        return None
+    year, week, weeks = int(found["y"]), int(found["w"]), iso_weeks(int(found["y"]))
+    if 1 <= week <= weeks:
+        return None
+    return f"names no week: {year} has {weeks} ISO weeks ({year}-W01 … {year}-W{weeks})"
 
 
 def _read_iso(key: str) -> datetime:

@@ -22,6 +22,7 @@ from airflow_partitions import (
     DimensionFanOutMapper,
     DimensionWindow,
     Hour,
+    IsoWeek,
     Minutes,
     Month,
     TemporalFanOutMapper,
@@ -185,6 +186,26 @@ def test_a_key_inside_the_supported_range_can_be_evaluated(rollup, key, day):
 def test_digits_outside_ascii_are_refused_naming_the_key(key):
     with pytest.raises(ValueError, match=names_key(key) + r".*only ASCII digits"):
         TemporalMapper(Day()).to_downstream(key)
+
+
+@pytest.mark.parametrize(
+    ("key", "year", "weeks"),
+    [
+        # 2021 began on a Friday and was no leap year: its 28 December, a Tuesday, is in week 52.
+        ("2021-W53", 2021, 52),
+        ("2021W53", 2021, 52),
+        ("2021-W53-1", 2021, 52),
+        # 2026 begins on a Thursday: 53 weeks (its 28 December, a Monday, starts week 53).
+        ("2026-W54", 2026, 53),
+        ("2026-W00", 2026, 53),
+    ],
+)
+def test_a_week_the_year_does_not_have_is_refused_saying_how_many_weeks_it_has(key, year, weeks):
+    with pytest.raises(ValueError) as refused:
+        IsoWeek().parse(key)
+    assert str(refused.value) == (
+        f"partition key {key!r} names no week: {year} has {weeks} ISO weeks ({year}-W01 … {year}-W{weeks})."
+    )
 
 
 def test_digits_outside_ascii_are_refused_under_an_input_format():
