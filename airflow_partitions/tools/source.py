@@ -202,7 +202,7 @@ class Api:
             with _OPENER.open(request, timeout=TIMEOUT) as response:
                 payload = response.read()
         except urllib.error.HTTPError as err:
-            raise _refused(err, method, address) from None
+            raise _refused(err, method, address, _dag_named(path)) from None
         except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
             reason = getattr(err, "reason", err)
             raise ApiError(f"the api-server at {self.url} did not answer ({reason}).") from None
@@ -330,8 +330,23 @@ def _quoted(dag_id: str) -> str:
     return urllib.parse.quote(dag_id, safe="")
 
 
-def _refused(err: urllib.error.HTTPError, method: str, address: str) -> Exception:
-    """Return the error an HTTP error answer means, its ``detail`` (FastAPI's) in the message."""
+def _dag_named(path: str) -> str:
+    """
+    Return what a route's path asks about, for a message: ``"the Dag 'weather_jfk'"``.
+
+    ``dags/~/clean`` (``clean`` without ``--dag``) asks about every Dag.
+    """
+    dag_id = urllib.parse.unquote(path.split("/")[1])
+    return "every Dag (clean without --dag)" if dag_id == "~" else f"the Dag {dag_id!r}"
+
+
+def _refused(err: urllib.error.HTTPError, method: str, address: str, dag: str) -> Exception:
+    """
+    Return the error an HTTP error answer means, its ``detail`` (FastAPI's) in the message.
+
+    *dag* names what the call asked about (:func:`_dag_named`), which a 403 says the user needs
+    more access to.
+    """
     text = err.read().decode(errors="replace")
     try:
         detail = json.loads(text).get("detail", text)
@@ -343,7 +358,7 @@ def _refused(err: urllib.error.HTTPError, method: str, address: str) -> Exceptio
     if err.code == 401 or (err.code == 403 and "JWT" in detail):
         return ApiError(f"the api-server refused the token ({err.code}: {detail}): it is forged or expired.")
     if err.code == 403:
-        return ApiError(f"the token's user may not do this (403: {detail}): it needs more access to the Dag.")
+        return ApiError(f"the token's user may not do this (403: {detail}): it needs more access to {dag}.")
     if err.code == 404 and detail != "Not Found":
         return LookupError(detail)
     if err.code == 404:

@@ -146,6 +146,21 @@ def test_a_token_with_its_newline_is_sent_without_it(serve, capsys):
     assert [auth for _, _, auth in got] == ["Bearer abc.def.ghi"]
 
 
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["clean", "--before", "2026-01-01", "--yes"], "every Dag (clean without --dag)"),
+        (["clean", "--before", "2026-01-01", "--dag", "a/b", "--yes"], "the Dag 'a/b'"),
+        (["discard", "weather_jfk", "--yes"], "the Dag 'weather_jfk'"),
+    ],
+)
+def test_too_little_access_names_the_dag_or_every_dag(serve, capsys, argv, named):
+    url, _ = serve(lambda method, path: (403, {}, b'{"detail": "Forbidden"}'))
+    code, out, err = run(capsys, *argv, "--api-url", url, "--token", "t")
+    assert code == 1 and out == ""
+    assert err.endswith(f"may not do this (403: Forbidden): it needs more access to {named}.\n")
+
+
 @pytest.mark.parametrize("flag", ["--limit", "--offset"])
 @pytest.mark.parametrize("value", ["-1", str(MAX_ROWS + 1), "ten", "1.5"])
 def test_a_limit_or_offset_out_of_range_is_a_usage_error_in_both_modes(capsys, flag, value):
