@@ -335,6 +335,22 @@ def check(dag_folder: str | Path) -> list[Finding]:
       API or another folder, or by producer tasks with retries.
     - ``info``: a runtime producer declaring no example keys; a consumer no sample key reached.
 
+    A folder without a Dag (no Dag file, or only files Airflow skips) is one ``error`` naming it:
+    nothing checked is no pass, and a wrong path in a CI job would otherwise pass for ever.
+
     :raises ValueError: if *dag_folder* does not exist.
     """
-    return check_dags(consumer_mappers(dag_folder))
+    folder = consumer_mappers(dag_folder)
+    if folder.dags or folder.import_errors:
+        return check_dags(folder)
+    return [
+        Finding(
+            "error",
+            str(dag_folder),
+            "",
+            "no Dags found: the folder holds no Dag file Airflow loads, so nothing was checked",
+            "pass the Dag folder ([core] dags_folder) or a Dag file; Airflow skips files listed in "
+            ".airflowignore and, in safe mode ([core] dag_discovery_safe_mode), files without the words "
+            "'airflow' and 'dag'",
+        )
+    ]

@@ -155,26 +155,36 @@ class Producer:
 
 @dataclass(frozen=True)
 class DagFolder:
-    """The partitioned consumers and producers of a Dag folder, and its import errors (file -> error)."""
+    """
+    The partitioned consumers and producers of a Dag folder, its import errors (file -> error), its Dags.
+
+    *dags* counts every Dag loaded, partitioned or not (0: the folder holds no Dag file).
+    """
 
     consumers: tuple[Consumer, ...]
     producers: tuple[Producer, ...]
     import_errors: dict[str, str] = field(default_factory=dict)
+    dags: int = 0
 
     def consumer(self, dag_id: str, asset: str | None = None) -> Consumer:
         """
         Return the consumer *dag_id* of *asset* (name or URI; optional if it reads one asset).
 
-        :raises ValueError: naming the Dag and the assets it reads, if there is no such consumer
-            or *asset* is needed to choose.
+        :raises ValueError: naming the Dag and the assets it reads, if there is no such consumer,
+            *asset* is not one of them (naming it), or *asset* is needed to choose.
         """
         found = [c for c in self.consumers if c.dag_id == dag_id and asset in (None, c.asset, c.uri)]
         if len(found) != 1:
             known = sorted(c.asset for c in self.consumers if c.dag_id == dag_id)
+            if known and asset is not None:
+                raise ValueError(
+                    f"Dag {dag_id!r} reads no asset {asset!r}; it reads {known}: pass one of them as --asset "
+                    "(its name or URI)."
+                )
             raise ValueError(
                 f"Dag {dag_id!r}: "
                 + (
-                    f"reads partitioned assets {known}; pass one of them as the asset."
+                    f"reads partitioned assets {known}; pass one of them as --asset."
                     if known
                     else "is not a partitioned consumer here (expected a Dag scheduled on "
                     "PartitionedAssetTimetable)."
@@ -226,7 +236,7 @@ def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -
             producer = Producer(dag.dag_id, name, dag.timetable, keys, retries)
             if producer.partitioned or name in read:
                 producers.append(producer)
-    return DagFolder(tuple(consumers), tuple(producers), dict(import_errors or {}))
+    return DagFolder(tuple(consumers), tuple(producers), dict(import_errors or {}), len(dags))
 
 
 def consumer_mappers(dag_folder: str | Path) -> DagFolder:
@@ -239,7 +249,8 @@ def consumer_mappers(dag_folder: str | Path) -> DagFolder:
     runs. A Dag that fails to serialize (a class no plugin registers) is left out, its error in
     :attr:`DagFolder.import_errors` under its file, as the dag-processor reports it.
 
-    :raises ValueError: if *dag_folder* does not exist.
+    :raises ValueError: if *dag_folder* does not exist, or holds a symbolic link back into itself
+        (Airflow refuses to walk it, and so would the dag-processor).
     """
     from airflow.dag_processing.dagbag import BundleDagBag
     from airflow.serialization.serialized_objects import DagSerialization
@@ -248,7 +259,16 @@ def consumer_mappers(dag_folder: str | Path) -> DagFolder:
     if not path.exists():
         raise ValueError(f"Dag folder {str(dag_folder)!r} does not exist; expected a folder of Dag files.")
     forget_example_keys()
-    bag = BundleDagBag(dag_folder=str(path), bundle_path=path if path.is_dir() else path.parent)
+    try:
+        bag = BundleDagBag(dag_folder=str(path), bundle_path=path if path.is_dir() else path.parent)
+    except RuntimeError as err:  # Airflow's file discovery: "Detected recursive loop when walking ..."
+        if "recursive loop" not in str(err):
+            raise
+        raise ValueError(
+            f"Dag folder {str(dag_folder)!r} has a symbolic link back into itself, which Airflow refuses to "
+            f"walk ({err}); expected a folder without such a loop: remove the link, or list it in the "
+            "folder's .airflowignore."
+        ) from None
     errors, dags = dict(bag.import_errors), []
     for dag_id, dag in sorted(bag.dags.items()):
         try:

@@ -98,3 +98,74 @@ def test_doc_block_runs(block: Block, docs_workdir, monkeypatch):
     )
     code = compile(block.source, block.id, "exec")
     exec(code, namespace)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One ``$ airflow-partitions explain …`` of a ``console`` block, with the output printed under it."""
+
+    page: Path
+    line: int  # 1-based line of the command
+    argv: tuple[str, ...]
+    output: str
+    exit_code: int | None  # from a ``# exit code N`` line, if the page shows one
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+#: Options of ``explain`` that read a deployment (its database, its api-server): no example of
+#: those runs here.
+_DEPLOYMENT = ("--from-db", "--api-url")
+_EXIT_CODE = re.compile(r"^# exit code (?P<code>\d+)$")
+
+
+def explain_examples(page: Path) -> list[Example]:
+    """The ``explain`` examples of *page*'s ``console`` blocks that need no deployment."""
+    import shlex
+
+    lines = page.read_text(encoding="utf-8").splitlines()
+    found: list[Example] = []
+    inside = False
+    for number, line in enumerate(lines, 1):
+        m = _FENCE.match(line)
+        if m:
+            inside = not inside and m["lang"].lower() == "console"
+            continue
+        if not (inside and line.startswith("$ airflow-partitions explain ")):
+            continue
+        argv = tuple(shlex.split(line.removeprefix("$ airflow-partitions ")))
+        if any(option in argv for option in _DEPLOYMENT):
+            continue
+        output, code = [], None
+        for after in lines[number:]:
+            if after.startswith(("$ ", "```")):
+                break
+            if ended := _EXIT_CODE.match(after):
+                code = int(ended["code"])
+                break
+            output.append(after)
+        found.append(Example(page, number, argv, "\n".join(output) + "\n", code))
+    return found
+
+
+ALL_EXAMPLES = [example for page in PAGES for example in explain_examples(page)]
+
+
+def test_explain_examples_are_collected():
+    # README.md's one, docs/cli.md's six (three of a mapper expression, among them a fan-out and
+    # a --json, three of the example Dags), docs/trading.md's one.
+    assert len(ALL_EXAMPLES) >= 8
+
+
+@pytest.mark.parametrize("example", ALL_EXAMPLES, ids=lambda example: example.id)
+def test_an_explain_example_prints_what_its_page_shows(example: Example, capsys, monkeypatch):
+    # The pages' "example_dags" is the repository's: run from its root, as the pages' readers do.
+    from airflow_partitions.tools.cli import main
+
+    monkeypatch.chdir(ROOT)
+    code = main(list(example.argv))
+    assert capsys.readouterr().out == example.output
+    if example.exit_code is not None:
+        assert code == example.exit_code

@@ -21,6 +21,7 @@ from airflow_partitions.tools.commands.base import (
     Command,
     Opener,
     Request,
+    in_order,
     parse_date,
     quiet,
 )
@@ -33,6 +34,8 @@ class BackfillRequest(Request):
     A Dag's partitions in ``[start, end]`` without a successful run, due by *now* or not (aware datetimes).
 
     ``BackfillRequest("daily", datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 7, tzinfo=UTC), now)``.
+
+    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*.
     """
 
     ROUTE: ClassVar[str] = "backfill"
@@ -41,6 +44,9 @@ class BackfillRequest(Request):
     start: datetime
     end: datetime
     now: datetime
+
+    def __post_init__(self) -> None:
+        in_order(self.start, self.end)
 
     def read(self, session: Any) -> list[Any]:
         """
@@ -96,11 +102,11 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     from datetime import UTC
 
     now = datetime.now(UTC)
+    start, end = parse_date("--start", args.start), parse_date("--end", args.end)
+    request = BackfillRequest(args.dag_id, start, end, now)
     deployment = source()
     with quiet():
-        found = deployment.missing(
-            BackfillRequest(args.dag_id, parse_date(args.start), parse_date(args.end), now)
-        )
+        found = deployment.missing(request)
         opened = [m for m in found if m.is_open(now)]
         missing = found if args.include_open else [m for m in found if not m.is_open(now)]
         runs = deployment.create_runs(args.dag_id, missing) if args.yes else []

@@ -124,20 +124,35 @@ def show(answer: Any, as_text: Callable[[Any], str], *, as_json: bool) -> None:
     print(json.dumps(answer.to_dict(), indent=2) if as_json else as_text(answer))
 
 
-def parse_date(text: str, *, end_of_day: bool = False) -> datetime:
+def in_order(start: datetime, end: datetime) -> None:
     """
-    Parse an ISO 8601 date or time (naive means UTC): ``"2026-03-01"`` is 2026-03-01T00:00Z.
+    Refuse a range whose *start* is after its *end* (aware datetimes), naming ``--start`` and ``--end``.
+
+    :raises UsageError: ``--start 2026-05-01T00:00:00+00:00 is after --end 2026-04-30T23:59:59+00:00.``
+    """
+    if start > end:
+        raise UsageError(f"--start {start.isoformat()} is after --end {end.isoformat()}.")
+
+
+def parse_date(option: str, text: str, *, end_of_day: bool = False) -> datetime:
+    """
+    Parse *option*'s ISO 8601 date or time (naive means UTC): ``"2026-03-01"`` is 2026-03-01T00:00Z.
 
     *end_of_day*: a bare date means its last instant (2026-03-01T23:59:59.999999Z).
 
-    :raises UsageError: naming *text*, if it is not one.
+    :raises UsageError: naming *option* (``--before``) and *text*, if it is not one; for an ISO
+        week the year does not have (``2021-W53``), saying how many it has.
     """
     from datetime import UTC, date, time
+
+    from airflow_partitions.grains.keys import no_such_week
 
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"{text!r} is not an ISO 8601 date such as 2026-03-01.") from None
+        week = no_such_week(text)
+        expected = "is not an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00+02:00"
+        raise UsageError(f"{option} {text!r} {week or expected}.") from None
     if end_of_day and len(text) == len(date.min.isoformat()):
         when = datetime.combine(when.date(), time.max)
     return when if when.tzinfo else when.replace(tzinfo=UTC)

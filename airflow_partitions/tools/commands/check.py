@@ -18,7 +18,8 @@ examples:
   airflow-partitions check example_dags
   airflow-partitions check example_dags --json
 
-exit codes: 0 no errors (warnings and info may be listed), 1 errors found, 2 usage error"""
+exit codes: 0 no errors (warnings and info may be listed), 1 errors found (a folder with no Dag file is
+  one: nothing was checked), 2 usage error"""
 
 
 def run(args: argparse.Namespace, source: Opener) -> int:

@@ -93,7 +93,7 @@ exit codes: 0 counted (dry run) or removed, 1 an unknown Dag (or, with --api-url
 
 def run(args: argparse.Namespace, source: Opener) -> int:
     """Handle ``clean``: count (or, with --yes, remove) the bookkeeping of partitioned runs that fired."""
-    request = CleanRequest(parse_date(args.before), args.dag)
+    request = CleanRequest(parse_date("--before", args.before), args.dag)
     with quiet():
         deployment = source()
         found = deployment.clean(request) if args.yes else deployment.fired_rows(request)
@@ -102,9 +102,16 @@ def run(args: argparse.Namespace, source: Opener) -> int:
 
 
 def format_cleaned(found: Any) -> str:
-    """Return :class:`~airflow_partitions.tools.write.clean.Cleaned` as text for 120 columns."""
+    """
+    Return :class:`~airflow_partitions.tools.write.clean.Cleaned` as text for 120 columns.
+
+    ``--before`` is said in UTC, the instant compared with (``2026-01-01T00:00+02:00`` is
+    ``2025-12-31 22:00:00 UTC``).
+    """
+    from datetime import UTC
+
     c = found
-    when = f"{c.before:%Y-%m-%d %H:%M:%S} UTC"
+    when = f"{c.before.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
     verb = "removed" if c.removed else "would remove"
     lines = [
         f"{verb} {c.pending_rows:,} pending-run rows of runs that fired, opened before {when}, and their "

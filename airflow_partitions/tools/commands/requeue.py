@@ -20,6 +20,7 @@ from airflow_partitions.tools.commands.base import (
     Command,
     Opener,
     Request,
+    in_order,
     parse_date,
     quiet,
     show,
@@ -32,6 +33,8 @@ class RequeueRequest(Request):
     """
     The Dag's upstream events sent in ``[start, end]`` (aware datetimes) that feed none of its runs.
 
+    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*.
+
     ``RequeueRequest("weather_local_day_jfk", datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 5, 1,
     tzinfo=UTC))``.
     """
@@ -42,10 +45,14 @@ class RequeueRequest(Request):
     start: datetime
     end: datetime
 
+    def __post_init__(self) -> None:
+        in_order(self.start, self.end)
+
     def read(self, session: Any) -> Any:
         """
         Return the :class:`~airflow_partitions.tools.write.requeue.Orphans` (read-only).
 
+        :raises LookupError: for an unknown Dag, or one that is not a partitioned consumer (exit code 1).
         :raises ValueError: as :func:`~airflow_partitions.tools.write.requeue.orphaned_events`.
         """
         from airflow_partitions.tools.write.requeue import orphaned_events
@@ -77,13 +84,16 @@ examples:
   airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30
   airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30 --yes
 
-exit codes: 0 listed (dry run) or re-queued, 2 usage error (or, with --yes, runs of the previous
-  rollup definition the scheduler has yet to clear: wait for it, then run again)"""
+exit codes: 0 listed (dry run) or re-queued, 1 an unknown Dag or one that is not a partitioned consumer
+  (or, with --api-url, too little access), 2 usage error (or, with --yes, runs of the previous rollup
+  definition the scheduler has yet to clear: wait for it, then run again)"""
 
 
 def run(args: argparse.Namespace, source: Opener) -> int:
     """Handle ``requeue``: list (or, with --yes, queue again) the stored events a Dag's runs lost."""
-    request = RequeueRequest(args.dag_id, parse_date(args.start), parse_date(args.end, end_of_day=True))
+    request = RequeueRequest(
+        args.dag_id, parse_date("--start", args.start), parse_date("--end", args.end, end_of_day=True)
+    )
     with quiet():
         deployment = source()
         orphans = deployment.requeue(request) if args.yes else deployment.orphans(request)

@@ -41,14 +41,16 @@ class StatusRequest(Request):
     """
     One page of a consumer's partitions: ``StatusRequest("weather_local_day_jfk", key="2013-03-10")``.
 
-    *key* selects one downstream partition key; *start* and *end* the time part of keys
-    (``end="2013-03"`` keeps all of March, :func:`~airflow_partitions.tools.state.in_time_range`);
-    *states* (query parameter ``state``, repeated) the partitions in those states; *limit* (``None``:
-    every one) and *offset* page them in key order.
+    *key* selects one downstream partition key; *start* and *end* the time part of keys, each a
+    key of the Dag's grain or an ISO 8601 date or time (``end="2013-03"`` keeps all of March,
+    :func:`~airflow_partitions.tools.state.selection.selected_range`); *states* (query parameter
+    ``state``, repeated) the partitions in those states; *limit* (``None``: every one) and *offset*
+    page them in key order.
 
     :raises ValueError: naming the input, for a state that is not one of
-        :data:`~airflow_partitions.tools.state.STATES`, *start* after *end* (no key's time part
-        lies between them), or a *limit* or *offset* outside 0 … :data:`MAX_ROWS`.
+        :data:`~airflow_partitions.tools.state.STATES`, or a *limit* or *offset* outside 0 …
+        :data:`MAX_ROWS`. The key and the range are the Dag's to judge: :meth:`read` raises for
+        them, before reading any partition.
     """
 
     ROUTE: ClassVar[str] = "status"
@@ -67,15 +69,18 @@ class StatusRequest(Request):
         unknown = [s for s in self.states or () if s not in STATES]
         if unknown:
             raise ValueError(f"--state {unknown[0]!r} is not a state; states: {', '.join(STATES)}.")
-        if self.start and self.end and self.start[: len(self.end)] > self.end:
-            raise ValueError(f"--start {self.start!r} is after --end {self.end!r}.")
         for name in ("limit", "offset"):
             rows = getattr(self, name)
             if rows is not None and not 0 <= rows <= MAX_ROWS:
                 raise ValueError(f"--{name} {rows!r} is not a whole number from 0 to {MAX_ROWS}.")
 
     def read(self, session: Any) -> Any:
-        """Return the :class:`~airflow_partitions.tools.state.ConsumerState` asked for, read on *session*."""
+        """
+        Return the :class:`~airflow_partitions.tools.state.ConsumerState` asked for, read on *session*.
+
+        :raises LookupError: for an unknown Dag, or one that is not a partitioned consumer.
+        :raises ValueError: for a key or a range the Dag's keys cannot match, before reading them.
+        """
         from airflow_partitions.tools.state import consumer_state
 
         return consumer_state(
@@ -107,9 +112,15 @@ def _rows(text: str) -> int:
 
 ARGUMENTS: list[Argument] = [
     (("dag_id",), {"help": "the partitioned consumer Dag"}),
-    (("--key",), {"help": "only this downstream partition key"}),
-    (("--start",), {"help": "first time part of a key (2013-03-01; the part after the last '|')"}),
-    (("--end",), {"help": "last time part, compared on its own length (2013-03 keeps all of March)"}),
+    (("--key",), {"help": "only this downstream partition key (a key of the Dag's grain: 2013-03-10)"}),
+    (
+        ("--start",),
+        {"help": "first time part of a key (after the last '|'): a key, its leading part, or an ISO date"},
+    ),
+    (
+        ("--end",),
+        {"help": "last time part: a key, or an ISO date or time (2013-03 keeps all of March)"},
+    ),
     (
         ("--state",),
         {

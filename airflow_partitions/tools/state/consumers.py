@@ -15,7 +15,13 @@ from airflow_partitions.tools.state.model import ConsumerDag, ConsumerState
 from airflow_partitions.tools.state.pending import received_keys
 from airflow_partitions.tools.state.reader import Reader
 from airflow_partitions.tools.state.runs import fired_query
-from airflow_partitions.tools.state.serialized import consumer_timetable, consumer_timetables, zones_of
+from airflow_partitions.tools.state.selection import checked_key, selected_range
+from airflow_partitions.tools.state.serialized import (
+    consumer_grain,
+    consumer_timetable,
+    consumer_timetables,
+    zones_of,
+)
 from airflow_partitions.tools.state.tally import ranges_of, summaries
 
 
@@ -73,14 +79,20 @@ def consumer_state(
     ``consumer_state("weather_local_day_jfk", partition_key="2013-03-10")`` tells whether New
     York's 2013-03-10 ran and with which of its UTC hours, or which of its 23 hours
     (``2013-03-10T05`` …) have arrived and which are missing. *start* and *end* select partitions
-    by the time part of their key (:func:`in_time_range`), *states* by state; *limit* and *offset*
-    page them, in the order of their keys' time part. Paging, the time range and the counts by
-    state are worked out in the database; only the page's partitions are read in full, so a page
-    of a Dag with 100,000 partitions takes what a page of one with 1,000 takes.
+    by the time part of their key (:func:`in_time_range`): each a key of the Dag's grain or an ISO
+    8601 date or time (:func:`~airflow_partitions.tools.state.selection.selected_range`); *states*
+    by state; *limit* and *offset* page them, in the order of their keys' time part. Paging, the
+    time range and the counts by state are worked out in the database; only the page's partitions
+    are read in full, so a page of a Dag with 100,000 partitions takes what a page of one with
+    1,000 takes.
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
     :raises NotAConsumer: (a LookupError) if *dag_id* has no serialized Dag, or its timetable is
         not partitioned by assets.
+    :raises ValueError: before any partition is read, naming the option and the value, for a
+        *partition_key* that is not a key of the Dag's grain, a bound that is neither one nor an
+        ISO 8601 date or time, or *start* after *end*
+        (:mod:`~airflow_partitions.tools.state.selection`).
     """
     if session is None:
         from airflow.utils.session import create_session
@@ -96,6 +108,9 @@ def consumer_state(
                 offset=offset,
                 session=new,
             )
+    grain = consumer_grain(dag_id, session)  # an unknown Dag first (exit code 1), then the selection
+    checked_key(dag_id, grain, partition_key)
+    start, end = selected_range(dag_id, grain, start, end)
     reader = Reader(dag_id, session)
     return reader.read(partition_key, start, end, None if states is None else set(states), limit, offset)
 

@@ -93,12 +93,15 @@ def stray_runs(
     Read-only. Without *keys*, *start* or *end*: every pending run whose partition key already has
     a Dag run of the Dag (whatever that run's state). *keys* (``["2026-05-01"]``) select the pending
     runs of those partition keys, and *start* / *end* those whose key's time part (after the last
-    ``|``: ``2026-05-01`` of ``vic|2026-05-01``) lies in the range, compared on their own length
-    (``end="2026-05"`` keeps May), whether or not the period ran.
+    ``|``: ``2026-05-01`` of ``vic|2026-05-01``) lies in the range (``end="2026-05"`` keeps May),
+    whether or not the period ran. Each bound is a key of the Dag's grain or an ISO 8601 date or
+    time (:func:`~airflow_partitions.tools.state.selection.selected_range`).
 
     :raises NoSuchConsumer: naming the Dag, if the metadata database has no such Dag, or it is not
         a partitioned consumer (its schedule is not partitioned by assets).
-    :raises ValueError: if both *keys* and a range are given.
+    :raises ValueError: before anything is read, if both *keys* and a range are given, a key is not
+        a key of the Dag's grain, a bound is neither one nor an ISO 8601 date or time, or *start*
+        is after *end*: naming the option and the value.
     """
     if session is None:
         from airflow.utils.session import create_session
@@ -109,12 +112,16 @@ def stray_runs(
     from sqlalchemy import select
 
     from airflow_partitions.tools.state.pending import received_keys
+    from airflow_partitions.tools.state.selection import checked_key, selected_range
+    from airflow_partitions.tools.state.serialized import consumer_grain
 
     _consumer(dag_id, session)
     if keys and (start or end):
         raise ValueError("give --key or --start/--end, not both.")
-    if start and end and start[: len(end)] > end:
-        raise ValueError(f"--start {start!r} is after --end {end!r}.")
+    grain = consumer_grain(dag_id, session)
+    for key in keys or ():
+        checked_key(dag_id, grain, key)
+    start, end = selected_range(dag_id, grain, start, end)
     column = AssetPartitionDagRun.partition_key
     chosen = [column.in_(keys)] if keys else selected_keys(column, start, end, None)
     rows = session.execute(

@@ -63,6 +63,29 @@ def test_a_daily_producer_and_a_month_of_days_is_clean(tmp_path):
     assert check(dag_folder(tmp_path, DAILY, MONTH_OF_DAYS)) == []
 
 
+@pytest.mark.parametrize(
+    "files",
+    [{}, {"notes.txt": "not Python"}, {"helpers.py": "X = 1\n"}],  # safe mode skips a file without 'dag'
+    ids=["empty", "no Python", "no Dag file"],
+)
+def test_a_folder_without_a_dag_is_one_error_saying_nothing_was_checked(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    [found] = check(tmp_path)
+    assert (found.severity, found.dag_id) == ("error", str(tmp_path))
+    assert (
+        found.message == "no Dags found: the folder holds no Dag file Airflow loads, so nothing was checked"
+    )
+
+
+def test_a_folder_of_a_dag_that_is_not_partitioned_is_clean(tmp_path):
+    (tmp_path / "plain.py").write_text(
+        "from airflow.sdk import DAG\nfrom airflow.providers.standard.operators.empty import EmptyOperator\n"
+        "with DAG('plain', schedule=None):\n    EmptyOperator(task_id='t')\n"
+    )
+    assert check(tmp_path) == []
+
+
 def test_a_dag_folder_of_core_classes_only_is_checked_and_clean(tmp_path):
     core = 'CronPartitionTimetable("0 0 * * *", timezone="UTC")'
     assert (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -132,6 +133,80 @@ def test_usage_errors_exit_2_naming_the_problem(capsys, argv):
     assert "error:" in capsys.readouterr().err
 
 
+#: An api-server that cannot answer (nothing listens on port 9, discard): a command that asked it
+#: would exit 1 saying so; a usage error found first exits 2.
+SILENT_API = ["--api-url", "http://127.0.0.1:9", "--token", "t"]
+
+
+@pytest.mark.parametrize("api", [[], SILENT_API], ids=["database", "api"])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["clean", "--before", "01/01/2026"],
+            "--before '01/01/2026' is not an ISO 8601 date or time such as 2026-03-01 or "
+            "2026-03-01T12:00+02:00.",
+        ),
+        (
+            ["requeue", "d", "--start", "2026-04-01", "--end", "April"],
+            "--end 'April' is not an ISO 8601 date or time",
+        ),
+        (
+            ["backfill", "--missing", "d", "--start", "yesterday", "--end", "2026-03-07"],
+            "--start 'yesterday' is not an ISO 8601 date or time",
+        ),
+        # 2021 began on a Friday and was no leap year: 52 ISO weeks.
+        (
+            ["backfill", "--missing", "d", "--start", "2021-W53", "--end", "2022-01-31"],
+            "--start '2021-W53' names no week: 2021 has 52 ISO weeks (2021-W01 … 2021-W52).",
+        ),
+        (
+            ["requeue", "d", "--start", "2026-05-01", "--end", "2026-04-30"],
+            "--start 2026-05-01T00:00:00+00:00 is after --end 2026-04-30T23:59:59.999999+00:00.",
+        ),
+        (
+            ["backfill", "--missing", "d", "--start", "2026-03-07", "--end", "2026-03-01"],
+            "--start 2026-03-07T00:00:00+00:00 is after --end 2026-03-01T00:00:00+00:00.",
+        ),
+    ],
+)
+def test_a_date_option_that_is_not_one_is_named_before_anything_is_asked(capsys, argv, message, api):
+    assert main([*argv, *api]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"airflow-partitions {argv[0]}: error: {message}") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["status", "requeue", "discard", "clean"])
+def test_every_command_that_reads_a_dag_says_an_unknown_dag_exits_1_in_help_and_docs(name):
+    # What each command does with an unknown Dag (a LookupError: cli._guarded's exit code 1).
+    from airflow_partitions.tools.cli import COMMANDS
+
+    codes = COMMANDS[name].epilog.split("exit codes:")[1]
+    assert re.search(r"1 (an|a partition .*the Dag is) unknown( Dag)?", " ".join(codes.split())), codes
+    [row] = [line for line in (ROOT / "docs" / "cli.md").read_text().splitlines() if line.startswith("| 1 |")]
+    unknown = row.split(": no such Dag")[0].rsplit(";", 1)[1]
+    assert f"`{name}" in unknown, unknown
+
+
+def test_an_asset_the_dag_does_not_read_is_named_with_the_ones_it_reads(capsys):
+    argv = [
+        "explain",
+        "--dag-folder",
+        EXAMPLES,
+        "--dag",
+        "weather_local_day_jfk",
+        "--asset",
+        "nope",
+        "2013-03-10",
+    ]
+    assert main(argv) == 2
+    # The last line: Airflow's own log of loading the folder may come first, once a test imported it.
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "airflow-partitions explain: error: Dag 'weather_local_day_jfk' reads no asset 'nope'; it reads "
+        "['weather_jfk_hourly']: pass one of them as --asset (its name or URI)."
+    )
+
+
 def test_missing_arguments_exit_2_as_argparse_does():
     with pytest.raises(SystemExit) as exit_:
         main(["check"])
@@ -144,6 +219,28 @@ def test_check_of_the_example_dags_exits_0_and_json_lists_findings(capsys):
     assert code == 0
     assert findings and all(set(f) == {"severity", "dag_id", "asset", "message", "fix"} for f in findings)
     assert {f["severity"] for f in findings} <= {"warning", "info"}
+
+
+def test_check_of_a_folder_without_a_dag_says_so_and_exits_1(capsys, tmp_path):
+    code, out = run(capsys, "check", str(tmp_path))
+    assert code == 1
+    assert out.startswith(f"ERROR    {tmp_path}\n         no Dags found: the folder holds no Dag file")
+    assert out.endswith("1 error, 0 warnings, 0 info\n")
+
+
+@pytest.mark.parametrize("command", [["check"], ["explain", "--dag", "d", "2026-03-10", "--dag-folder"]])
+def test_a_dag_folder_with_a_symlink_loop_is_a_one_line_usage_error(capsys, tmp_path, command):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "up").symlink_to(tmp_path)
+    assert main([*command, str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    # One line of ours, the last (Airflow may log its loading first, once a test imported it).
+    assert "Traceback" not in err
+    assert err.splitlines()[-1].startswith(
+        f"airflow-partitions {command[0]}: error: Dag folder {str(tmp_path)!r} has a symbolic link back into "
+        "itself, which Airflow refuses to walk (Detected recursive loop"
+    )
+    assert err.endswith("remove the link, or list it in the folder's .airflowignore.\n")
 
 
 def test_check_with_errors_exits_1(capsys, tmp_path):

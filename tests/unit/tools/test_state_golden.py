@@ -205,6 +205,15 @@ def test_the_cli_the_commands_route_and_the_view_answer_one_status_request_alike
         ("unknown_dag", 404, 1, "'no_such_dag' is not a partitioned consumer Dag"),
         ("bad_state", 400, 2, "--state 'again' is not a state; states: failed, ran incomplete"),
         ("bad_range", 400, 2, "--start '2013-04' is after --end '2013-03'."),
+        (
+            "bad_start",
+            400,
+            2,
+            "--start '03/2013' is neither a partition key of 'golden_ny_day' (its keys are written like "
+            "'2026-03-10'), nor the leading part of one, nor an ISO 8601 date or time such as '2013'",
+        ),
+        ("bad_end", 400, 2, "--end '2013-02-30' is neither a partition key of 'golden_ny_day'"),
+        ("bad_key", 400, 2, "--key 'garbage' is not a partition key of 'golden_ny_day': partition key"),
     ],
 )
 def test_both_routes_and_both_modes_refuse_a_bad_status_request_alike(
@@ -216,6 +225,45 @@ def test_both_routes_and_both_modes_refuse_a_bad_status_request_alike(
     assert faces["cli"]["exit"] == faces["cli_api"]["exit"] == exit_code
     assert message in faces["cli"]["err"] and faces["cli"]["err"] == faces["cli_api"]["err"]
     assert "Traceback" not in faces["cli"]["err"] + faces["cli_api"]["err"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("start", "--start '03/2013' is neither a partition key of 'golden_ny_day'"),
+        ("end", "--end 'garbage' is neither a partition key of 'golden_ny_day'"),
+        (
+            "key",
+            "--key '2013-03-09T05' is not a partition key of 'golden_ny_day': partition key "
+            "'2013-03-09T05' is not a canonical Day(",
+        ),
+    ],
+)
+def test_discard_yes_with_a_selection_the_dags_keys_cannot_match_removes_nothing_in_both_modes(
+    built, name, message
+):
+    found = built["both_modes"]["bad_discards"][name]
+    for mode in ("database", "api"):
+        assert found[mode]["exit"] == 2, found[mode]
+        assert message in found[mode]["err"] and "Traceback" not in found[mode]["err"]
+    assert found["database"]["err"] == found["api"]["err"]
+    before, after = built["both_modes"]["bad_discards_pending"]
+    assert before == after > 0  # counted by SQL around the refused runs: no pending run removed
+
+
+@pytest.mark.parametrize("command", ["status", "requeue", "discard"])
+def test_an_unknown_dag_exits_1_naming_it_in_both_modes(built, command):
+    found = built["both_modes"][f"{command}_unknown"]
+    assert found["database"]["exit"] == found["api"]["exit"] == 1
+    assert "'no_such_dag'" in found["database"]["err"] and found["api"]["err"] == found["database"]["err"]
+
+
+def test_an_unknown_asset_is_named_in_both_modes(built):
+    found = built["both_modes"]["explain_unknown_asset"]
+    assert found["database"]["exit"] == found["api"]["exit"] == 2
+    named = "Dag 'golden_ny_day' reads no asset 'nope'; it reads ['golden_utc_hours']"
+    assert named in found["database"]["err"]
+    assert found["api"]["err"] == found["database"]["err"]
 
 
 def test_clean_through_the_api_counts_as_the_database_and_removes_under_the_callers_name(built):
@@ -240,7 +288,15 @@ def test_a_viewer_counts_through_the_api_but_may_not_clean(built):
     assert refused["viewer_counts"]["out"] == built["both_modes"]["clean_ny_day"]["database"]["out"]
     assert refused["viewer_cleans"]["exit"] == 1
     assert "may not do this (403: Forbidden)" in refused["viewer_cleans"]["err"]
+    assert "it needs more access to the Dag 'golden_ny_day'" in refused["viewer_cleans"]["err"]
     assert "Traceback" not in refused["viewer_cleans"]["err"]
+
+
+def test_a_viewer_may_not_clean_every_dag_and_is_told_the_access_is_to_every_dag(built):
+    refused = built["both_modes"]["refused"]["viewer_cleans_every_dag"]
+    assert refused["exit"] == 1 and "may not do this (403: Forbidden)" in refused["err"]
+    assert "it needs more access to every Dag (clean without --dag)" in refused["err"]
+    assert "Traceback" not in refused["err"]
 
 
 def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

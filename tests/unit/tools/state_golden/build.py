@@ -247,6 +247,7 @@ BOTH_MODES = {
     "status_ny_day_key": ["status", "golden_ny_day", "--key", "2013-03-09", "--json"],
     "explain_ny_day": ["explain", "--dag", "golden_ny_day", "--downstream", "2013-03-09", "--json"],
     "explain_region_day_text": ["explain", "--dag", "golden_region_day", "nsw|2013-03-08"],
+    "explain_unknown_asset": ["explain", "--dag", "golden_ny_day", "--asset", "nope", "2013-03-09T05"],
     "discard_ny_day": ["discard", "golden_ny_day", "--json"],
     "requeue_ny_day": ["requeue", "golden_ny_day", "--start", "2013-03-01", "--end", "2013-03-31", "--json"],
     "backfill_business_producer": [
@@ -263,6 +264,7 @@ BOTH_MODES = {
     ],
     "status_unknown": ["status", "no_such_dag"],
     "discard_unknown": ["discard", "no_such_dag"],
+    "requeue_unknown": ["requeue", "no_such_dag", "--start", "2013-03-01", "--end", "2013-03-31"],
     "clean_ny_day": ["clean", "--before", "2013-04-01", "--dag", "golden_ny_day", "--json"],
     "clean_all_text": ["clean", "--before", "2013-04-01"],
     "clean_unknown": ["clean", "--before", "2013-04-01", "--dag", "no_such_dag"],
@@ -291,6 +293,16 @@ STATUS_ERRORS = {
         "golden_ny_day",
         "start=2013-04&end=2013-03",
     ),
+    "bad_start": (["status", "golden_ny_day", "--start", "03/2013"], "golden_ny_day", "start=03%2F2013"),
+    "bad_end": (["status", "golden_ny_day", "--end", "2013-02-30"], "golden_ny_day", "end=2013-02-30"),
+    "bad_key": (["status", "golden_ny_day", "--key", "garbage"], "golden_ny_day", "key=garbage"),
+}
+#: ``discard --yes`` with a selection the Dag's keys cannot match: refused (exit code 2) in both
+#: modes before anything is removed (:func:`pending_runs_of` counts the Dag's pending runs around).
+BAD_DISCARDS = {
+    "start": ["discard", "golden_ny_day", "--start", "03/2013", "--yes"],
+    "end": ["discard", "golden_ny_day", "--end", "garbage", "--yes"],
+    "key": ["discard", "golden_ny_day", "--key", "2013-03-09T05", "--yes"],
 }
 
 
@@ -400,8 +412,22 @@ def both_modes() -> dict[str, object]:
     clean = ["clean", "--before", "2013-04-01", "--dag", "golden_ny_day"]
     found["refused"]["viewer_counts"] = run_cli_later([*clean, "--json", *as_viewer], database=UNREACHABLE)
     found["refused"]["viewer_cleans"] = run_cli_later([*clean, "--yes", *as_viewer], database=UNREACHABLE)
+    found["refused"]["viewer_cleans_every_dag"] = run_cli_later(
+        ["clean", "--before", "2013-04-01", "--yes", *as_viewer], database=UNREACHABLE
+    )
     found["status_faces"] = status_faces(url, token)
     found = settled(found)  # every read answered before the writes below
+    # Refused before anything is removed, one after the other: a discard that did remove would
+    # show in the count of pending runs around them, not in a read beside it.
+    pending_before = pending_runs_of("golden_ny_day")
+    found["bad_discards"] = {
+        name: {
+            "database": run_cli(argv),
+            "api": run_cli([*argv, "--api-url", url, "--token", token], database=UNREACHABLE),
+        }
+        for name, argv in BAD_DISCARDS.items()
+    }
+    found["bad_discards_pending"] = [pending_before, pending_runs_of("golden_ny_day")]
     found["written"] = {
         "discard": run_cli(
             ["discard", "golden_ny_day", "--yes", "--json", "--api-url", url, "--token", token]
@@ -489,6 +515,21 @@ def fired_rows_of(dag_id: str, before: datetime) -> list[int]:
             .where(*fired)
         )
     return [pending, logged]
+
+
+def pending_runs_of(dag_id: str) -> int:
+    """How many pending partitioned runs (no Dag run yet) *dag_id* has, counted here."""
+    from airflow.models.asset import AssetPartitionDagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import func, select
+
+    with create_session() as session:
+        return session.scalar(
+            select(func.count())
+            .select_from(AssetPartitionDagRun)
+            .where(AssetPartitionDagRun.target_dag_id == dag_id)
+            .where(AssetPartitionDagRun.created_dag_run_id.is_(None))
+        )
 
 
 def audit_owners(event: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 from airflow_partitions.tools.commands.clean import format_cleaned
 from airflow_partitions.tools.write.clean import Cleaned
@@ -19,6 +19,15 @@ def test_a_dry_run_counts_rows_per_dag_and_says_what_it_keeps():
         "  weekly                                          24          576",
         "dry run: pass --yes to remove them (pending runs, Dag runs and asset events are kept)",
     ]
+
+
+def test_a_before_with_an_offset_is_said_in_utc_the_instant_compared_with():
+    # 2026-01-01T00:00+02:00 is two hours before midnight UTC.
+    found = Cleaned(datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=2))), 1, 24, {"d": [1, 24]})
+    assert format_cleaned(found).splitlines()[0] == (
+        "would remove 1 pending-run rows of runs that fired, opened before 2025-12-31 22:00:00 UTC, and "
+        "their 24 key-log rows (1 Dag)"
+    )
 
 
 def test_the_json_form_has_the_date_in_iso_8601_and_the_counts():
