@@ -102,7 +102,12 @@ def test_doc_block_runs(block: Block, docs_workdir, monkeypatch):
 
 @dataclass(frozen=True)
 class Example:
-    """One ``$ airflow-partitions explain …`` of a ``console`` block, with the output printed under it."""
+    """
+    One ``$ airflow-partitions explain …`` or ``check …`` of a ``console`` block, with its output.
+
+    Shown with its exit code (``# exit code 0``), the output is the whole of it; without, it may be
+    an excerpt (``check --json``'s first findings), the start of what is printed.
+    """
 
     page: Path
     line: int  # 1-based line of the command
@@ -121,8 +126,8 @@ _DEPLOYMENT = ("--from-db", "--api-url")
 _EXIT_CODE = re.compile(r"^# exit code (?P<code>\d+)$")
 
 
-def explain_examples(page: Path) -> list[Example]:
-    """The ``explain`` examples of *page*'s ``console`` blocks that need no deployment."""
+def command_examples(page: Path) -> list[Example]:
+    """The ``explain`` and ``check`` examples of *page*'s ``console`` blocks that need no deployment."""
     import shlex
 
     lines = page.read_text(encoding="utf-8").splitlines()
@@ -133,7 +138,7 @@ def explain_examples(page: Path) -> list[Example]:
         if m:
             inside = not inside and m["lang"].lower() == "console"
             continue
-        if not (inside and line.startswith("$ airflow-partitions explain ")):
+        if not (inside and line.startswith(("$ airflow-partitions explain ", "$ airflow-partitions check "))):
             continue
         argv = tuple(shlex.split(line.removeprefix("$ airflow-partitions ")))
         if any(option in argv for option in _DEPLOYMENT):
@@ -150,22 +155,26 @@ def explain_examples(page: Path) -> list[Example]:
     return found
 
 
-ALL_EXAMPLES = [example for page in PAGES for example in explain_examples(page)]
+ALL_EXAMPLES = [example for page in PAGES for example in command_examples(page)]
 
 
-def test_explain_examples_are_collected():
-    # README.md's one, docs/cli.md's six (three of a mapper expression, among them a fan-out and
-    # a --json, three of the example Dags), docs/trading.md's one.
-    assert len(ALL_EXAMPLES) >= 8
+def test_command_examples_are_collected():
+    # explain: README.md's one, docs/cli.md's six (three of a mapper expression, among them a
+    # fan-out and a --json, three of the example Dags), docs/trading.md's one; check: docs/cli.md's
+    # two (text, and the start of --json).
+    assert sum(e.argv[0] == "explain" for e in ALL_EXAMPLES) >= 8
+    assert sum(e.argv[0] == "check" for e in ALL_EXAMPLES) >= 2
 
 
 @pytest.mark.parametrize("example", ALL_EXAMPLES, ids=lambda example: example.id)
-def test_an_explain_example_prints_what_its_page_shows(example: Example, capsys, monkeypatch):
+def test_a_command_example_prints_what_its_page_shows(example: Example, capsys, monkeypatch):
     # The pages' "example_dags" is the repository's: run from its root, as the pages' readers do.
     from airflow_partitions.tools.cli import main
 
     monkeypatch.chdir(ROOT)
     code = main(list(example.argv))
-    assert capsys.readouterr().out == example.output
-    if example.exit_code is not None:
-        assert code == example.exit_code
+    printed = capsys.readouterr().out
+    if example.exit_code is None:  # an excerpt: what is printed starts with it
+        assert printed[: len(example.output)] == example.output
+    else:
+        assert (printed, code) == (example.output, example.exit_code)
