@@ -12,7 +12,7 @@ Pure: no database.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.grains.keys import no_such_week
@@ -42,7 +42,8 @@ def selected_range(
     - one of its keys (``2026-W11`` of ISO weeks, ``FY2026-Q3``), kept as written;
     - an ISO 8601 calendar spelling (:data:`CALENDAR_PREFIX`), local time as keys are written:
       under a grain whose periods tile time, the key of the period holding its first instant
-      (*start*) or its last (*end*): ``--start 2026-03 --end 2026-03`` of ISO weeks is
+      (*start*) or its last (*end*; on a fall-back night ``2026-11-01T01`` of New York hours ends
+      with the second 01:00 hour, ``2026-11-01T01-05:00``): ``--start 2026-03 --end 2026-03`` of ISO weeks is
       ``2026-W09`` … ``2026-W14``, of days ``2026-03-01`` … ``2026-03-31``; else (business days,
       trading sessions, cron ticks: keys written as dates) kept as written;
     - the leading part of one of its keys (``2026-W`` of ISO weeks, ``FY2026-`` of fiscal
@@ -52,7 +53,8 @@ def selected_range(
     (``2013-03`` keeps all of March).
 
     :raises ValueError: naming the option (``--start``, ``--end``), the value and what was expected,
-        for a bound that is none of these; or ``--start`` after ``--end`` (no key lies between them).
+        for a bound that is none of these, or a local time the grain's zone skips (``2026-03-08T02``
+        in New York); or ``--start`` after ``--end`` (no key lies between them).
     """
     first = _bound(dag_id, grain, "--start", start, last=False)
     last = _bound(dag_id, grain, "--end", end, last=True)
@@ -90,8 +92,15 @@ def _bound(dag_id: str, grain: Grain | None, option: str, value: str | None, *, 
         pass  # not one of its keys: an ISO 8601 calendar spelling, the start of a key, or refused
     span = _calendar_span(value)
     if span is not None and grain.tiles:
-        instant = span[1] - timedelta(microseconds=1) if last else span[0]
-        return grain.key(grain.floor(instant.replace(tzinfo=grain.tz)))
+        # Real instants, the end's last one taken before its exclusive end: on a fall-back night
+        # "01" names both 01:00 hours, from the first one's start to the second one's end.
+        first, after = (local.replace(tzinfo=grain.tz).astimezone(UTC) for local in span)
+        if first >= after:
+            raise ValueError(
+                f"{option} {value!r} names no time in {grain.timezone}: its clocks skip it (daylight "
+                "saving time starts)."
+            )
+        return grain.key(grain.floor(after - timedelta(microseconds=1) if last else first))
     if span is not None or _starts_a_key(grain, value):
         return value
     week = no_such_week(value)

@@ -65,6 +65,31 @@ def test_a_bound_that_is_neither_is_refused_naming_the_option_and_the_value(star
     assert message in str(refused.value)
 
 
+def test_a_local_hour_of_a_fall_back_night_bounds_both_of_its_hours():
+    # New York, 2026-11-01: clocks go back from 02:00 EDT to 01:00 EST; hours are keyed with their
+    # offset, the first 01:00 hour -04:00, the second -05:00.
+    new_york_hours = Hour(timezone=NEW_YORK)
+    assert selected_range("d", new_york_hours, "2026-11-01T01", "2026-11-01T01") == (
+        "2026-11-01T01-04:00",
+        "2026-11-01T01-05:00",
+    )
+    # The whole day: from midnight EDT to 23:00 EST.
+    assert selected_range("d", new_york_hours, "2026-11-01", "2026-11-01") == (
+        "2026-11-01T00-04:00",
+        "2026-11-01T23-05:00",
+    )
+
+
+def test_a_local_hour_the_clocks_skip_is_refused_naming_the_zone():
+    # New York, 2026-03-08: clocks go from 02:00 EST to 03:00 EDT; no 02:00 hour.
+    with pytest.raises(ValueError) as refused:
+        selected_range("d", Hour(timezone=NEW_YORK), None, "2026-03-08T02")
+    assert str(refused.value) == (
+        "--end '2026-03-08T02' names no time in America/New_York: its clocks skip it (daylight saving time "
+        "starts)."
+    )
+
+
 def test_a_start_after_the_end_is_judged_in_the_keys_spelling():
     # ISO week 10 of 2026 (2 to 8 March) lies in March: not after it, though 'W' sorts after '0'.
     assert selected_range("d", IsoWeek(), "2026-W10", "2026-03") == ("2026-W10", "2026-W14")
