@@ -42,10 +42,11 @@ def selected_range(
     - one of its keys (``2026-W11`` of ISO weeks, ``FY2026-Q3``), kept as written;
     - an ISO 8601 calendar spelling (:data:`CALENDAR_PREFIX`), local time as keys are written:
       under a grain whose periods tile time, the key of the period holding its first instant
-      (*start*) or its last (*end*; on a fall-back night ``2026-11-01T01`` of New York hours ends
-      with the second 01:00 hour, ``2026-11-01T01-05:00``): ``--start 2026-03 --end 2026-03`` of ISO weeks is
-      ``2026-W09`` … ``2026-W14``, of days ``2026-03-01`` … ``2026-03-31``; else (business days,
-      trading sessions, cron ticks: keys written as dates) kept as written;
+      (*start*) or its last (*end*): ``--start 2026-03 --end 2026-03`` of ISO weeks is
+      ``2026-W09`` … ``2026-W14``, of days ``2026-03-01`` … ``2026-03-31``, and on a fall-back
+      night ``2026-11-01T01`` of New York hours ends with the second 01:00 hour
+      (``2026-11-01T01-05:00``); else (business days, trading sessions, cron ticks: keys written
+      as dates) kept as written;
     - the leading part of one of its keys (``2026-W`` of ISO weeks, ``FY2026-`` of fiscal
       quarters: the Partitions view's buckets), kept as written.
 
