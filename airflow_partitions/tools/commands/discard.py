@@ -71,8 +71,11 @@ ARGUMENTS: list[Argument] = [
             "help": "only the pending run of this downstream key, whether or not its period ran (repeatable)",
         },
     ),
-    (("--start",), {"help": "only pending runs from this time part of a key (2013-03-01), ran or not"}),
-    (("--end",), {"help": "only pending runs to this time part, compared on its own length (2013-03)"}),
+    (
+        ("--start",),
+        {"help": "only pending runs from this time part of a key (a key, its leading part, or an ISO date)"},
+    ),
+    (("--end",), {"help": "only pending runs to this time part (2013-03 keeps all of March), ran or not"}),
     (("--yes",), {"action": "store_true", "help": "remove them (without it: a dry run that lists them)"}),
     JSON_ARG,
     *API_ARGS,
