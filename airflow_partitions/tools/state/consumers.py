@@ -17,9 +17,9 @@ from airflow_partitions.tools.state.reader import Reader
 from airflow_partitions.tools.state.runs import fired_query
 from airflow_partitions.tools.state.selection import checked_key, selected_range
 from airflow_partitions.tools.state.serialized import (
-    consumer_grain,
     consumer_timetable,
     consumer_timetables,
+    timetable_grain,
     zones_of,
 )
 from airflow_partitions.tools.state.tally import ranges_of, summaries
@@ -108,10 +108,11 @@ def consumer_state(
                 offset=offset,
                 session=new,
             )
-    grain = consumer_grain(dag_id, session)  # an unknown Dag first (exit code 1), then the selection
+    found = consumer_timetable(dag_id, session)  # an unknown Dag first (exit code 1), then the selection
+    grain = timetable_grain(*found)
     checked_key(dag_id, grain, partition_key)
     start, end = selected_range(dag_id, grain, start, end)
-    reader = Reader(dag_id, session)
+    reader = Reader(dag_id, session, found)
     return reader.read(partition_key, start, end, None if states is None else set(states), limit, offset)
 
 

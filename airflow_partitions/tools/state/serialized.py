@@ -28,7 +28,11 @@ def consumer_grain(dag_id: str, session: Any) -> Grain | None:
 
     :raises ValueError: as :func:`consumer_state`.
     """
-    timetable, assets = consumer_timetable(dag_id, session)
+    return timetable_grain(*consumer_timetable(dag_id, session))
+
+
+def timetable_grain(timetable: Any, assets: list[tuple[str, str]]) -> Grain | None:
+    """Return :func:`consumer_grain` of the *timetable* and *assets* :func:`consumer_timetable` returned."""
     if not assets:  # a producer partitioned by its own timetable (GrainPartitionTimetable)
         grain = getattr(timetable, "grain", None)
         return grain if isinstance(grain, Grain) else None
