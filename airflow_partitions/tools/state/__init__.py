@@ -4,7 +4,9 @@ The partition state of a running deployment, read from its metadata database.
 One reader under ``airflow-partitions status``, ``backfill --missing``, ``discard`` and the
 Partitions view.
 
-Read-only, through Airflow's own models and session: a partitioned consumer Dag's pending
+Read-only, through SQLAlchemy Core tables of the columns it reads
+(:mod:`~airflow_partitions.tools.state.tables`, checked against Airflow's models by a test): a
+partitioned consumer Dag's pending
 partitioned Dag runs (``AssetPartitionDagRun`` rows without a Dag run, the keys they received in
 ``PartitionedAssetKeyLog``), its Dag runs by partition key, the audit-log rows of keys refused on
 arrival (``failed to map partition_key``), and the scheduler's queue of pending runs (the 500
@@ -19,7 +21,7 @@ By role:
   (``dag_run``), :mod:`~airflow_partitions.tools.state.pending` (pending runs, their logged keys,
   the scheduler's queue), :mod:`~airflow_partitions.tools.state.audit_log` (refused keys),
   :mod:`~airflow_partitions.tools.state.serialized` (serialized Dags), on the shared SQL of
-  :mod:`~airflow_partitions.tools.state.sql`;
+  :mod:`~airflow_partitions.tools.state.sql` and the tables of :mod:`~airflow_partitions.tools.state.tables`;
 - :mod:`~airflow_partitions.tools.state.cache`: fingerprints of a Dag's rows and what is kept
   while they hold; the only module-level state of the tools (memos, the metrics' cursor);
 - :mod:`~airflow_partitions.tools.state.progress` (pure): what a pending run's keys give it;

@@ -61,27 +61,27 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     one scan). A run's state change moves its ``updated_at``; a new pending run or run, the
     greatest id; a pending run that fires, its ``created_dag_run_id`` and ``updated_at``.
     """
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
     prints: dict[str, tuple[Any, ...]] = {}
     for dag_id, *values in session.execute(
-        select(DagRun.dag_id, func.count(), func.max(DagRun.id), func.max(DagRun.updated_at))
-        .where(DagRun.dag_id.in_(dag_ids))
-        .group_by(DagRun.dag_id)
+        select(dag_run.c.dag_id, func.count(), func.max(dag_run.c.id), func.max(dag_run.c.updated_at))
+        .where(dag_run.c.dag_id.in_(dag_ids))
+        .group_by(dag_run.c.dag_id)
     ):
         prints[dag_id] = tuple(values)
     for dag_id, *values in session.execute(
         select(
-            AssetPartitionDagRun.target_dag_id,
+            asset_partition_dag_run.c.target_dag_id,
             func.count(),
-            func.max(AssetPartitionDagRun.id),
-            func.max(AssetPartitionDagRun.updated_at),
-            func.count(AssetPartitionDagRun.created_dag_run_id),
+            func.max(asset_partition_dag_run.c.id),
+            func.max(asset_partition_dag_run.c.updated_at),
+            func.count(asset_partition_dag_run.c.created_dag_run_id),
         )
-        .where(AssetPartitionDagRun.target_dag_id.in_(dag_ids))
-        .group_by(AssetPartitionDagRun.target_dag_id)
+        .where(asset_partition_dag_run.c.target_dag_id.in_(dag_ids))
+        .group_by(asset_partition_dag_run.c.target_dag_id)
     ):
         prints[dag_id] = (*prints.get(dag_id, ()), *values)
     return prints

@@ -31,7 +31,7 @@ def consumer_dags(
     """
     List the partitioned Dags of the deployment (not stale), by Dag id: what :func:`consumer_state` reads.
 
-    One query on ``DagModel.timetable_partitioned``, the flag Airflow sets when it serializes a Dag.
+    One query on ``dag.c.timetable_partitioned``, the flag Airflow sets when it serializes a Dag.
     With *summary*, each also carries its counts by state (``"ran incomplete"`` apart from
     ``"success"``), range of keys and strip of states over time: a few grouped queries for all
     the Dags together, whatever their number of partitions (:func:`summaries`). *only* keeps
@@ -44,13 +44,14 @@ def consumer_dags(
 
         with create_session() as new:
             return consumer_dags(new, summary=summary, only=only)
-    from airflow.models.dag import DagModel
     from sqlalchemy import select
 
+    from airflow_partitions.tools.state.tables import dag
+
     query = (
-        select(DagModel.dag_id, DagModel.timetable_summary, DagModel.is_paused)
-        .where(DagModel.timetable_partitioned.is_(True), DagModel.is_stale.is_(False))
-        .order_by(DagModel.dag_id)
+        select(dag.c.dag_id, dag.c.timetable_summary, dag.c.is_paused)
+        .where(dag.c.timetable_partitioned.is_(True), dag.c.is_stale.is_(False))
+        .order_by(dag.c.dag_id)
     )
     dags = [ConsumerDag(*row) for row in session.execute(query) if only is None or row[0] in only]
     if not summary:
@@ -188,22 +189,22 @@ def partition_keys(
 
         with create_session() as new:
             return partition_keys(dag_id, partition_key, which, offset=offset, limit=limit, session=new)
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
     reader = Reader(dag_id, session)
     apdr_id = session.scalar(
-        select(AssetPartitionDagRun.id).where(
-            AssetPartitionDagRun.target_dag_id == dag_id,
-            AssetPartitionDagRun.partition_key == partition_key,
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
+        select(asset_partition_dag_run.c.id).where(
+            asset_partition_dag_run.c.target_dag_id == dag_id,
+            asset_partition_dag_run.c.partition_key == partition_key,
+            asset_partition_dag_run.c.created_dag_run_id.is_(None),
         )
     ) or session.scalar(
         fired_query(dag_id)
-        .with_only_columns(AssetPartitionDagRun.id)
-        .where(DagRun.partition_key == partition_key)
-        .order_by(DagRun.id.desc())
+        .with_only_columns(asset_partition_dag_run.c.id)
+        .where(dag_run.c.partition_key == partition_key)
+        .order_by(dag_run.c.id.desc())
         .limit(1)
     )
     if apdr_id is None:

@@ -31,13 +31,14 @@ def asset_coverage(
 
 
 def _coverage(name: str, start: str | None, end: str | None, session: Any) -> AssetCoverage:
-    from airflow.models.asset import AssetActive, AssetEvent, AssetModel
     from sqlalchemy import func, select
 
+    from airflow_partitions.tools.state.tables import asset, asset_active, asset_event
+
     found = session.execute(
-        select(AssetModel.id, AssetModel.uri)
-        .join(AssetActive, (AssetActive.name == AssetModel.name) & (AssetActive.uri == AssetModel.uri))
-        .where(AssetModel.name == name)
+        select(asset.c.id, asset.c.uri)
+        .join(asset_active, (asset_active.c.name == asset.c.name) & (asset_active.c.uri == asset.c.uri))
+        .where(asset.c.name == name)
     ).first()
     if found is None:
         raise ValueError(f"No active asset is named {name!r} in this deployment's metadata database.")
@@ -45,13 +46,13 @@ def _coverage(name: str, start: str | None, end: str | None, session: Any) -> As
     keys, unkeyed = [], 0
     for key, events, first, last in session.execute(
         select(
-            AssetEvent.partition_key,
-            func.count(AssetEvent.id),
-            func.min(AssetEvent.timestamp),
-            func.max(AssetEvent.timestamp),
+            asset_event.c.partition_key,
+            func.count(asset_event.c.id),
+            func.min(asset_event.c.timestamp),
+            func.max(asset_event.c.timestamp),
         )
-        .where(AssetEvent.asset_id == asset_id)
-        .group_by(AssetEvent.partition_key)
+        .where(asset_event.c.asset_id == asset_id)
+        .group_by(asset_event.c.partition_key)
     ):
         if key is None:
             unkeyed = events

@@ -59,9 +59,9 @@ def _candidates(
     only: str | None,
 ) -> dict[str, dict[str, str | None]]:
     """Return, per Dag, its selected keys whose latest run has not succeeded, with that run's state."""
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
     def memo(dag_id: str) -> tuple[Any, ...]:
         return ("late candidates", dag_id, start, end, only)
@@ -75,10 +75,10 @@ def _candidates(
     if not todo:
         return answers
     waiting = session.execute(
-        select(AssetPartitionDagRun.target_dag_id, AssetPartitionDagRun.partition_key).where(
-            AssetPartitionDagRun.target_dag_id.in_(todo),
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
-            *selected_keys(AssetPartitionDagRun.partition_key, start, end, only),
+        select(asset_partition_dag_run.c.target_dag_id, asset_partition_dag_run.c.partition_key).where(
+            asset_partition_dag_run.c.target_dag_id.in_(todo),
+            asset_partition_dag_run.c.created_dag_run_id.is_(None),
+            *selected_keys(asset_partition_dag_run.c.partition_key, start, end, only),
         )
     ).all()
     ran = with_runs(session, waiting, prints)
@@ -88,9 +88,9 @@ def _candidates(
             candidates[dag_id][key] = None
     latest = latest_of(todo)
     for dag_id, key, state in session.execute(
-        select(DagRun.dag_id, DagRun.partition_key, DagRun.state)
-        .join(latest, latest.c.id == DagRun.id)
-        .where(DagRun.state != "success", *selected_keys(DagRun.partition_key, start, end, only))
+        select(dag_run.c.dag_id, dag_run.c.partition_key, dag_run.c.state)
+        .join(latest, latest.c.id == dag_run.c.id)
+        .where(dag_run.c.state != "success", *selected_keys(dag_run.c.partition_key, start, end, only))
     ):
         candidates[dag_id][key] = state_name(state)
     for dag_id in todo:

@@ -66,9 +66,9 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
     to have run complete without reading their keys
     (:meth:`~airflow_partitions.tools.state.reader.Reader.fired_complete`).
     """
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
     runs: RunRows = defaultdict(list)
     pending: dict[str, Any] = {}
@@ -76,22 +76,22 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
     for chunk in chunks(keys):
         found = reader.session.execute(
             select(
-                DagRun.id,
-                DagRun.run_id,
-                DagRun.partition_key,
-                DagRun.state,
-                func.coalesce(DagRun.created_at, DagRun.run_after),
-                DagRun.partition_date,
-                DagRun.run_type,
+                dag_run.c.id,
+                dag_run.c.run_id,
+                dag_run.c.partition_key,
+                dag_run.c.state,
+                func.coalesce(dag_run.c.created_at, dag_run.c.run_after),
+                dag_run.c.partition_date,
+                dag_run.c.run_type,
             )
-            .where(DagRun.dag_id == reader.dag_id, DagRun.partition_key.in_(chunk))
-            .order_by(DagRun.id)
+            .where(dag_run.c.dag_id == reader.dag_id, dag_run.c.partition_key.in_(chunk))
+            .order_by(dag_run.c.id)
         ).all()
         # The pending runs they came from, by Dag run id: one scan of the table (no index).
         came_from = dict(
             reader.session.execute(
-                select(AssetPartitionDagRun.created_dag_run_id, AssetPartitionDagRun.id).where(
-                    AssetPartitionDagRun.created_dag_run_id.in_([row[0] for row in found])
+                select(asset_partition_dag_run.c.created_dag_run_id, asset_partition_dag_run.c.id).where(
+                    asset_partition_dag_run.c.created_dag_run_id.in_([row[0] for row in found])
                 )
             ).all()
         )
@@ -102,11 +102,11 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
             runs[key].append((run_id, state_name(state), apdr_id, kept))
             if apdr_id is not None and reader.fired_complete(created, anchor):
                 complete.add(apdr_id)
-        for apdr in reader.session.scalars(
-            select(AssetPartitionDagRun).where(
-                AssetPartitionDagRun.target_dag_id == reader.dag_id,
-                AssetPartitionDagRun.created_dag_run_id.is_(None),
-                AssetPartitionDagRun.partition_key.in_(chunk),
+        for apdr in reader.session.execute(
+            select(asset_partition_dag_run).where(
+                asset_partition_dag_run.c.target_dag_id == reader.dag_id,
+                asset_partition_dag_run.c.created_dag_run_id.is_(None),
+                asset_partition_dag_run.c.partition_key.in_(chunk),
             )
         ):
             pending[apdr.partition_key] = apdr

@@ -25,16 +25,17 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
     id); the keys themselves are read again only for the runs whose rows changed
     (:data:`~airflow_partitions.tools.state.cache.RECEIVED`).
     """
-    from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
     from sqlalchemy import func, select
 
-    column = PartitionedAssetKeyLog.asset_partition_dag_run_id
+    from airflow_partitions.tools.state.tables import asset, partitioned_asset_key_log
+
+    column = partitioned_asset_key_log.c.asset_partition_dag_run_id
     stamps: dict[int, tuple[int, int]] = {}
     for chunk in chunks(apdr_ids):
         stamps.update(
             (apdr_id, (n, last))
             for apdr_id, n, last in session.execute(
-                select(column, func.count(), func.max(PartitionedAssetKeyLog.id))
+                select(column, func.count(), func.max(partitioned_asset_key_log.c.id))
                 .where(column.in_(chunk))
                 .group_by(column)
             )
@@ -48,8 +49,8 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
     read: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for chunk in chunks(stale):
         for apdr_id, name, key in session.execute(
-            select(column, AssetModel.name, PartitionedAssetKeyLog.source_partition_key)
-            .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
+            select(column, asset.c.name, partitioned_asset_key_log.c.source_partition_key)
+            .join(asset, asset.c.id == partitioned_asset_key_log.c.asset_id)
             .where(column.in_(chunk))
         ):
             read[apdr_id][name].add(key)
@@ -63,11 +64,12 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
 
 
 def apdr_keys(apdr_ids: list[int]) -> Any:
-    from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import select
 
-    return select(AssetPartitionDagRun.id, AssetPartitionDagRun.partition_key).where(
-        AssetPartitionDagRun.id.in_(apdr_ids)
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run
+
+    return select(asset_partition_dag_run.c.id, asset_partition_dag_run.c.partition_key).where(
+        asset_partition_dag_run.c.id.in_(apdr_ids)
     )
 
 
@@ -92,20 +94,22 @@ def queue() -> Any:
     which the scheduler evaluates them, 500 per loop (a subquery: ``id``, ``dag_id``, ``key``,
     ``place``).
     """
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dag import DagModel
     from sqlalchemy import func, select
 
-    place = func.row_number().over(order_by=(AssetPartitionDagRun.created_at, AssetPartitionDagRun.id))
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag
+
+    place = func.row_number().over(
+        order_by=(asset_partition_dag_run.c.created_at, asset_partition_dag_run.c.id)
+    )
     return (
         select(
-            AssetPartitionDagRun.id.label("id"),
-            AssetPartitionDagRun.target_dag_id.label("dag_id"),
-            AssetPartitionDagRun.partition_key.label("key"),
+            asset_partition_dag_run.c.id.label("id"),
+            asset_partition_dag_run.c.target_dag_id.label("dag_id"),
+            asset_partition_dag_run.c.partition_key.label("key"),
             place.label("place"),
         )
-        .join(DagModel, DagModel.dag_id == AssetPartitionDagRun.target_dag_id)
-        .where(AssetPartitionDagRun.created_dag_run_id.is_(None), DagModel.is_stale.is_(False))
+        .join(dag, dag.c.dag_id == asset_partition_dag_run.c.target_dag_id)
+        .where(asset_partition_dag_run.c.created_dag_run_id.is_(None), dag.c.is_stale.is_(False))
         .subquery()
     )
 
@@ -116,17 +120,18 @@ def oldest_pending(session: Any, dag_ids: list[str]) -> dict[str, datetime]:
 
     One grouped query; a Dag without a pending run is not in the answer.
     """
-    from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run
 
     found = {}
     for dag_id, opened in session.execute(
-        select(AssetPartitionDagRun.target_dag_id, func.min(AssetPartitionDagRun.created_at))
+        select(asset_partition_dag_run.c.target_dag_id, func.min(asset_partition_dag_run.c.created_at))
         .where(
-            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
+            asset_partition_dag_run.c.target_dag_id.in_(dag_ids),
+            asset_partition_dag_run.c.created_dag_run_id.is_(None),
         )
-        .group_by(AssetPartitionDagRun.target_dag_id)
+        .group_by(asset_partition_dag_run.c.target_dag_id)
     ):
         when = as_utc(opened)
         if when is not None:
@@ -183,8 +188,9 @@ def queue_summary(session: Any, dag_id: str, only: str | None = None) -> tuple[i
 
 def blocked(ahead: list[Any], session: Any) -> int:
     """Return how many pending runs *ahead* hold only keys their rollup will never count."""
-    from airflow.models.asset import AssetModel, PartitionedAssetKeyLog
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset, partitioned_asset_key_log
 
     if not ahead:
         return 0
@@ -193,14 +199,14 @@ def blocked(ahead: list[Any], session: Any) -> int:
     for chunk in chunks(list(dag_of)):
         for apdr_id, name, uri, key, target in session.execute(
             select(
-                PartitionedAssetKeyLog.asset_partition_dag_run_id,
-                AssetModel.name,
-                AssetModel.uri,
-                PartitionedAssetKeyLog.source_partition_key,
-                PartitionedAssetKeyLog.target_partition_key,
+                partitioned_asset_key_log.c.asset_partition_dag_run_id,
+                asset.c.name,
+                asset.c.uri,
+                partitioned_asset_key_log.c.source_partition_key,
+                partitioned_asset_key_log.c.target_partition_key,
             )
-            .join(AssetModel, AssetModel.id == PartitionedAssetKeyLog.asset_id)
-            .where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(chunk))
+            .join(asset, asset.c.id == partitioned_asset_key_log.c.asset_id)
+            .where(partitioned_asset_key_log.c.asset_partition_dag_run_id.in_(chunk))
         ):
             keys[apdr_id].append((name, uri, key, target))
     timetables = {

@@ -83,17 +83,17 @@ class Reader:
 
     def _keys_query(self, start: str | None, end: str | None) -> Any:
         """Select the Dag's partition keys (of its runs and pending runs) with their time part: a subquery."""
-        from airflow.models.asset import AssetPartitionDagRun
-        from airflow.models.dagrun import DagRun
         from sqlalchemy import select, union
 
+        from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
+
         keys = union(
-            select(DagRun.partition_key.label("key")).where(
-                DagRun.dag_id == self.dag_id, DagRun.partition_key.is_not(None)
+            select(dag_run.c.partition_key.label("key")).where(
+                dag_run.c.dag_id == self.dag_id, dag_run.c.partition_key.is_not(None)
             ),
-            select(AssetPartitionDagRun.partition_key.label("key")).where(
-                AssetPartitionDagRun.target_dag_id == self.dag_id,
-                AssetPartitionDagRun.created_dag_run_id.is_(None),
+            select(asset_partition_dag_run.c.partition_key.label("key")).where(
+                asset_partition_dag_run.c.target_dag_id == self.dag_id,
+                asset_partition_dag_run.c.created_dag_run_id.is_(None),
             ),
         ).subquery()
         part = time_part_sql(keys.c.key)
@@ -105,20 +105,21 @@ class Reader:
 
     def _ordered(self, start: str | None, end: str | None) -> Any:
         """Select the keys in order of their time part, each with its latest run's state (``None``: none)."""
-        from airflow.models.dagrun import DagRun
         from sqlalchemy import func, select
+
+        from airflow_partitions.tools.state.tables import dag_run
 
         keys = self._keys_query(start, end)
         latest = (
-            select(DagRun.partition_key.label("key"), func.max(DagRun.id).label("id"))
-            .where(DagRun.dag_id == self.dag_id, DagRun.partition_key.is_not(None))
-            .group_by(DagRun.partition_key)
+            select(dag_run.c.partition_key.label("key"), func.max(dag_run.c.id).label("id"))
+            .where(dag_run.c.dag_id == self.dag_id, dag_run.c.partition_key.is_not(None))
+            .group_by(dag_run.c.partition_key)
             .subquery()
         )
         return (
-            select(keys.c.key, DagRun.state)
+            select(keys.c.key, dag_run.c.state)
             .outerjoin(latest, latest.c.key == keys.c.key)
-            .outerjoin(DagRun, DagRun.id == latest.c.id)
+            .outerjoin(dag_run, dag_run.c.id == latest.c.id)
             .order_by(keys.c.part, keys.c.key)
         )
 
@@ -296,15 +297,15 @@ class Reader:
         ``created_dag_run_id`` scanned the table once per run, 30 s at 100,000 partitions), then the
         Dag runs by key.
         """
-        from airflow.models.asset import AssetPartitionDagRun
-        from airflow.models.dagrun import DagRun
         from sqlalchemy import func, select
+
+        from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
         came_from = dict(
             self.session.execute(
-                select(AssetPartitionDagRun.created_dag_run_id, AssetPartitionDagRun.id).where(
-                    AssetPartitionDagRun.target_dag_id == self.dag_id,
-                    AssetPartitionDagRun.created_dag_run_id.is_not(None),
+                select(asset_partition_dag_run.c.created_dag_run_id, asset_partition_dag_run.c.id).where(
+                    asset_partition_dag_run.c.target_dag_id == self.dag_id,
+                    asset_partition_dag_run.c.created_dag_run_id.is_not(None),
                 )
             ).all()
         )
@@ -312,17 +313,17 @@ class Reader:
         for chunk in chunks(keys):
             query = (
                 select(
-                    DagRun.id,
-                    DagRun.partition_key,
-                    func.coalesce(DagRun.created_at, DagRun.run_after),
-                    DagRun.partition_date,
+                    dag_run.c.id,
+                    dag_run.c.partition_key,
+                    func.coalesce(dag_run.c.created_at, dag_run.c.run_after),
+                    dag_run.c.partition_date,
                 )
                 .where(
-                    DagRun.dag_id == self.dag_id,
-                    DagRun.run_type == ASSET_TRIGGERED,
-                    DagRun.partition_key.in_(chunk),
+                    dag_run.c.dag_id == self.dag_id,
+                    dag_run.c.run_type == ASSET_TRIGGERED,
+                    dag_run.c.partition_key.in_(chunk),
                 )
-                .order_by(DagRun.id)
+                .order_by(dag_run.c.id)
             )
             for dag_run_id, key, created, anchor in self.session.execute(query):
                 by_key[key].append((came_from.get(dag_run_id), created, anchor))
@@ -361,15 +362,16 @@ class Reader:
             return None
         grain, grace = self.deadline
         if not self._shorter_read:
-            from airflow.models.dagrun import DagRun
             from sqlalchemy import func, select
+
+            from airflow_partitions.tools.state.tables import dag_run
 
             low, high = kept(
                 ("dates", self.dag_id),
                 self.fingerprint,
                 lambda: self.session.execute(
-                    select(func.min(DagRun.partition_date), func.max(DagRun.partition_date)).where(
-                        DagRun.dag_id == self.dag_id
+                    select(func.min(dag_run.c.partition_date), func.max(dag_run.c.partition_date)).where(
+                        dag_run.c.dag_id == self.dag_id
                     )
                 ).one(),
             )

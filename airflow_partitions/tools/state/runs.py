@@ -18,15 +18,16 @@ def run_states(dag_id: str, keys: Iterable[str], session: Any) -> dict[str, list
     ``{"2026-03-03": ["failed", "success"]}``: 2026-03-03 failed, then its rerun succeeded; keys
     without a run are left out. One query on ``dag_run`` per 500 keys.
     """
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import dag_run
 
     states: dict[str, list[str]] = defaultdict(list)
     for chunk in chunks(sorted(set(keys))):
         for key, state in session.execute(
-            select(DagRun.partition_key, DagRun.state)
-            .where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(chunk))
-            .order_by(DagRun.id)
+            select(dag_run.c.partition_key, dag_run.c.state)
+            .where(dag_run.c.dag_id == dag_id, dag_run.c.partition_key.in_(chunk))
+            .order_by(dag_run.c.id)
         ):
             states[key].append(state_name(state))
     return dict(states)
@@ -34,13 +35,14 @@ def run_states(dag_id: str, keys: Iterable[str], session: Any) -> dict[str, list
 
 def latest_of(dag_ids: Collection[str]) -> Any:
     """Select the id of each partition key's latest Dag run of the Dags *dag_ids* (a subquery)."""
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
 
+    from airflow_partitions.tools.state.tables import dag_run
+
     return (
-        select(func.max(DagRun.id).label("id"))
-        .where(DagRun.dag_id.in_(dag_ids), DagRun.partition_key.is_not(None))
-        .group_by(DagRun.dag_id, DagRun.partition_key)
+        select(func.max(dag_run.c.id).label("id"))
+        .where(dag_run.c.dag_id.in_(dag_ids), dag_run.c.partition_key.is_not(None))
+        .group_by(dag_run.c.dag_id, dag_run.c.partition_key)
         .subquery()
     )
 
@@ -79,16 +81,16 @@ def fired_query(dag_id: str) -> Any:
     Read from ``asset_partition_dag_run`` (one scan: Airflow indexes none of its columns but the
     id), each joined to its Dag run by that run's primary key; add columns of ``DagRun`` to it.
     """
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import select
 
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
+
     return (
-        select(DagRun.partition_key, AssetPartitionDagRun.id)
-        .select_from(AssetPartitionDagRun)
-        .join(DagRun, DagRun.id == AssetPartitionDagRun.created_dag_run_id)
-        .where(AssetPartitionDagRun.target_dag_id == dag_id)
-        .order_by(AssetPartitionDagRun.id)
+        select(dag_run.c.partition_key, asset_partition_dag_run.c.id)
+        .select_from(asset_partition_dag_run)
+        .join(dag_run, dag_run.c.id == asset_partition_dag_run.c.created_dag_run_id)
+        .where(asset_partition_dag_run.c.target_dag_id == dag_id)
+        .order_by(asset_partition_dag_run.c.id)
     )
 
 
@@ -101,10 +103,11 @@ def unproven(readers: dict[str, Any], dialect: str) -> Any:
     :meth:`Reader.bounds` (the comparison is the database's: no row is read for it);
     an unknown database or a missing date proves nothing.
     """
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import and_, false, func, literal, or_, text
 
-    created, anchor = func.coalesce(DagRun.created_at, DagRun.run_after), DagRun.partition_date
+    from airflow_partitions.tools.state.tables import dag_run
+
+    created, anchor = func.coalesce(dag_run.c.created_at, dag_run.c.run_after), dag_run.c.partition_date
     cases = []
 
     def before(bound: timedelta) -> Any:
@@ -120,11 +123,11 @@ def unproven(readers: dict[str, Any], dialect: str) -> Any:
             continue
         bounds = reader.bounds()
         if bounds is None or dialect not in ("sqlite", "postgresql", "mysql"):
-            cases.append(DagRun.dag_id == dag_id)
+            cases.append(dag_run.c.dag_id == dag_id)
             continue
         shortest, typical, shorter = bounds
         proven = before(shortest)
         if shorter is not None:
-            proven = or_(proven, and_(before(typical), DagRun.partition_date.not_in(shorter)))
-        cases.append(and_(DagRun.dag_id == dag_id, ~func.coalesce(proven, false())))
+            proven = or_(proven, and_(before(typical), dag_run.c.partition_date.not_in(shorter)))
+        cases.append(and_(dag_run.c.dag_id == dag_id, ~func.coalesce(proven, false())))
     return or_(*cases) if cases else None

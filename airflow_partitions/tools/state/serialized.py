@@ -131,17 +131,18 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
 
 def asset_rows(assets: Collection[tuple[str, str]], session: Any) -> list[tuple[int, str, str]]:
     """Return ``(id, name, uri)`` of the assets *assets* names (``(name, uri)`` pairs), in id order."""
-    from airflow.models.asset import AssetModel
     from sqlalchemy import and_, or_, select
+
+    from airflow_partitions.tools.state.tables import asset
 
     if not assets:
         return []
     return [
         tuple(row)
         for row in session.execute(
-            select(AssetModel.id, AssetModel.name, AssetModel.uri)
-            .where(or_(*(and_(AssetModel.name == name, AssetModel.uri == uri) for name, uri in assets)))
-            .order_by(AssetModel.id)
+            select(asset.c.id, asset.c.name, asset.c.uri)
+            .where(or_(*(and_(asset.c.name == name, asset.c.uri == uri) for name, uri in assets)))
+            .order_by(asset.c.id)
         )
     ]
 
@@ -155,15 +156,11 @@ def consumer_timetables(
     One query for the latest serialized version of them all; a version seen before is not
     deserialized again.
     """
-    from airflow.models.serialized_dag import SerializedDagModel
+    from airflow_partitions.tools.state.tables import latest_serialized
 
     versions = {
         dag_id: (row_id, dag_hash)
-        for dag_id, row_id, dag_hash in session.execute(
-            SerializedDagModel._latest_by_version_select(list(dag_ids)).with_only_columns(
-                SerializedDagModel.dag_id, SerializedDagModel.id, SerializedDagModel.dag_hash
-            )
-        )
+        for dag_id, row_id, dag_hash in session.execute(latest_serialized(list(dag_ids)))
     }
     found = {}
     for dag_id in dag_ids:
@@ -172,6 +169,8 @@ def consumer_timetables(
         if version is not None and cached is not None and cached[0] == version:
             found[dag_id] = (cached[1], list(cached[2]))
             continue
+        from airflow.models.serialized_dag import SerializedDagModel
+
         dag = SerializedDagModel.get_dag(dag_id, session=session)
         timetable = getattr(dag, "timetable", None)
         if timetable is None or not getattr(timetable, "partitioned", False):

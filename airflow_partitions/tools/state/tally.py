@@ -48,21 +48,22 @@ def tally_of(
     ran incomplete. A pending run beside a Dag run (a key sent again) is counted apart, never as a
     state: its partition counts by its runs.
     """
-    from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run
 
     dag_ids = list(readers)
     cells, overrides = run_cells(readers, session, start, end, only, length, by_prefix, prints)
-    column = AssetPartitionDagRun.partition_key
+    column = asset_partition_dag_run.c.partition_key
     pending = session.execute(
         select(
-            AssetPartitionDagRun.target_dag_id,
-            AssetPartitionDagRun.id,
+            asset_partition_dag_run.c.target_dag_id,
+            asset_partition_dag_run.c.id,
             column,
             *prefix_and_bucket_sql(column, length, by_prefix),
         ).where(
-            AssetPartitionDagRun.target_dag_id.in_(dag_ids),
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
+            asset_partition_dag_run.c.target_dag_id.in_(dag_ids),
+            asset_partition_dag_run.c.created_dag_run_id.is_(None),
             *selected_keys(column, start, end, only),
         )
     ).all()
@@ -145,21 +146,22 @@ def read_run_cells(
     by_prefix: bool,
 ) -> dict[str, tuple[dict[tuple[str, str], Counter[str]], dict[str, str]]]:
     """Read :func:`run_cells`' answer for the Dags of *todo*: cells, and keys that ran incomplete."""
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import dag_run
 
     dag_ids = list(todo)
     latest = latest_of(dag_ids)
-    selected = selected_keys(DagRun.partition_key, start, end, only)
-    prefix, bucket = prefix_and_bucket_sql(DagRun.partition_key, length, by_prefix)
+    selected = selected_keys(dag_run.c.partition_key, start, end, only)
+    prefix, bucket = prefix_and_bucket_sql(dag_run.c.partition_key, length, by_prefix)
     mine: dict[str, dict[tuple[str, str], Counter[str]]] = {
         dag_id: defaultdict(Counter) for dag_id in dag_ids
     }
     for dag_id, prefix_, bucket_, state, n in session.execute(
-        select(DagRun.dag_id, prefix, bucket, DagRun.state, func.count())
-        .join(latest, latest.c.id == DagRun.id)
+        select(dag_run.c.dag_id, prefix, bucket, dag_run.c.state, func.count())
+        .join(latest, latest.c.id == dag_run.c.id)
         .where(*selected)
-        .group_by(DagRun.dag_id, prefix, bucket, DagRun.state)
+        .group_by(dag_run.c.dag_id, prefix, bucket, dag_run.c.state)
     ):
         mine[dag_id][prefix_.rstrip(SEPARATOR), bucket_][state_name(state)] += n
     incomplete: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
@@ -167,9 +169,9 @@ def read_run_cells(
     doubted: dict[str, set[str]] = defaultdict(set)
     if doubt is not None:
         for dag_id, key in session.execute(
-            select(DagRun.dag_id, DagRun.partition_key)
-            .join(latest, latest.c.id == DagRun.id)
-            .where(*selected, DagRun.state == "success", DagRun.run_type == ASSET_TRIGGERED, doubt)
+            select(dag_run.c.dag_id, dag_run.c.partition_key)
+            .join(latest, latest.c.id == dag_run.c.id)
+            .where(*selected, dag_run.c.state == "success", dag_run.c.run_type == ASSET_TRIGGERED, doubt)
         ):
             doubted[dag_id].add(key)
     for dag_id, keys in doubted.items():
@@ -206,9 +208,9 @@ def ranges_of(
 
     Kept while the Dag's fingerprint (*prints*, :func:`fingerprints`) holds: a scan of all its keys.
     """
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
     ranges: dict[str, tuple[str, str]] = {}
     todo = []
@@ -221,11 +223,11 @@ def ranges_of(
     if not todo:
         return ranges
     for dag, column, condition in (
-        (DagRun.dag_id, DagRun.partition_key, DagRun.partition_key.is_not(None)),
+        (dag_run.c.dag_id, dag_run.c.partition_key, dag_run.c.partition_key.is_not(None)),
         (
-            AssetPartitionDagRun.target_dag_id,
-            AssetPartitionDagRun.partition_key,
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
+            asset_partition_dag_run.c.target_dag_id,
+            asset_partition_dag_run.c.partition_key,
+            asset_partition_dag_run.c.created_dag_run_id.is_(None),
         ),
     ):
         part = time_part_sql(column)
