@@ -40,9 +40,9 @@ def consumer_dags(
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
     """
     if session is None:
-        from airflow.utils.session import create_session
+        from airflow_partitions.tools.state.database import read_session
 
-        with create_session() as new:
+        with read_session() as new:
             return consumer_dags(new, summary=summary, only=only)
     from sqlalchemy import select
 
@@ -96,9 +96,9 @@ def consumer_state(
         (:mod:`~airflow_partitions.tools.state.selection`).
     """
     if session is None:
-        from airflow.utils.session import create_session
+        from airflow_partitions.tools.state.database import read_session
 
-        with create_session() as new:
+        with read_session() as new:
             return consumer_state(
                 dag_id,
                 partition_key=partition_key,
@@ -185,9 +185,9 @@ def partition_keys(
     if which not in ("awaited", "missing", "received", "never counting"):
         raise ValueError(f"list {which!r} is not one of 'awaited', 'missing', 'received', 'never counting'.")
     if session is None:
-        from airflow.utils.session import create_session
+        from airflow_partitions.tools.state.database import read_session
 
-        with create_session() as new:
+        with read_session() as new:
             return partition_keys(dag_id, partition_key, which, offset=offset, limit=limit, session=new)
     from sqlalchemy import select
 

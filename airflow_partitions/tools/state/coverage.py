@@ -23,9 +23,9 @@ def asset_coverage(
     :raises ValueError: if no active asset is named *asset_name*.
     """
     if session is None:
-        from airflow.utils.session import create_session
+        from airflow_partitions.tools.state.database import read_session
 
-        with create_session() as new:
+        with read_session() as new:
             return _coverage(asset_name, start, end, new)
     return _coverage(asset_name, start, end, session)
 

@@ -1,0 +1,110 @@
+"""
+The metadata database a command reads, opened without starting Airflow when its URL is plain.
+
+``import airflow`` reads the configuration, initializes its settings and secrets masking: 2 to 3 s
+of a new ``airflow-partitions status`` process, before any row is read. A read-only command needs
+only the database's URL, which :func:`plain_url` finds as Airflow would when it is written out:
+
+1. the environment variable ``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``;
+2. ``[database] sql_alchemy_conn`` of the configuration file (``$AIRFLOW_CONFIG``, else
+   ``$AIRFLOW_HOME/airflow.cfg``; ``AIRFLOW_HOME`` defaults to ``~/airflow``);
+3. Airflow's default, ``sqlite:///$AIRFLOW_HOME/airflow.db``.
+
+Anything Airflow would resolve in a way of its own (a ``_cmd`` or ``_secret`` form, the
+deprecated ``[core]`` spelling, a schema, engine or connect arguments, ``%`` interpolation in the
+file) leaves the URL to Airflow: :func:`read_session` then opens Airflow's own session.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SECTION = "database"
+KEY = "sql_alchemy_conn"
+#: Options that change how Airflow connects beyond the URL: if set, Airflow opens the session.
+ENGINE_OPTIONS = ("sql_alchemy_schema", "sql_alchemy_connect_args", "sql_alchemy_engine_args")
+#: Options whose value only Airflow resolves (a command, a secret, the deprecated ``[core]`` spelling).
+AIRFLOWS_ONLY = [(SECTION, f"{KEY}_cmd"), (SECTION, f"{KEY}_secret"), ("core", KEY), ("core", f"{KEY}_cmd")]
+
+
+def _env(section: str, key: str) -> str | None:
+    return os.environ.get(f"AIRFLOW__{section.upper()}__{key.upper()}")
+
+
+def airflow_home() -> Path:
+    """Return ``$AIRFLOW_HOME`` (``~`` and variables expanded), or ``~/airflow`` as Airflow does."""
+    return Path(os.path.expanduser(os.path.expandvars(os.environ.get("AIRFLOW_HOME", "~/airflow"))))
+
+
+def config_file() -> Path:
+    """Return ``$AIRFLOW_CONFIG``, else ``$AIRFLOW_HOME/airflow.cfg`` (which may not exist)."""
+    named = os.environ.get("AIRFLOW_CONFIG")
+    return Path(os.path.expanduser(os.path.expandvars(named))) if named else airflow_home() / "airflow.cfg"
+
+
+def _expanded(value: str) -> str:
+    return os.path.expanduser(os.path.expandvars(value))
+
+
+def plain_url() -> str | None:
+    """
+    Return the metadata database's URL as Airflow would resolve it, or ``None`` to leave it to Airflow.
+
+    ``postgresql+psycopg2://airflow:airflow@localhost/airflow`` from the environment or the
+    configuration file, else ``sqlite:////home/me/airflow/airflow.db`` (Airflow's default).
+    ``None`` when Airflow would resolve it in a way of its own (see the module's docstring).
+    """
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(config_file())
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return None
+    if _own_options(parser):
+        return None
+    if (url := _env(SECTION, KEY)) is not None:
+        return _expanded(url)
+    if any(_env(s, k) is not None or parser.has_option(s, k) for s, k in AIRFLOWS_ONLY):
+        return None
+    if parser.has_option(SECTION, KEY):
+        url = parser.get(SECTION, KEY)
+        return None if "%" in url else _expanded(url)
+    return f"sqlite:///{airflow_home()}/airflow.db"
+
+
+def _own_options(parser: configparser.RawConfigParser) -> bool:
+    """Whether the environment or the file *parser* read sets an option of :data:`ENGINE_OPTIONS`."""
+    return any(_env(SECTION, o) or parser.get(SECTION, o, fallback="") for o in ENGINE_OPTIONS)
+
+
+@contextmanager
+def read_session() -> Iterator[Any]:
+    """
+    Open a session on the metadata database for reading: on :func:`plain_url` without Airflow.
+
+    Through Airflow's own ``create_session`` when the URL is Airflow's to resolve, or when this
+    process has started Airflow already (its configuration, which a test or a plugin may have
+    changed in memory, then decides). Nothing is written: the session is rolled back and closed.
+    """
+    url = None if "airflow.settings" in sys.modules else plain_url()
+    if url is None:
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            yield session
+        return
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    engine = create_engine(url)
+    try:
+        with Session(engine) as session:
+            yield session
+            session.rollback()
+    finally:
+        engine.dispose()
