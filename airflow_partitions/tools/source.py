@@ -11,9 +11,9 @@ take the command's frozen request. Two sources answer it:
 - :class:`Api` asks an api-server's Partitions view (``{url}/partitions/api/...``), sending the
   request as query parameters (one per field, :meth:`~airflow_partitions.tools.commands.base.Request.params`);
   the routes build the same request back and call a :class:`Database` inside the api-server. It
-  only moves the requests and the answers, as JSON, and
-  rebuilds the same value types (:func:`rebuilt`), so that every command prints the same text
-  and JSON in both modes. Managed Airflow (Amazon MWAA, Google Cloud Composer, Astronomer) gives
+  only moves the requests and the answers, as JSON, and rebuilds the same value types
+  (:func:`~airflow_partitions.tools.state.model.rebuilt`), so that every command prints the same
+  text and JSON in both modes. Managed Airflow (Amazon MWAA, Google Cloud Composer, Astronomer) gives
   no access to its database: there, this is the only way. It opens no database and imports no
   Airflow for ``status``.
 
@@ -24,16 +24,12 @@ with ``--yes`` edit access; each write is recorded under the caller's name.
 
 from __future__ import annotations
 
-import dataclasses
 import http.client
 import json
-import types
-import typing
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, Protocol
 
 from airflow_partitions.tools.commands.backfill import BackfillRequest
@@ -43,6 +39,7 @@ from airflow_partitions.tools.commands.discard import DiscardRequest
 from airflow_partitions.tools.commands.explain import ExplainRequest
 from airflow_partitions.tools.commands.requeue import RequeueRequest
 from airflow_partitions.tools.commands.status import StatusRequest
+from airflow_partitions.tools.state.model import rebuilt
 
 #: The environment variable ``--api-url`` takes its token from when ``--token`` is not given.
 TOKEN_VARIABLE = "AIRFLOW_PARTITIONS_API_TOKEN"
@@ -371,40 +368,3 @@ def _refused(err: urllib.error.HTTPError, method: str, address: str, dag: str) -
             "address it redirects to as --api-url (a redirect is never followed)."
         )
     return ApiError(f"{method} {address} answered {err.code}: {detail}")
-
-
-def rebuilt(cls: type, data: Any) -> Any:
-    """
-    Return the dataclass *cls* rebuilt from its JSON (``to_dict()``'s plain types).
-
-    Nested dataclasses, tuples, ``X | None`` and ISO 8601 datetimes are rebuilt by the field's
-    type; keys that are no field (computed ones, ``ok``, ``downstream``) are left out.
-    """
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{name: _as(hints[name], value) for name, value in data.items() if name in names})
-
-
-def _as(kind: Any, value: Any) -> Any:
-    """Return *value* (plain JSON) as the type *kind*."""
-    if value is None:
-        return None
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if origin in (types.UnionType, typing.Union):
-        return _as(next(a for a in args if a is not type(None)), value)
-    if dataclasses.is_dataclass(kind):
-        return rebuilt(kind, value)  # type: ignore[arg-type]
-    if kind is datetime:
-        try:
-            return datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError(
-                f"{value!r} is not an ISO 8601 time such as 2026-03-01T00:00:00+00:00."
-            ) from None
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_as(args[0], v) for v in value)
-        return tuple(_as(a, v) for a, v in zip(args, value, strict=True))
-    if origin is dict:
-        return {k: _as(args[1], v) for k, v in value.items()}
-    return value

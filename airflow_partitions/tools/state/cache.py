@@ -12,9 +12,14 @@ from the last audit-log row it read. One module, so that what outlives a request
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import sqlite3
+import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
@@ -22,7 +27,7 @@ from airflow_partitions.tools.state.model import AssetProgress, RanWith
 #: What the runs a rollup fired ran with, by (rollup identity, the runs' pending-run ids): the keys
 #: Airflow logged for a pending run never change once it fired, so each is worked out once per
 #: process. Bounded; the scheduler-side mappers are rebuilt per process too.
-RAN_WITH: OrderedDict[tuple[int, tuple[int, ...]], RanWith] = OrderedDict()
+RAN_WITH: OrderedDict[tuple[str, tuple[int, ...]], RanWith] = OrderedDict()
 RAN_WITH_SIZE = 200_000
 
 #: What a pending run's received keys give it, by (its Dag's mappers, its key, the keys): its
@@ -119,3 +124,145 @@ def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any) -> Any:
     value = read()
     keep(memo, fingerprint, value)
     return value
+
+
+#: The environment variable naming the file of :class:`Store` (a path), or ``off`` for none.
+STORE_VARIABLE = "AIRFLOW_PARTITIONS_CACHE"
+
+#: The answers worked out from Dags' mappers that outlive the process, per metadata database (its
+#: URL without password); ``None``: none for it (``off``, or its file failed).
+STORES: dict[str, Store | None] = {}
+
+#: What the mappers' answers depend on besides the Dag (:func:`environment`): worked out once.
+ENVIRONMENT: list[str] = []
+
+
+def environment() -> str:
+    """
+    Return a digest of what mappers' answers depend on besides the serialized Dag.
+
+    This package's files (name, size, modification time: an edited or upgraded mapper), and the
+    versions of Airflow, ``holidays`` and ``exchange_calendars`` (calendars are data).
+    """
+    if not ENVIRONMENT:
+        from importlib.metadata import PackageNotFoundError, version
+
+        root = Path(__file__).parents[2]
+        parts = [
+            f"{p.relative_to(root)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in root.rglob("*.py")
+        ]
+        for name in ("apache-airflow-core", "holidays", "exchange_calendars"):
+            try:
+                parts.append(f"{name} {version(name)}")
+            except PackageNotFoundError:
+                parts.append(f"{name} none")
+        ENVIRONMENT.append(digest(parts))
+    return ENVIRONMENT[0]
+
+
+def store_for(session: Any) -> Store | None:
+    """Return the :class:`Store` of the metadata database *session* reads, opened on first use."""
+    url = session.get_bind().url.render_as_string(hide_password=True)
+    if url not in STORES:
+        STORES[url] = Store.open(url)
+    return STORES[url]
+
+
+class Store:
+    """
+    Answers worked out from a Dag's mappers, kept in a SQLite file across processes.
+
+    A new ``airflow-partitions status`` process would otherwise import Airflow and deserialize the
+    Dag's mappers (2 to 3 s) to learn what a pending run's keys give it, when a key is late, or what
+    a run ran with. Each answer is stored under its Dag's key (:meth:`dag_key`: the Dag id, its
+    latest serialized version's ``dag_hash``, :func:`environment` and the database) and its
+    question (the partition key and a digest of the keys it was worked out from), so an answer is
+    only found again for the same mappers asked the same question: a new serialized version of the
+    Dag, an upgrade of this package, Airflow or the calendars' libraries make new keys. The file is
+    ``$AIRFLOW_HOME/partitions-cache/<digest of the database URL>.sqlite`` (WAL), or
+    ``$AIRFLOW_PARTITIONS_CACHE``; ``AIRFLOW_PARTITIONS_CACHE=off`` keeps none. Any SQLite error
+    turns the store off for the process: answers are then worked out, never wrong.
+    """
+
+    def __init__(self, connection: sqlite3.Connection, database: str) -> None:
+        self.connection: sqlite3.Connection | None = connection
+        self.database = database
+        self.lock = threading.Lock()
+        #: Answers worked out since the last :meth:`flush`, written together.
+        self.unwritten: dict[tuple[str, str], str] = {}
+        #: How many answers this process found stored (``"found"``) and worked out (``"worked out"``).
+        self.asked: Counter[str] = Counter()
+
+    @classmethod
+    def open(cls, database: str) -> Store | None:
+        """Open or create the store of the metadata database *database* (a URL); ``None``: off, or failing."""
+        from airflow_partitions.tools.state.database import airflow_home
+
+        setting = os.environ.get(STORE_VARIABLE, "")
+        if setting.lower() == "off":
+            return None
+        path = (
+            Path(setting) if setting else airflow_home() / "partitions-cache" / f"{digest([database])}.sqlite"
+        )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS answers (dag TEXT NOT NULL, question TEXT NOT NULL, "
+                "answer TEXT NOT NULL, PRIMARY KEY (dag, question)) WITHOUT ROWID"
+            )
+        except (sqlite3.Error, OSError):
+            return None
+        return cls(connection, database)
+
+    def dag_key(self, dag_id: str, dag_hash: str) -> str:
+        """Return the key of a Dag's answers: its id, serialized version, the environment and database."""
+        return digest([self.database, dag_id, dag_hash, environment()])
+
+    def answer(
+        self,
+        dag: str,
+        question: Any,
+        work_out: Callable[[], Any],
+        plain: Callable[[Any], Any],
+        rebuilt: Callable[[Any], Any],
+    ) -> Any:
+        """
+        Return the answer to *question* (plain JSON) of the Dag keyed *dag*: stored, else worked out.
+
+        *work_out* () works it out; *plain* turns it into plain JSON types, *rebuilt* back.
+        """
+        asked = json.dumps(question)
+        with self.lock:
+            text = self.unwritten.get((dag, asked))
+            if text is None and self.connection is not None:
+                try:
+                    row = self.connection.execute(
+                        "SELECT answer FROM answers WHERE dag = ? AND question = ?", (dag, asked)
+                    ).fetchone()
+                except sqlite3.Error:
+                    self.connection = None
+                    row = None
+                text = row[0] if row else None
+        if text is not None:
+            self.asked["found"] += 1
+            return rebuilt(json.loads(text))
+        self.asked["worked out"] += 1
+        value = work_out()
+        with self.lock:
+            self.unwritten[dag, asked] = json.dumps(plain(value))
+        return value
+
+    def flush(self) -> None:
+        """Write the answers worked out since the last flush, in one transaction (an error: store off)."""
+        with self.lock:
+            rows, self.unwritten = [(*k, v) for k, v in self.unwritten.items()], {}
+            if not rows or self.connection is None:
+                return
+            try:
+                self.connection.execute("BEGIN")
+                self.connection.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", rows)
+                self.connection.execute("COMMIT")
+            except sqlite3.Error:
+                self.connection = None

@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import replace
 from typing import Any
 
+from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.cache import fingerprints
 from airflow_partitions.tools.state.model import ConsumerDag, ConsumerState
 from airflow_partitions.tools.state.pending import received_keys
@@ -19,7 +20,6 @@ from airflow_partitions.tools.state.selection import checked_key, selected_range
 from airflow_partitions.tools.state.serialized import (
     consumer_timetable,
     consumer_timetables,
-    timetable_grain,
     zones_of,
 )
 from airflow_partitions.tools.state.tally import ranges_of, summaries
@@ -109,11 +109,11 @@ def consumer_state(
                 offset=offset,
                 session=new,
             )
-    found = consumer_timetable(dag_id, session)  # an unknown Dag first (exit code 1), then the selection
-    grain = timetable_grain(*found)
-    checked_key(dag_id, grain, partition_key)
-    start, end = selected_range(dag_id, grain, start, end)
-    reader = Reader(dag_id, session, found)
+    # An unknown Dag first (exit code 1), then the selection; the grain is a stored answer too.
+    answers = Answers(dag_id, session)
+    checked_key(dag_id, answers.grain, partition_key)
+    start, end = selected_range(dag_id, answers.grain, start, end)
+    reader = Reader(dag_id, session, answers=answers)
     return reader.read(partition_key, start, end, None if states is None else set(states), limit, offset)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from airflow_partitions.tools.state.model import Partition, RanWith, Run
@@ -37,7 +36,7 @@ def partitions(reader: Any, keys: list[str]) -> list[Partition]:
     found = []
     for key in keys:
         partition = _ran(key, runs.get(key, []), ran)
-        closes_at = _closes_at(reader, key)
+        closes_at = reader.answers.closes_at(key)
         apdr = pending.get(key)
         if apdr is not None:
             waiting, opened = reader.pending(key, received.get(apdr.id, {}))
@@ -135,7 +134,9 @@ class _RanWith:
             ]
         )
         self.whole = {
-            key: _complete(reader, key) for key, group in self.fired.items() if complete.intersection(group)
+            key: reader.answers.complete_with(key)
+            for key, group in self.fired.items()
+            if complete.intersection(group)
         }
 
     def of_run(self, key: str, apdr_id: int | None) -> RanWith | None:
@@ -170,26 +171,3 @@ def _ran(key: str, rows: list[tuple[str, str, int | None, bool]], ran: _RanWith)
         history=history,
         ran_with_kept=ran.kept(key),
     )
-
-
-def _complete(reader: Any, key: str) -> RanWith | None:
-    """Return what a run of *key* that fired complete ran with: every awaited key (``None``: unknown)."""
-    awaited = 0
-    for name, _ in reader.assets:
-        rollup = reader.rollups.get(name)
-        try:
-            awaited += len(rollup.awaited(key)) if rollup is not None else 1
-        except ValueError:
-            return None
-    return RanWith(awaited, awaited)
-
-
-def _closes_at(reader: Any, key: str) -> datetime | None:
-    """Return the end of the partition's period (UTC), from a rollup's expected keys, else ``None``."""
-    for rollup in reader.rollups.values():
-        if rollup is not None:
-            try:
-                return getattr(rollup.awaited(key), "closes_at", None)
-            except ValueError:
-                return None
-    return None

@@ -6,14 +6,13 @@ Airflow's ``asset_partition_dag_run`` and ``partitioned_asset_key_log`` tables.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
-from airflow_partitions.tools.state.serialized import consumer_timetables
 from airflow_partitions.tools.state.sql import as_utc, chunks
 
 
@@ -209,20 +208,14 @@ def blocked(ahead: list[Any], session: Any) -> int:
             .where(partitioned_asset_key_log.c.asset_partition_dag_run_id.in_(chunk))
         ):
             keys[apdr_id].append((name, uri, key, target))
-    timetables = {
-        dag_id: timetable
-        for dag_id, (timetable, _) in consumer_timetables(set(dag_of.values()), session).items()
-    }
+    from airflow_partitions.tools.state.answers import Answers
+
+    readers = {}
+    for dag_id in set(dag_of.values()):
+        with contextlib.suppress(ValueError):  # no longer a partitioned consumer: none of its runs counts
+            readers[dag_id] = Answers(dag_id, session)
     blocked = 0
     for apdr_id, logged in keys.items():
-        timetable = timetables.get(dag_of[apdr_id])
-        blocked += timetable is not None and not any(
-            _counts(RollupView.of(timetable.get_partition_mapper(name=name, uri=uri)), key, target)
-            for name, uri, key, target in logged
-        )
+        reader = readers.get(dag_of[apdr_id])
+        blocked += reader is not None and reader.never_counting_only(logged)
     return blocked
-
-
-def _counts(rollup: RollupView | None, key: str, downstream_key: str) -> bool:
-    """Whether *key* counts towards *downstream_key* (any key counts for a mapper that is no rollup)."""
-    return rollup is None or rollup.never_counts(key, downstream_key) is None

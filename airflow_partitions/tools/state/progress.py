@@ -1,17 +1,20 @@
 """
 What the keys a pending run received give it: progress per asset, state, what a run ran with.
 
-Pure (no database): the reader hands these functions the keys it read.
+Pure (no database): the reader hands these functions the keys it read. Importing this module
+imports no Airflow (the mappers' classes come with the rollups handed in).
 """
 
 from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from airflow_partitions.deadlines import CompletionDeadline
-from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.state.model import LISTED, AssetProgress, Partition, RanWith, Run
+
+if TYPE_CHECKING:
+    from airflow_partitions.tools.rollup_view import RollupView
 
 
 def progress_of(
@@ -109,6 +112,8 @@ def pending_times(
     its assets'), else ``None``; *ends*: when the first period still missing keys ends (``None``
     if none is); *deadline*: whether a deadline will fire it.
     """
+    from airflow_partitions.deadlines import CompletionDeadline
+
     times, ends, deadline = [], None, False
     for item in progress:
         rollup = rollups.get(item.asset)

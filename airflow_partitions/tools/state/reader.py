@@ -1,23 +1,25 @@
-"""One read of one consumer Dag's partition state in one session: the reader the faces share."""
+"""
+One read of one consumer Dag's partition state in one session: the reader the faces share.
+
+What the Dag's mappers answer (a pending run's progress, when a key is late, what a run ran with)
+comes from :class:`~airflow_partitions.tools.state.answers.Answers`: kept across processes, the
+mappers deserialized (importing Airflow) only for an answer not kept.
+"""
 
 from __future__ import annotations
 
-import contextlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow_partitions.grains import shorter_periods, shortest_period, typical_period
-from airflow_partitions.lateness import late_at
-from airflow_partitions.tools.rollup_view import RollupView
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.audit_log import refusals_of
 from airflow_partitions.tools.state.cache import digest, fingerprints, kept
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
-    AssetProgress,
     ConsumerState,
     Partition,
     RanWith,
@@ -28,12 +30,8 @@ from airflow_partitions.tools.state.page import partitions
 from airflow_partitions.tools.state.pending import apdr_keys, queue_summary, received_keys
 from airflow_partitions.tools.state.progress import (
     pending_state,
-    pending_times,
-    progress_of,
-    ran_with,
 )
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
-from airflow_partitions.tools.state.serialized import consumer_timetable
 from airflow_partitions.tools.state.sql import as_utc, chunks, in_range_sql, state_name, time_part_sql
 from airflow_partitions.tools.state.tally import ranges_of, tally_of
 
@@ -42,42 +40,34 @@ class Reader:
     """One read of one consumer Dag's partition state, in one session (see :func:`consumer_state`)."""
 
     def __init__(
-        self, dag_id: str, session: Any, found: tuple[Any, list[tuple[str, str]]] | None = None
+        self,
+        dag_id: str,
+        session: Any,
+        found: tuple[Any, list[tuple[str, str]]] | None = None,
+        answers: Answers | None = None,
     ) -> None:
         self.dag_id = dag_id
         self.session = session
-        self.timetable, self.assets = found or consumer_timetable(dag_id, session)
-        #: Each upstream asset's mapper, by asset name, as the scheduler runs it.
-        self.mappers = {
-            name: self.timetable.get_partition_mapper(name=name, uri=uri) for name, uri in self.assets
-        }
-        self.rollups = {name: RollupView.of(mapper) for name, mapper in self.mappers.items()}
-        #: Whether a mapper of this Dag says when its partitions are expected (``expected_within``).
-        self.expects = any(getattr(m, "expected_within", None) is not None for m in self.mappers.values())
         self.now = datetime.now(UTC)
+        #: What the Dag's mappers answer (stored across processes; its mappers read on a miss).
+        self.answers = answers or Answers(dag_id, session, found)
+        self.store = self.answers.store
+        self.assets = self.answers.assets
+        #: Whether a mapper of this Dag says when its partitions are expected (``expected_within``).
+        self.expects = self.answers.expects
         #: Whether a run of this Dag can fire without all its keys (a deadline, a minimum count);
         #: under WaitForAll a run exists only once every key counted.
-        self.may_fire_incomplete = any(
-            rollup is not None and rollup.may_fire_incomplete for rollup in self.rollups.values()
-        )
-        #: The grain of this Dag's periods and the least grace of its deadlines, when every rollup
-        #: that may fire incomplete has a deadline over that grain (:attr:`RollupView.deadline`):
-        #: then a run's creation time can prove it fired complete. Else ``None``: each run is read.
-        deadlines = [r.deadline for r in self.rollups.values() if r is not None and r.may_fire_incomplete]
-        grains = {d[0] for d in deadlines if d is not None}
-        self.deadline = (
-            (grains.pop(), min(d[1] for d in deadlines if d is not None))
-            if deadlines and None not in deadlines and len(grains) == 1
-            else None
-        )
-        self._shorter: list[datetime] | None = None  # looked up once, by :meth:`bounds`
-        self._shorter_read = False
+        self.may_fire_incomplete = self.answers.may_fire_incomplete
+        self.identity = self.answers.identity
+        self._bounds: tuple[timedelta, timedelta, list[datetime] | None] | None = None  # by :meth:`bounds`
         #: The Dag's fingerprint (:func:`fingerprints`) once a read took it; until then one that
         #: matches nothing kept.
         self.fingerprint: Any = object()
-        self.identity = hash(
-            tuple(sorted((n, repr(r.mapper.serialize())) for n, r in self.rollups.items() if r))
-        )
+
+    @property
+    def rollups(self) -> dict[str, Any]:
+        """Each upstream asset's rollup view, by asset name (deserializes the Dag's mappers)."""
+        return self.answers.rollups
 
     # -- the keys: paging, range and counts in the database ------------------------------------
 
@@ -151,7 +141,7 @@ class Reader:
         ]
         refusals, refusals_total = refusals_of(self.session, self.dag_id, only)
         pending_total, blocked, starved = queue_summary(self.session, self.dag_id, only)
-        return ConsumerState(
+        answer = ConsumerState(
             dag_id=self.dag_id,
             assets=tuple(self.assets),
             partitions=tuple(partitions(self, page_keys)),
@@ -170,9 +160,12 @@ class Reader:
             bucket=bucket,
             overview=overview,
             again=again,
-            rerun_policies=tuple((name, r.rerun_policy) for name, r in self.rollups.items() if r is not None),
+            rerun_policies=self.answers.rerun_policies,
             late=len(late),
         )
+        if self.store is not None:
+            self.store.flush()
+        return answer
 
     def _page(
         self,
@@ -236,20 +229,12 @@ class Reader:
 
     # -- what a pending run has, what a run ran with ------------------------------------------
 
-    def _progress(self, key: str, received: Mapping[str, AbstractSet[str]]) -> tuple[AssetProgress, ...]:
-        return tuple(
-            progress_of(name, self.rollups.get(name), key, received.get(name, set()))
-            for name, _ in self.assets
-            if name in received
-        )
-
     def pending(self, key: str, received: Mapping[str, AbstractSet[str]]) -> tuple[str, Partition]:
         """Return a pending run's state and partition (what its keys give it: :data:`cache.PENDING`)."""
         memo = (self.identity, key, frozenset((name, frozenset(keys)) for name, keys in received.items()))
         found = cache.PENDING.get(memo)
         if found is None:
-            progress = self._progress(key, received)
-            found = cache.PENDING[memo] = (progress, *pending_times(key, progress, self.rollups))
+            found = cache.PENDING[memo] = self.answers.pending(key, received)
             if len(cache.PENDING) > cache.PENDING_SIZE:
                 cache.PENDING.popitem(last=False)
         progress, fires_at, ends, deadline = found
@@ -279,7 +264,7 @@ class Reader:
             for apdr_id in group:
                 for name, logged in received.get(apdr_id, {}).items():
                     together[name] |= logged
-            ran = ran_with(self._progress(keys[group[0]], together), self.rollups, self.assets)
+            ran = self.answers.ran_with(keys[group[0]], together)
             found[group] = cache.RAN_WITH[self.identity, group] = ran
             if len(cache.RAN_WITH) > cache.RAN_WITH_SIZE:
                 cache.RAN_WITH.popitem(last=False)
@@ -358,10 +343,9 @@ class Reader:
         grains.shorter_periods` between its runs' first and last ``partition_date``; ``None`` if
         too many to list: then only the shortest bound holds). ``None`` without a deadline.
         """
-        if self.deadline is None:
+        if not self.answers.has_deadline:
             return None
-        grain, grace = self.deadline
-        if not self._shorter_read:
+        if self._bounds is None:
             from sqlalchemy import func, select
 
             from airflow_partitions.tools.state.tables import dag_run
@@ -375,10 +359,8 @@ class Reader:
                     )
                 ).one(),
             )
-            low, high = as_utc(low), as_utc(high)
-            self._shorter = shorter_periods(grain, low, high) if low and high else []
-            self._shorter_read = True
-        return shortest_period(grain) + grace, typical_period(grain) + grace, self._shorter
+            self._bounds = self.answers.bounds(as_utc(low), as_utc(high))
+        return self._bounds
 
     # -- lateness ------------------------------------------------------------------------------
 
@@ -389,13 +371,7 @@ class Reader:
         ``None`` if none of the Dag's mappers has an ``expected_within`` (:func:`~airflow_partitions.
         lateness.late_at`), or none reads *key* (a key no mapper writes is never late).
         """
-        if not self.expects:
-            return None
-        times = []
-        for mapper in self.mappers.values():
-            with contextlib.suppress(ValueError):
-                times.append(late_at(mapper, key))
-        return max((t for t in times if t is not None), default=None)
+        return self.answers.late_at(key)
 
     def late_since(self, key: str, state: str) -> datetime | None:
         """Return since when partition *key* in *state* is late (:func:`.model.late_since`), else ``None``."""

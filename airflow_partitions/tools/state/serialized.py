@@ -11,7 +11,6 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from airflow_partitions.grains import Grain
-from airflow_partitions.tools.rollup_view import RollupView, period_grain
 from airflow_partitions.tools.state import cache
 
 
@@ -33,6 +32,8 @@ def consumer_grain(dag_id: str, session: Any) -> Grain | None:
 
 def timetable_grain(timetable: Any, assets: list[tuple[str, str]]) -> Grain | None:
     """Return :func:`consumer_grain` of the *timetable* and *assets* :func:`consumer_timetable` returned."""
+    from airflow_partitions.tools.rollup_view import period_grain
+
     if not assets:  # a producer partitioned by its own timetable (GrainPartitionTimetable)
         grain = getattr(timetable, "grain", None)
         return grain if isinstance(grain, Grain) else None
@@ -69,6 +70,8 @@ def awaited_by_date(mapper: Any) -> Callable[[str], tuple[str, ...] | None] | No
     whole function is ``None`` for mappers whose grain tiles time (every date has a period: the
     view's hours of a day say what is missing) or that have no grain.
     """
+    from airflow_partitions.tools.rollup_view import RollupView
+
     rollup = RollupView.of(mapper)
     grain = getattr(getattr(mapper, "upstream_mapper", None) if rollup else mapper, "grain", None)
     if not isinstance(grain, Grain) or grain.tiles:  # plain keys only: no composite's dimensions
@@ -127,6 +130,22 @@ def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, 
             "(no serialized Dag, or its schedule is not partitioned by assets)."
         )
     return found
+
+
+def dag_version(dag_id: str, session: Any, found: Any = None) -> str | None:
+    """
+    Return the ``dag_hash`` of *dag_id*'s latest serialized version (``None``: it has none).
+
+    The one :func:`consumer_timetables` kept when *found* (its answer) is given, so that the
+    version is the one deserialized; else read (one query).
+    """
+    kept = cache.TIMETABLES.get(dag_id)
+    if found is not None and kept is not None:
+        return str(kept[0][1])
+    from airflow_partitions.tools.state.tables import latest_serialized
+
+    row = session.execute(latest_serialized([dag_id])).first()
+    return None if row is None else str(row[2])
 
 
 def asset_rows(assets: Collection[tuple[str, str]], session: Any) -> list[tuple[int, str, str]]:

@@ -258,6 +258,8 @@ def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]
     tallies = tally_of(readers, session, None, None, None, BUCKET, False, prints)
     ranges = ranges_of(list(readers), session, None, None, None, prints)
     late = late_keys(readers, session, prints)
+    for store in {id(r.store): r.store for r in readers.values() if r.store is not None}.values():
+        store.flush()
     return {
         dag_id: {
             "states": states,

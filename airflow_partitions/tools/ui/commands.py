@@ -42,7 +42,8 @@ from airflow_partitions.tools.commands.discard import DiscardRequest
 from airflow_partitions.tools.commands.explain import ExplainRequest
 from airflow_partitions.tools.commands.requeue import RequeueRequest
 from airflow_partitions.tools.commands.status import StatusRequest
-from airflow_partitions.tools.source import Database, rebuilt
+from airflow_partitions.tools.source import Database
+from airflow_partitions.tools.state.model import rebuilt
 from airflow_partitions.tools.ui.requests import answered, requested
 
 router = APIRouter()
