@@ -11,6 +11,7 @@ from the last audit-log row it read. One module, so that what outlives a request
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from airflow_partitions.tools.state.model import AssetProgress, RanWith
+from airflow_partitions.tools.state.model import AssetProgress, RanWith, jsonable
 
 #: What the runs a rollup fired ran with, by (rollup identity, the runs' pending-run ids): the keys
 #: Airflow logged for a pending run never change once it fired, so each is worked out once per
@@ -98,17 +99,46 @@ KEPT: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
 KEPT_SIZE = 4096
 
 
-def keep(memo: tuple[Any, ...], fingerprint: Any, value: Any) -> None:
+def keep(memo: tuple[Any, ...], fingerprint: Any, value: Any, session: Any = None) -> None:
+    """
+    Keep *value*, read from a Dag's rows, while the Dag's *fingerprint* holds.
+
+    In this process (:data:`KEPT`), and with *session* in the store of its database too
+    (:class:`Store`), for the next process to find while the rows stay as they are.
+    """
     KEPT[memo] = (fingerprint, value)
     KEPT.move_to_end(memo)
     if len(KEPT) > KEPT_SIZE:
         KEPT.popitem(last=False)
+    store = None if session is None else store_for(session)
+    if store is not None:
+        with contextlib.suppress(TypeError):  # a print or value of no stored type: this process only
+            store.put(store.rows, jsonable(memo), {"print": packed(fingerprint), "value": packed(value)})
 
 
-def kept_value(memo: tuple[Any, ...], prints: dict[str, tuple[Any, ...]]) -> tuple[Any, Any] | None:
+def kept_value(
+    memo: tuple[Any, ...], prints: dict[str, tuple[Any, ...]], session: Any = None
+) -> tuple[Any, Any] | None:
     """Return the kept ``(fingerprint, value)`` of *memo* (the Dag id second) while its Dag's print holds."""
+    return _kept(memo, prints.get(memo[1]), session)
+
+
+def _kept(memo: tuple[Any, ...], fingerprint: Any, session: Any) -> tuple[Any, Any] | None:
+    """Return ``(fingerprint, value)`` kept for *memo* under *fingerprint*: in this process, else stored."""
     found = KEPT.get(memo)
-    return found if found is not None and found[0] == prints.get(memo[1]) else None
+    if found is not None and found[0] == fingerprint:
+        return found
+    store = None if session is None else store_for(session)
+    if store is None:
+        return None
+    try:
+        stored = store.fetch(store.rows, jsonable(memo))
+        if stored is None or stored["print"] != packed(fingerprint):
+            return None
+    except TypeError:  # a print of no stored type
+        return None
+    KEPT[memo] = found = (fingerprint, unpacked(stored["value"]))
+    return found
 
 
 def digest(items: Iterable[Any]) -> str:
@@ -116,14 +146,64 @@ def digest(items: Iterable[Any]) -> str:
     return hashlib.blake2b("\n".join(sorted(map(repr, items))).encode(), digest_size=16).hexdigest()
 
 
-def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any) -> Any:
-    """Return what *read* () returned for *memo* while *fingerprint* holds, else read it again."""
-    found = KEPT.get(memo)
-    if found is not None and found[0] == fingerprint:
+def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any, session: Any = None) -> Any:
+    """Return what *read* () returned for *memo* while *fingerprint* holds, else read and :func:`keep` it."""
+    found = _kept(memo, fingerprint, session)
+    if found is not None:
         return found[1]
     value = read()
-    keep(memo, fingerprint, value)
+    keep(memo, fingerprint, value, session)
     return value
+
+
+def packed(value: Any) -> Any:
+    """
+    Return *value* as plain JSON that :func:`unpacked` gives back equal, types and all.
+
+    For the answers read from a Dag's rows (:data:`KEPT`): tuples, sets, counters, dicts with
+    tuple keys and datetimes are tagged (``{"t": [...]}``, ``{"s": ...}``, ``{"c": ...}``,
+    ``{"m": [[key, value], ...]}``, ``{"dt": "2026-03-10T04:00:00+00:00"}``); lists, strings,
+    numbers, booleans and ``None`` are themselves, a dict of string keys ``{"d": {...}}``.
+
+    :raises TypeError: for a value of another type (it would not come back equal).
+    """
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime):
+        return {"dt": value.isoformat()}
+    if isinstance(value, Counter):
+        return {"c": [[packed(k), n] for k, n in value.items()]}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {"d": {k: packed(v) for k, v in value.items()}}
+        return {"m": [[packed(k), packed(v)] for k, v in value.items()]}
+    if isinstance(value, set | frozenset):
+        return {"s": sorted((packed(v) for v in value), key=repr)}
+    if isinstance(value, list):
+        return [packed(v) for v in value]
+    if isinstance(value, tuple):  # a Row too
+        return {"t": [packed(v) for v in value]}
+    raise TypeError(f"cannot keep a {type(value).__name__} across processes: {value!r}")
+
+
+def unpacked(data: Any) -> Any:
+    """Return the value :func:`packed` gave *data* for."""
+    if isinstance(data, list):
+        return [unpacked(v) for v in data]
+    if not isinstance(data, dict):
+        return data
+    (tag, inner), *_ = data.items()
+    if tag == "dt":
+        return datetime.fromisoformat(inner)
+    if tag == "c":
+        return Counter({unpacked(k): n for k, n in inner})
+    if tag == "d":
+        return {k: unpacked(v) for k, v in inner.items()}
+    if tag == "m":
+        return {unpacked(k): unpacked(v) for k, v in inner}
+    if tag == "s":
+        return {unpacked(v) for v in inner}
+    return tuple(unpacked(v) for v in inner)
 
 
 #: The environment variable naming the file of :class:`Store` (a path), or ``off`` for none.
@@ -190,6 +270,9 @@ class Store:
         self.lock = threading.Lock()
         #: Answers worked out since the last :meth:`flush`, written together.
         self.unwritten: dict[tuple[str, str], str] = {}
+        #: The key of the answers read from a Dag's rows (:func:`keep`): their memo names the Dag and
+        #: they hold the Dag's fingerprint, checked when read.
+        self.rows = digest([database, "rows"])
         #: How many answers this process found stored (``"found"``) and worked out (``"worked out"``).
         self.asked: Counter[str] = Counter()
 
@@ -233,6 +316,17 @@ class Store:
 
         *work_out* () works it out; *plain* turns it into plain JSON types, *rebuilt* back.
         """
+        found = self.fetch(dag, question)
+        if found is not None:
+            self.asked["found"] += 1
+            return rebuilt(found)
+        self.asked["worked out"] += 1
+        value = work_out()
+        self.put(dag, question, plain(value))
+        return value
+
+    def fetch(self, dag: str, question: Any) -> Any:
+        """Return the plain JSON stored for *question* of the Dag keyed *dag* (``None``: none)."""
         asked = json.dumps(question)
         with self.lock:
             text = self.unwritten.get((dag, asked))
@@ -245,14 +339,12 @@ class Store:
                     self.connection = None
                     row = None
                 text = row[0] if row else None
-        if text is not None:
-            self.asked["found"] += 1
-            return rebuilt(json.loads(text))
-        self.asked["worked out"] += 1
-        value = work_out()
+        return None if text is None else json.loads(text)
+
+    def put(self, dag: str, question: Any, answer: Any) -> None:
+        """Store *answer* (plain JSON, not ``None``) to *question* of the Dag *dag*: at :meth:`flush`."""
         with self.lock:
-            self.unwritten[dag, asked] = json.dumps(plain(value))
-        return value
+            self.unwritten[dag, json.dumps(question)] = json.dumps(answer)
 
     def flush(self) -> None:
         """Write the answers worked out since the last flush, in one transaction (an error: store off)."""

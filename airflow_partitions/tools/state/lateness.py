@@ -68,7 +68,7 @@ def _candidates(
 
     answers: dict[str, dict[str, str | None]] = {}
     for dag_id in dag_ids:
-        found = kept_value(memo(dag_id), prints)
+        found = kept_value(memo(dag_id), prints, session)
         if found is not None:
             answers[dag_id] = found[1]
     todo = [dag_id for dag_id in dag_ids if dag_id not in answers]
@@ -94,5 +94,5 @@ def _candidates(
     ):
         candidates[dag_id][key] = state_name(state)
     for dag_id in todo:
-        keep(memo(dag_id), prints.get(dag_id), candidates[dag_id])
+        keep(memo(dag_id), prints.get(dag_id), candidates[dag_id], session)
     return {**answers, **candidates}

@@ -194,6 +194,7 @@ class Reader:
                 ("page", self.dag_id, start, end, limit, offset),
                 self.fingerprint,
                 lambda: list(self.session.scalars(ordered.limit(limit) if limit is not None else ordered)),
+                self.session,
             )
             return page_keys, sum(states.values())
         # A state filter: walk the keys in order until the page is full (only it is kept). The
@@ -201,7 +202,10 @@ class Reader:
         # (pending runs, runs that ran incomplete), which change with the clock.
         memo = ("filtered", self.dag_id, start, end, digest(wanted), limit, offset, digest(overrides.items()))
         page_keys = kept(
-            memo, self.fingerprint, lambda: self._filtered(start, end, wanted, overrides, limit, offset)
+            memo,
+            self.fingerprint,
+            lambda: self._filtered(start, end, wanted, overrides, limit, offset),
+            self.session,
         )
         return page_keys, sum(n for state, n in states.items() if state in wanted)
 
@@ -353,11 +357,14 @@ class Reader:
             low, high = kept(
                 ("dates", self.dag_id),
                 self.fingerprint,
-                lambda: self.session.execute(
-                    select(func.min(dag_run.c.partition_date), func.max(dag_run.c.partition_date)).where(
-                        dag_run.c.dag_id == self.dag_id
-                    )
-                ).one(),
+                lambda: tuple(
+                    self.session.execute(
+                        select(func.min(dag_run.c.partition_date), func.max(dag_run.c.partition_date)).where(
+                            dag_run.c.dag_id == self.dag_id
+                        )
+                    ).one()
+                ),
+                self.session,
             )
             self._bounds = self.answers.bounds(as_utc(low), as_utc(high))
         return self._bounds

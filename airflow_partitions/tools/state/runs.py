@@ -66,6 +66,7 @@ def with_runs(
             ("with runs", dag_id, digest(keys)),
             prints.get(dag_id),
             lambda dag_id=dag_id, keys=keys: set(run_states(dag_id, keys, session)),
+            session,
         )
     }
 

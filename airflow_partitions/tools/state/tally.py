@@ -120,13 +120,13 @@ def run_cells(
     def memo(dag_id: str) -> tuple[Any, ...]:
         return ("cells", dag_id, readers[dag_id].identity, start, end, only, length, by_prefix)
 
-    found = {dag_id: kept_value(memo(dag_id), prints) for dag_id in readers}
+    found = {dag_id: kept_value(memo(dag_id), prints, session) for dag_id in readers}
     answers = {dag_id: kept[1] for dag_id, kept in found.items() if kept is not None}
     todo = {dag_id: reader for dag_id, reader in readers.items() if dag_id not in answers}
     if todo:
         answers.update(read_run_cells(todo, session, start, end, only, length, by_prefix))
         for dag_id in todo:
-            keep(memo(dag_id), prints.get(dag_id), answers[dag_id])
+            keep(memo(dag_id), prints.get(dag_id), answers[dag_id], session)
     cells: dict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
     overrides: dict[str, dict[str, str]] = {}
     for dag_id, (by_bucket, incomplete) in answers.items():
@@ -215,7 +215,7 @@ def ranges_of(
     ranges: dict[str, tuple[str, str]] = {}
     todo = []
     for dag_id in dag_ids:
-        found = kept_value(("range", dag_id, start, end, only), prints)
+        found = kept_value(("range", dag_id, start, end, only), prints, session)
         if found is None:
             todo.append(dag_id)
         elif found[1] is not None:
@@ -239,7 +239,7 @@ def ranges_of(
             first, last = ranges.get(dag_id, (low, high))
             ranges[dag_id] = (min(first, low), max(last, high))
     for dag_id in todo:
-        keep(("range", dag_id, start, end, only), prints.get(dag_id), ranges.get(dag_id))
+        keep(("range", dag_id, start, end, only), prints.get(dag_id), ranges.get(dag_id), session)
     return ranges
 
 

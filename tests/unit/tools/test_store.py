@@ -1,0 +1,119 @@
+"""What the tools keep across processes (tools/state/cache.py's Store): found again only as it was kept."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.cache import keep, kept, kept_value, packed, unpacked
+
+MARCH_10 = datetime(2026, 3, 10, 4, tzinfo=UTC)
+#: A Dag's fingerprint as :func:`cache.fingerprints` reads it: runs' count, greatest id and update,
+#: then the pending runs' count, greatest id, update and fired count.
+PRINT = (100, 250, MARCH_10, 3, 40, MARCH_10, 1)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        ["2026-03-10", "2026-03-11"],
+        ("2026-03-01", "2026-03-31"),
+        None,
+        {"2026-03-10": "ran incomplete", "2026-03-11": None},
+        ({("jfk|", "2026-03"): Counter({"success": 30, "failed": 1})}, {"2026-03-10": "ran incomplete"}),
+        {"2026-03-10", "2026-03-11"},
+        (MARCH_10, None),
+        PRINT,
+    ],
+    ids=["page", "range", "none", "late candidates", "cells", "with runs", "dates", "fingerprint"],
+)
+def test_every_kept_answer_comes_back_equal_and_of_its_type(value: Any) -> None:
+    back = unpacked(packed(value))
+    assert back == value
+    assert type(back) is type(value)
+
+
+def test_a_value_of_another_type_is_refused_not_kept_wrong() -> None:
+    with pytest.raises(TypeError, match="cannot keep a object"):
+        packed(object())
+
+
+@pytest.fixture
+def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Session]:
+    """A session on an empty SQLite database; the store in *tmp_path*; nothing kept in the process."""
+    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
+    saved = (dict(cache.KEPT), dict(cache.STORES))
+    cache.KEPT.clear()
+    cache.STORES.clear()
+    engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
+    with Session(engine) as new:
+        yield new
+    cache.KEPT.clear()
+    cache.KEPT.update(saved[0])
+    cache.STORES.clear()
+    cache.STORES.update(saved[1])
+    engine.dispose()
+
+
+def _new_process() -> None:
+    """Write what was kept, then forget everything but the file, as a new process starts."""
+    for store in cache.STORES.values():
+        if store is not None:
+            store.flush()
+    cache.KEPT.clear()
+    cache.STORES.clear()
+
+
+def test_a_new_process_finds_an_answer_kept_while_the_dags_rows_are_unchanged(session: Session) -> None:
+    memo = ("page", "weather_local_day_jfk", None, None, 50, 0)
+    keep(memo, PRINT, ["2013-03-01", "2013-03-02"], session)
+    _new_process()
+    assert kept_value(memo, {"weather_local_day_jfk": PRINT}, session) == (
+        PRINT,
+        ["2013-03-01", "2013-03-02"],
+    )
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        (101, 251, MARCH_10, 3, 40, MARCH_10, 1),  # a new run
+        (100, 250, datetime(2026, 3, 10, 4, 0, 1, tzinfo=UTC), 3, 40, MARCH_10, 1),  # a run's state moved
+        (100, 250, MARCH_10, 3, 40, MARCH_10, 2),  # a pending run fired
+        None,  # every row deleted
+    ],
+    ids=["new run", "run updated", "pending run fired", "no rows"],
+)
+def test_an_answer_kept_under_another_fingerprint_is_read_again(session: Session, changed: Any) -> None:
+    memo = ("range", "weather_local_day_jfk", None, None, None)
+    keep(memo, PRINT, ("2013-03-01", "2013-03-31"), session)
+    _new_process()
+    assert kept_value(memo, {"weather_local_day_jfk": changed}, session) is None
+    assert kept(memo, changed, lambda: ("2013-03-01", "2013-04-01"), session) == ("2013-03-01", "2013-04-01")
+    _new_process()
+    assert kept_value(memo, {"weather_local_day_jfk": changed}, session) == (
+        changed,
+        ("2013-03-01", "2013-04-01"),
+    )
+
+
+def test_off_keeps_nothing_across_processes(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(cache.STORE_VARIABLE, "off")
+    memo = ("page", "weather_local_day_jfk", None, None, 50, 0)
+    keep(memo, PRINT, ["2013-03-01"], session)
+    _new_process()
+    assert kept_value(memo, {"weather_local_day_jfk": PRINT}, session) is None
+
+
+def test_an_unusable_store_file_means_no_store(session: Session, tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "a-folder").mkdir()
+    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "a-folder"))
+    assert cache.store_for(session) is None
