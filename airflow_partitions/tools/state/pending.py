@@ -34,9 +34,9 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
         stamps.update(
             (apdr_id, (n, last))
             for apdr_id, n, last in session.execute(
-                select(column, func.count(), func.max(partitioned_asset_key_log.c.id))
-                .where(column.in_(chunk))
-                .group_by(column)
+                own_logs(
+                    select(column, func.count(), func.max(partitioned_asset_key_log.c.id)), chunk
+                ).group_by(column)
             )
         )
     found: dict[int, dict[str, frozenset[str]]] = {}
@@ -48,9 +48,12 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
     read: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for chunk in chunks(stale):
         for apdr_id, name, key in session.execute(
-            select(column, asset.c.name, partitioned_asset_key_log.c.source_partition_key)
-            .join(asset, asset.c.id == partitioned_asset_key_log.c.asset_id)
-            .where(column.in_(chunk))
+            own_logs(
+                select(column, asset.c.name, partitioned_asset_key_log.c.source_partition_key).join(
+                    asset, asset.c.id == partitioned_asset_key_log.c.asset_id
+                ),
+                chunk,
+            )
         ):
             read[apdr_id][name].add(key)
     for apdr_id, by_asset in read.items():
@@ -60,6 +63,27 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
     while len(cache.RECEIVED) > cache.RECEIVED_SIZE:
         cache.RECEIVED.popitem(last=False)
     return found
+
+
+def own_logs(query: Any, apdr_ids: list[int]) -> Any:
+    """
+    Restrict *query* (on ``partitioned_asset_key_log``) to the rows of the pending runs *apdr_ids* themselves.
+
+    Airflow links a key-log row to its pending run by the run's id alone, without a foreign key:
+    on SQLite, deleting a Dag run deletes its pending run (``ON DELETE CASCADE``) but leaves its
+    key-log rows, and a new pending run can take the freed id (SQLite reuses the greatest rowid).
+    A row is the run's own only if it names the run's Dag and partition key; the others were
+    another run's (they made the count of runs that can never complete raise ``ValueError``,
+    reading a key of another Dag or period against this run's).
+    """
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, partitioned_asset_key_log
+
+    log, run = partitioned_asset_key_log, asset_partition_dag_run
+    return query.join(run, run.c.id == log.c.asset_partition_dag_run_id).where(
+        log.c.asset_partition_dag_run_id.in_(apdr_ids),
+        log.c.target_dag_id == run.c.target_dag_id,
+        log.c.target_partition_key == run.c.partition_key,
+    )
 
 
 def apdr_keys(apdr_ids: list[int]) -> Any:
@@ -197,15 +221,16 @@ def blocked(ahead: list[Any], session: Any) -> int:
     keys: dict[int, list[tuple[str, str, str, str]]] = defaultdict(list)
     for chunk in chunks(list(dag_of)):
         for apdr_id, name, uri, key, target in session.execute(
-            select(
-                partitioned_asset_key_log.c.asset_partition_dag_run_id,
-                asset.c.name,
-                asset.c.uri,
-                partitioned_asset_key_log.c.source_partition_key,
-                partitioned_asset_key_log.c.target_partition_key,
+            own_logs(
+                select(
+                    partitioned_asset_key_log.c.asset_partition_dag_run_id,
+                    asset.c.name,
+                    asset.c.uri,
+                    partitioned_asset_key_log.c.source_partition_key,
+                    partitioned_asset_key_log.c.target_partition_key,
+                ).join(asset, asset.c.id == partitioned_asset_key_log.c.asset_id),
+                chunk,
             )
-            .join(asset, asset.c.id == partitioned_asset_key_log.c.asset_id)
-            .where(partitioned_asset_key_log.c.asset_partition_dag_run_id.in_(chunk))
         ):
             keys[apdr_id].append((name, uri, key, target))
     from airflow_partitions.tools.state.answers import Answers

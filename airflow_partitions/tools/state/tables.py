@@ -110,6 +110,7 @@ partitioned_asset_key_log = Table(
     Column("asset_id", Integer, nullable=False),
     Column("asset_partition_dag_run_id", Integer, nullable=False),
     Column("source_partition_key", String(ID_LEN), nullable=False),
+    Column("target_dag_id", String(ID_LEN), nullable=False),
     Column("target_partition_key", String(ID_LEN), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
 )

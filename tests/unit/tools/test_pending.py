@@ -1,0 +1,81 @@
+"""
+A pending run's keys are its own key-log rows: not those a deleted run left under the id it reuses.
+
+Airflow links ``partitioned_asset_key_log`` rows to their pending run by id only. On SQLite,
+deleting a Dag run deletes its pending run (``ON DELETE CASCADE``) but not the pending run's
+key-log rows, and the next pending run takes the freed id (the greatest rowid plus one). The
+tables are the reader's own Core tables, created on an empty SQLite file.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, insert
+from sqlalchemy.orm import Session
+
+from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.pending import received_keys
+from airflow_partitions.tools.state.tables import (
+    asset,
+    asset_partition_dag_run,
+    metadata,
+    partitioned_asset_key_log,
+)
+
+AT = datetime(2026, 3, 11, 5, tzinfo=UTC)
+
+
+@pytest.fixture
+def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Session]:
+    monkeypatch.setattr(cache, "RECEIVED", OrderedDict())
+    engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
+    metadata.create_all(engine)
+    with Session(engine) as new:
+        yield new
+    engine.dispose()
+
+
+def _log(log_id: int, key: str, dag_id: str, target: str) -> dict[str, object]:
+    return {
+        "id": log_id,
+        "asset_id": 1,
+        "asset_partition_dag_run_id": 7,
+        "source_partition_key": key,
+        "target_dag_id": dag_id,
+        "target_partition_key": target,
+        "created_at": AT,
+    }
+
+
+def test_a_pending_run_reusing_a_deleted_runs_id_has_only_its_own_keys(session: Session) -> None:
+    session.execute(insert(asset), [{"id": 1, "name": "hourly", "uri": "hourly"}])
+    # Pending run 7 of New York's 2026-03-10; rows 1 and 2 were logged for the pending run 7 that
+    # a deleted Dag run took with it (another day of this Dag, a day of another Dag).
+    session.execute(
+        insert(asset_partition_dag_run),
+        [
+            {
+                "id": 7,
+                "target_dag_id": "ny_day",
+                "created_dag_run_id": None,
+                "partition_key": "2026-03-10",
+                "created_at": AT,
+                "updated_at": AT,
+            }
+        ],
+    )
+    session.execute(
+        insert(partitioned_asset_key_log),
+        [
+            _log(1, "2026-03-01T05", "ny_day", "2026-03-01"),
+            _log(2, "2026-03-10T05", "utc_day", "2026-03-10"),
+            _log(3, "2026-03-10T05", "ny_day", "2026-03-10"),
+            _log(4, "2026-03-10T06", "ny_day", "2026-03-10"),
+        ],
+    )
+    assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-10T05", "2026-03-10T06"})}}
