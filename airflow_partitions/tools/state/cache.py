@@ -268,6 +268,8 @@ class Store:
         self.connection: sqlite3.Connection | None = connection
         self.database = database
         self.lock = threading.Lock()
+        #: The answers stored for each Dag key asked about, read at once (a read asks thousands).
+        self.loaded: dict[str, dict[str, str]] = {}
         #: Answers worked out since the last :meth:`flush`, written together.
         self.unwritten: dict[tuple[str, str], str] = {}
         #: The key of the answers read from a Dag's rows (:func:`keep`): their memo names the Dag and
@@ -330,16 +332,23 @@ class Store:
         asked = json.dumps(question)
         with self.lock:
             text = self.unwritten.get((dag, asked))
-            if text is None and self.connection is not None:
+            if text is None:
+                text = self._loaded(dag).get(asked)
+        return None if text is None else json.loads(text)
+
+    def _loaded(self, dag: str) -> dict[str, str]:
+        """Return every answer stored for the Dag keyed *dag*, read in one query on first use (lock held)."""
+        if dag not in self.loaded:
+            rows: list[tuple[str, str]] = []
+            if self.connection is not None:
                 try:
-                    row = self.connection.execute(
-                        "SELECT answer FROM answers WHERE dag = ? AND question = ?", (dag, asked)
-                    ).fetchone()
+                    rows = self.connection.execute(
+                        "SELECT question, answer FROM answers WHERE dag = ?", (dag,)
+                    ).fetchall()
                 except sqlite3.Error:
                     self.connection = None
-                    row = None
-                text = row[0] if row else None
-        return None if text is None else json.loads(text)
+            self.loaded[dag] = dict(rows)
+        return self.loaded[dag]
 
     def put(self, dag: str, question: Any, answer: Any) -> None:
         """Store *answer* (plain JSON, not ``None``) to *question* of the Dag *dag*: at :meth:`flush`."""
@@ -350,6 +359,9 @@ class Store:
         """Write the answers worked out since the last flush, in one transaction (an error: store off)."""
         with self.lock:
             rows, self.unwritten = [(*k, v) for k, v in self.unwritten.items()], {}
+            for dag, asked, text in rows:
+                if dag in self.loaded:
+                    self.loaded[dag][asked] = text
             if not rows or self.connection is None:
                 return
             try:

@@ -380,10 +380,14 @@ def rebuilt(cls: type, data: Any) -> Any:
     return cls(**{name: rebuilt_as(hints[name], value) for name, value in data.items() if name in hints})
 
 
+#: The types whose JSON is the value itself (a rebuild of thousands of keys skips them).
+PLAIN = (str, int, float, bool)
+
+
 def rebuilt_as(kind: Any, value: Any) -> Any:
     """Return *value* (plain JSON) as the type *kind*."""
-    if value is None:
-        return None
+    if value is None or kind in PLAIN:
+        return value
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin in (types.UnionType, typing.Union):
         return rebuilt_as(next(a for a in args if a is not type(None)), value)
@@ -398,7 +402,7 @@ def rebuilt_as(kind: Any, value: Any) -> Any:
             ) from None
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(rebuilt_as(args[0], v) for v in value)
+            return tuple(value) if args[0] in PLAIN else tuple(rebuilt_as(args[0], v) for v in value)
         return tuple(rebuilt_as(a, v) for a, v in zip(args, value, strict=True))
     if origin is dict:
         return {k: rebuilt_as(args[1], v) for k, v in value.items()}
