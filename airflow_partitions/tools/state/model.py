@@ -362,7 +362,7 @@ class ConsumerState:
         return jsonable(asdict(self))
 
 
-@functools.cache
+@functools.lru_cache(maxsize=64)  # one entry per answer dataclass: a few dozen at most
 def _field_types(cls: type) -> dict[str, Any]:
     """Return the type of each field of the dataclass *cls* (resolving them is most of a rebuild)."""
     hints = typing.get_type_hints(cls)
