@@ -12,6 +12,7 @@ from the last audit-log row it read. One module, so that what outlives a request
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -213,10 +214,8 @@ STORE_VARIABLE = "AIRFLOW_PARTITIONS_CACHE"
 #: URL without password); ``None``: none for it (``off``, or its file failed).
 STORES: dict[str, Store | None] = {}
 
-#: What the mappers' answers depend on besides the Dag (:func:`environment`): worked out once.
-ENVIRONMENT: list[str] = []
 
-
+@functools.lru_cache(maxsize=1)  # worked out once per process
 def environment() -> str:
     """
     Return a digest of what mappers' answers depend on besides the serialized Dag.
@@ -224,20 +223,16 @@ def environment() -> str:
     This package's files (name, size, modification time: an edited or upgraded mapper), and the
     versions of Airflow, ``holidays`` and ``exchange_calendars`` (calendars are data).
     """
-    if not ENVIRONMENT:
-        from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version
 
-        root = Path(__file__).parents[2]
-        parts = [
-            f"{p.relative_to(root)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in root.rglob("*.py")
-        ]
-        for name in ("apache-airflow-core", "holidays", "exchange_calendars"):
-            try:
-                parts.append(f"{name} {version(name)}")
-            except PackageNotFoundError:
-                parts.append(f"{name} none")
-        ENVIRONMENT.append(digest(parts))
-    return ENVIRONMENT[0]
+    root = Path(__file__).parents[2]
+    parts = [f"{p.relative_to(root)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in root.rglob("*.py")]
+    for name in ("apache-airflow-core", "holidays", "exchange_calendars"):
+        try:
+            parts.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            parts.append(f"{name} none")
+    return digest(parts)
 
 
 def store_for(session: Any) -> Store | None:

@@ -37,19 +37,19 @@ def _env(section: str, key: str) -> str | None:
     return os.environ.get(f"AIRFLOW__{section.upper()}__{key.upper()}")
 
 
+def _expanded(value: str) -> str:
+    return os.path.expanduser(os.path.expandvars(value))
+
+
 def airflow_home() -> Path:
     """Return ``$AIRFLOW_HOME`` (``~`` and variables expanded), or ``~/airflow`` as Airflow does."""
-    return Path(os.path.expanduser(os.path.expandvars(os.environ.get("AIRFLOW_HOME", "~/airflow"))))
+    return Path(_expanded(os.environ.get("AIRFLOW_HOME", "~/airflow")))
 
 
 def config_file() -> Path:
     """Return ``$AIRFLOW_CONFIG``, else ``$AIRFLOW_HOME/airflow.cfg`` (which may not exist)."""
     named = os.environ.get("AIRFLOW_CONFIG")
-    return Path(os.path.expanduser(os.path.expandvars(named))) if named else airflow_home() / "airflow.cfg"
-
-
-def _expanded(value: str) -> str:
-    return os.path.expanduser(os.path.expandvars(value))
+    return Path(_expanded(named)) if named else airflow_home() / "airflow.cfg"
 
 
 def plain_url() -> str | None:
