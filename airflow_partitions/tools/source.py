@@ -12,7 +12,7 @@ take the command's frozen request. Two sources answer it:
   request as query parameters (one per field, :meth:`~airflow_partitions.tools.commands.base.Request.params`);
   the routes build the same request back and call a :class:`Database` inside the api-server. It
   only moves the requests and the answers, as JSON, and rebuilds the same value types
-  (:func:`~airflow_partitions.tools.state.model.rebuilt`), so that every command prints the same
+  (:func:`~airflow_partitions.tools.state.plain.rebuilt`), so that every command prints the same
   text and JSON in both modes. Managed Airflow (Amazon MWAA, Google Cloud Composer, Astronomer) gives
   no access to its database: there, this is the only way. It opens no database and imports no
   Airflow for ``status``.
@@ -39,7 +39,7 @@ from airflow_partitions.tools.commands.discard import DiscardRequest
 from airflow_partitions.tools.commands.explain import ExplainRequest
 from airflow_partitions.tools.commands.requeue import RequeueRequest
 from airflow_partitions.tools.commands.status import StatusRequest
-from airflow_partitions.tools.state.model import rebuilt
+from airflow_partitions.tools.state.plain import rebuilt
 
 #: The environment variable ``--api-url`` takes its token from when ``--token`` is not given.
 TOKEN_VARIABLE = "AIRFLOW_PARTITIONS_API_TOKEN"

@@ -72,7 +72,7 @@ _HOME = {
     "bucket_label": "model",
     "bucket_length": "model",
     "in_time_range": "model",
-    "jsonable": "model",
+    "jsonable": "plain",
     "late_since": "model",
     "time_part": "model",
     "received_keys": "pending",

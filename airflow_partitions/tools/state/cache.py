@@ -24,7 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from airflow_partitions.tools.state.model import AssetProgress, RanWith, jsonable
+from airflow_partitions.tools.state.model import AssetProgress, RanWith
+from airflow_partitions.tools.state.plain import jsonable
 
 #: What the runs a rollup fired ran with, by (rollup identity, the runs' pending-run ids): the keys
 #: Airflow logged for a pending run never change once it fired, so each is worked out once per
@@ -40,6 +41,13 @@ PENDING: OrderedDict[
     tuple[Any, ...], tuple[tuple[AssetProgress, ...], datetime | None, datetime | None, bool]
 ] = OrderedDict()
 PENDING_SIZE = 10_000
+
+#: What a pending run's state turns on, by the same memo as :data:`PENDING`
+#: (:meth:`~airflow_partitions.tools.state.answers.Answers.pending_times`): the tally counts
+#: pending runs by state and needs no progress. Bounded by :data:`PENDING_SIZE`.
+PENDING_TIMES: OrderedDict[tuple[Any, ...], tuple[bool, datetime | None, datetime | None, bool]] = (
+    OrderedDict()
+)
 
 #: The keys logged for a pending run, by its id, with the stamp of its key-log rows when read (their
 #: count and greatest id): Airflow only adds a pending run's key-log rows (``clean`` and

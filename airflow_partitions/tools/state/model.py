@@ -1,23 +1,20 @@
 """
 What the Partitions view's API and ``status --json`` return: the value types of partition state.
 
-Frozen dataclasses, plain JSON through :func:`jsonable` (golden files pin it:
-``tests/unit/tools/test_state_golden.py``); the states and how urgent each is; how keys are cut
-into their time part and into the buckets of a strip. Pure: no database.
+Frozen dataclasses, plain JSON through :func:`~airflow_partitions.tools.state.plain.jsonable`
+(golden files pin it: ``tests/unit/tools/test_state_golden.py``); the states and how urgent each
+is; how keys are cut into their time part and into the buckets of a strip. Pure: no database.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import re
-import types
-import typing
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from airflow_partitions.grains.keys import ISO_WEEK_KEY, OtherMember, OutsideCalendar
+from airflow_partitions.tools.state.plain import jsonable
 
 #: Pending partitioned Dag runs the scheduler evaluates per loop, oldest first (Airflow 3.3's
 #: ``MAX_PARTITION_DAG_RUNS_PER_LOOP``).
@@ -360,64 +357,6 @@ class ConsumerState:
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings), each partition with its ``ran_with``."""
         return jsonable(asdict(self))
-
-
-@functools.lru_cache(maxsize=64)  # one entry per answer dataclass: a few dozen at most
-def _field_types(cls: type) -> dict[str, Any]:
-    """Return the type of each field of the dataclass *cls* (resolving them is most of a rebuild)."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
-
-
-def rebuilt(cls: type, data: Any) -> Any:
-    """
-    Return the dataclass *cls* rebuilt from its JSON (``to_dict()``'s plain types).
-
-    Nested dataclasses, tuples, ``X | None`` and ISO 8601 datetimes are rebuilt by the field's
-    type; keys that are no field (computed ones, ``ok``, ``downstream``) are left out.
-    """
-    hints = _field_types(cls)
-    return cls(**{name: rebuilt_as(hints[name], value) for name, value in data.items() if name in hints})
-
-
-#: The types whose JSON is the value itself (a rebuild of thousands of keys skips them).
-PLAIN = (str, int, float, bool)
-
-
-def rebuilt_as(kind: Any, value: Any) -> Any:
-    """Return *value* (plain JSON) as the type *kind*."""
-    if value is None or kind in PLAIN:
-        return value
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if origin in (types.UnionType, typing.Union):
-        return rebuilt_as(next(a for a in args if a is not type(None)), value)
-    if dataclasses.is_dataclass(kind):
-        return rebuilt(kind, value)  # type: ignore[arg-type]
-    if kind is datetime:
-        try:
-            return datetime.fromisoformat(value)
-        except ValueError:
-            raise ValueError(
-                f"{value!r} is not an ISO 8601 time such as 2026-03-01T00:00:00+00:00."
-            ) from None
-    if origin is tuple:
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(value) if args[0] in PLAIN else tuple(rebuilt_as(args[0], v) for v in value)
-        return tuple(rebuilt_as(a, v) for a, v in zip(args, value, strict=True))
-    if origin is dict:
-        return {k: rebuilt_as(args[1], v) for k, v in value.items()}
-    return value
-
-
-def jsonable(value: Any) -> Any:
-    """Return *value* (a dataclass, or as `asdict` gives it) in plain JSON types, datetimes as ISO 8601."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return jsonable(asdict(value))
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    return value.isoformat() if isinstance(value, datetime) else value
 
 
 @dataclass(frozen=True)

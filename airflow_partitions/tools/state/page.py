@@ -5,7 +5,7 @@ Each partition's Dag runs and what they ran with, its pending run's progress and
 scheduler's queue, when its period closes and since when it is late. Over the Dag's
 :class:`~airflow_partitions.tools.state.reader.Reader` (passed in: it holds the Dag's mappers and
 what is memoized of them). Per 500 keys, one query of their Dag runs, one of the pending runs
-those came from, one of their open pending runs.
+those came from and their open pending runs.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def partitions(reader: Any, keys: list[str]) -> list[Partition]:
     runs, pending, complete = _rows(reader, keys)
     ran = _RanWith(reader, runs, complete)
     received = received_keys(reader.session, [apdr.id for apdr in pending.values()])
-    places = queue_places(reader.session, [apdr.id for apdr in pending.values()])
+    places = queue_places(reader.queue, [apdr.id for apdr in pending.values()])
     found = []
     for key in keys:
         partition = _ran(key, runs.get(key, []), ran)
@@ -65,7 +65,7 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
     to have run complete without reading their keys
     (:meth:`~airflow_partitions.tools.state.reader.Reader.fired_complete`).
     """
-    from sqlalchemy import func, select
+    from sqlalchemy import and_, func, or_, select
 
     from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
@@ -86,14 +86,25 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
             .where(dag_run.c.dag_id == reader.dag_id, dag_run.c.partition_key.in_(chunk))
             .order_by(dag_run.c.id)
         ).all()
-        # The pending runs they came from, by Dag run id: one scan of the table (no index).
-        came_from = dict(
-            reader.session.execute(
-                select(asset_partition_dag_run.c.created_dag_run_id, asset_partition_dag_run.c.id).where(
-                    asset_partition_dag_run.c.created_dag_run_id.in_([row[0] for row in found])
+        # The pending runs they came from, by Dag run id, and the chunk's open pending runs: one
+        # scan of the table (Airflow indexes none of its columns but the id).
+        came_from: dict[int, int] = {}
+        for apdr in reader.session.execute(
+            select(asset_partition_dag_run).where(
+                or_(
+                    asset_partition_dag_run.c.created_dag_run_id.in_([row[0] for row in found]),
+                    and_(
+                        asset_partition_dag_run.c.target_dag_id == reader.dag_id,
+                        asset_partition_dag_run.c.created_dag_run_id.is_(None),
+                        asset_partition_dag_run.c.partition_key.in_(chunk),
+                    ),
                 )
-            ).all()
-        )
+            )
+        ):
+            if apdr.created_dag_run_id is None:
+                pending[apdr.partition_key] = apdr
+            else:
+                came_from[apdr.created_dag_run_id] = apdr.id
         for dag_run_id, run_id, key, state, created, anchor, run_type in found:
             apdr_id = came_from.get(dag_run_id)
             # An asset-triggered run without its pending run: clean removed its bookkeeping.
@@ -101,14 +112,6 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
             runs[key].append((run_id, state_name(state), apdr_id, kept))
             if apdr_id is not None and reader.fired_complete(created, anchor):
                 complete.add(apdr_id)
-        for apdr in reader.session.execute(
-            select(asset_partition_dag_run).where(
-                asset_partition_dag_run.c.target_dag_id == reader.dag_id,
-                asset_partition_dag_run.c.created_dag_run_id.is_(None),
-                asset_partition_dag_run.c.partition_key.in_(chunk),
-            )
-        ):
-            pending[apdr.partition_key] = apdr
     return runs, pending, complete
 
 

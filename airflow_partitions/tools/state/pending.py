@@ -22,7 +22,8 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
 
     Per 500 runs, one grouped count of their key-log rows (on Airflow's index of the pending run
     id); the keys themselves are read again only for the runs whose rows changed
-    (:data:`~airflow_partitions.tools.state.cache.RECEIVED`).
+    (:data:`~airflow_partitions.tools.state.cache.RECEIVED`, and the store of the database for the
+    next process: ``["received", id]`` with the stamp it was read under).
     """
     from sqlalchemy import func, select
 
@@ -40,8 +41,14 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
             )
         )
     found: dict[int, dict[str, frozenset[str]]] = {}
+    store = cache.store_for(session)
     for apdr_id, stamp in stamps.items():
         kept = cache.RECEIVED.get(apdr_id)
+        if kept is None and store is not None:
+            stored = store.fetch(store.rows, ["received", apdr_id])
+            if stored is not None:
+                keys = {name: frozenset(logged) for name, logged in stored["keys"].items()}
+                kept = (tuple(stored["stamp"]), keys)
         if kept is not None and kept[0] == stamp:
             found[apdr_id] = kept[1]
     stale = [apdr_id for apdr_id in stamps if apdr_id not in found]
@@ -60,6 +67,9 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
         found[apdr_id] = {name: frozenset(keys) for name, keys in by_asset.items()}
         cache.RECEIVED[apdr_id] = (stamps[apdr_id], found[apdr_id])
         cache.RECEIVED.move_to_end(apdr_id)
+        if store is not None:
+            plain = {name: sorted(keys) for name, keys in by_asset.items()}
+            store.put(store.rows, ["received", apdr_id], {"stamp": list(stamps[apdr_id]), "keys": plain})
     while len(cache.RECEIVED) > cache.RECEIVED_SIZE:
         cache.RECEIVED.popitem(last=False)
     return found
@@ -96,45 +106,42 @@ def apdr_keys(apdr_ids: list[int]) -> Any:
     )
 
 
-def queue_places(session: Any, apdr_ids: list[int]) -> dict[int, int]:
-    """Return each pending run's place in the deployment's queue of pending runs, oldest first."""
+#: The deployment's pending partitioned runs in the scheduler's order: ``(id, dag_id, key)``,
+#: oldest first (:func:`queue`); a run's place is its index plus one.
+Queue = list[tuple[int, str, str]]
+
+
+def queue(session: Any) -> Queue:
+    """
+    Return the deployment's pending partitioned runs in the order the scheduler evaluates them.
+
+    Oldest first (``created_at``, then id), of Dags that are not stale: 500 per loop
+    (:data:`EVALUATED_PER_LOOP`). One scan of ``asset_partition_dag_run`` (Airflow indexes only its
+    id), read once per Dag read: its places, its head and what lies beyond come from the list.
+    """
     from sqlalchemy import select
-
-    pending = queue()
-    found: dict[int, int] = {}
-    for chunk in chunks(apdr_ids):
-        found.update(
-            session.execute(select(pending.c.id, pending.c.place).where(pending.c.id.in_(chunk))).all()
-        )
-    return found
-
-
-def queue() -> Any:
-    """
-    Select the deployment's pending partitioned runs with their place in the scheduler's queue.
-
-    Oldest first (``created_at``, then id), 1-based, of Dags that are not stale: the order in
-    which the scheduler evaluates them, 500 per loop (a subquery: ``id``, ``dag_id``, ``key``,
-    ``place``).
-    """
-    from sqlalchemy import func, select
 
     from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag
 
-    place = func.row_number().over(
-        order_by=(asset_partition_dag_run.c.created_at, asset_partition_dag_run.c.id)
-    )
-    return (
-        select(
-            asset_partition_dag_run.c.id.label("id"),
-            asset_partition_dag_run.c.target_dag_id.label("dag_id"),
-            asset_partition_dag_run.c.partition_key.label("key"),
-            place.label("place"),
+    return [
+        (apdr_id, dag_id, key)
+        for apdr_id, dag_id, key in session.execute(
+            select(
+                asset_partition_dag_run.c.id,
+                asset_partition_dag_run.c.target_dag_id,
+                asset_partition_dag_run.c.partition_key,
+            )
+            .join(dag, dag.c.dag_id == asset_partition_dag_run.c.target_dag_id)
+            .where(asset_partition_dag_run.c.created_dag_run_id.is_(None), dag.c.is_stale.is_(False))
+            .order_by(asset_partition_dag_run.c.created_at, asset_partition_dag_run.c.id)
         )
-        .join(dag, dag.c.dag_id == asset_partition_dag_run.c.target_dag_id)
-        .where(asset_partition_dag_run.c.created_dag_run_id.is_(None), dag.c.is_stale.is_(False))
-        .subquery()
-    )
+    ]
+
+
+def queue_places(pending: Queue, apdr_ids: list[int]) -> dict[int, int]:
+    """Return each of the pending runs *apdr_ids*' place in the queue *pending* (1-based)."""
+    wanted = set(apdr_ids)
+    return {apdr_id: place for place, (apdr_id, _, _) in enumerate(pending, 1) if apdr_id in wanted}
 
 
 def oldest_pending(session: Any, dag_ids: list[str]) -> dict[str, datetime]:
@@ -164,49 +171,30 @@ def oldest_pending(session: Any, dag_ids: list[str]) -> dict[str, datetime]:
 
 def starved_counts(session: Any, dag_ids: list[str]) -> Counter[str]:
     """Return each Dag's pending runs beyond the 500 oldest of the deployment (not evaluated this loop)."""
-    from sqlalchemy import func, select
-
-    pending = queue()
-    return Counter(
-        dict(
-            session.execute(
-                select(pending.c.dag_id, func.count())
-                .where(pending.c.dag_id.in_(dag_ids), pending.c.place > EVALUATED_PER_LOOP)
-                .group_by(pending.c.dag_id)
-            ).all()
-        )
-    )
+    wanted = set(dag_ids)
+    return Counter(dag_id for _, dag_id, _ in queue(session)[EVALUATED_PER_LOOP:] if dag_id in wanted)
 
 
-def queue_summary(session: Any, dag_id: str, only: str | None = None) -> tuple[int, int, int]:
+def queue_summary(session: Any, pending: Queue, dag_id: str, only: str | None = None) -> tuple[int, int, int]:
     """
     Return the deployment's pending runs, how many hold only keys that never count, *dag_id*'s starved.
 
-    The second counts the pending runs among the 500 evaluated ahead of this Dag's oldest
-    (of the partition *only*'s, if given: ``status --key``); the third, this Dag's pending
-    runs (the partition's) beyond the 500 oldest (not evaluated this loop).
+    From the queue *pending* (:func:`queue`). The second counts the pending runs among the 500
+    evaluated ahead of this Dag's oldest (of the partition *only*'s, if given: ``status --key``);
+    the third, this Dag's pending runs (the partition's) beyond the 500 oldest (not evaluated this
+    loop).
     """
-    from sqlalchemy import func, select
 
-    pending = queue()
-    total = session.scalar(select(func.count()).select_from(pending)) or 0
-    mine_only = [pending.c.dag_id == dag_id] + ([pending.c.key == only] if only is not None else [])
-    starved = session.scalar(select(func.count()).where(*mine_only, pending.c.place > EVALUATED_PER_LOOP))
-    head = list(
-        session.execute(
-            select(pending.c.id, pending.c.dag_id, pending.c.key)
-            .where(pending.c.place <= EVALUATED_PER_LOOP)
-            .order_by(pending.c.place)
-        )
-    )
+    def mine(owner: str, key: str) -> bool:
+        return owner == dag_id and only in (None, key)
+
+    head = pending[:EVALUATED_PER_LOOP]
+    starved = sum(mine(owner, key) for _, owner, key in pending[EVALUATED_PER_LOOP:])
     # This Dag's oldest pending run (of the partition asked for) within the evaluated ones; if
     # it is beyond them (starved), all of them are ahead of it; without a pending run nothing is.
-    mine = next(
-        (place for place, (_, owner, key) in enumerate(head) if owner == dag_id and only in (None, key)),
-        None,
-    )
-    ahead = head[:mine] if mine is not None else head if starved else []
-    return total, blocked([(run, dag_id) for run, dag_id, _ in ahead], session), starved or 0
+    first = next((place for place, (_, owner, key) in enumerate(head) if mine(owner, key)), None)
+    ahead = head[:first] if first is not None else head if starved else []
+    return len(pending), blocked([(run, owner) for run, owner, _ in ahead], session), starved
 
 
 def blocked(ahead: list[Any], session: Any) -> int:

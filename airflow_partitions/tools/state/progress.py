@@ -93,7 +93,7 @@ def pending_partition(
     fires_at, ends, deadline = pending_times(downstream_key, progress, rollups)
     return Partition(
         downstream_key,
-        pending_state(progress, fires_at, ends, deadline, now),
+        pending_state(never_counting(progress), fires_at, ends, deadline, now),
         runs=runs,
         progress=progress,
         opened_at=opened_at,
@@ -128,20 +128,30 @@ def pending_times(
 
 
 def pending_state(
-    progress: tuple[AssetProgress, ...],
+    never_counting: bool,
     fires_at: datetime | None,
     ends: datetime | None,
     deadline: bool,
     now: datetime,
 ) -> str:
-    """Return a pending run's state at *now* (UTC) from :func:`pending_times` (:func:`pending_partition`)."""
-    if any(p.never_counting for p in progress):
+    """
+    Return a pending run's state at *now* (UTC) from :func:`pending_times` (:func:`pending_partition`).
+
+    *never_counting*: whether an asset's keys include one its rollup never counts
+    (:func:`never_counting`).
+    """
+    if never_counting:
         return "never counting"
     if fires_at is not None and fires_at <= now:
         return "past deadline"
     if ends is not None and ends <= now and not deadline:
         return "overdue"
     return "pending"
+
+
+def never_counting(progress: tuple[AssetProgress, ...]) -> bool:
+    """Whether a pending run holds a key its rollup never counts (of any asset, :func:`progress_of`)."""
+    return any(p.never_counting for p in progress)
 
 
 def ran_state(history: tuple[Run, ...], ran: RanWith | None) -> str:

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from airflow_partitions.tools.state import cache
@@ -27,10 +28,8 @@ from airflow_partitions.tools.state.model import (
     late_since,
 )
 from airflow_partitions.tools.state.page import partitions
-from airflow_partitions.tools.state.pending import apdr_keys, queue_summary, received_keys
-from airflow_partitions.tools.state.progress import (
-    pending_state,
-)
+from airflow_partitions.tools.state.pending import apdr_keys, queue, queue_summary, received_keys
+from airflow_partitions.tools.state.progress import never_counting, pending_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
 from airflow_partitions.tools.state.sql import as_utc, chunks, in_range_sql, state_name, time_part_sql
 from airflow_partitions.tools.state.tally import ranges_of, tally_of
@@ -63,6 +62,11 @@ class Reader:
         #: The Dag's fingerprint (:func:`fingerprints`) once a read took it; until then one that
         #: matches nothing kept.
         self.fingerprint: Any = object()
+
+    @cached_property
+    def queue(self) -> list[tuple[int, str, str]]:
+        """The deployment's pending runs in the scheduler's order (:func:`~.pending.queue`), read once."""
+        return queue(self.session)
 
     @property
     def rollups(self) -> dict[str, Any]:
@@ -140,7 +144,7 @@ class Reader:
             if wanted is None or overrides.get(key, state or "pending") in wanted
         ]
         refusals, refusals_total = refusals_of(self.session, self.dag_id, only)
-        pending_total, blocked, starved = queue_summary(self.session, self.dag_id, only)
+        pending_total, blocked, starved = queue_summary(self.session, self.queue, self.dag_id, only)
         answer = ConsumerState(
             dag_id=self.dag_id,
             assets=tuple(self.assets),
@@ -242,8 +246,18 @@ class Reader:
             if len(cache.PENDING) > cache.PENDING_SIZE:
                 cache.PENDING.popitem(last=False)
         progress, fires_at, ends, deadline = found
-        state = pending_state(progress, fires_at, ends, deadline, self.now)
+        state = pending_state(never_counting(progress), fires_at, ends, deadline, self.now)
         return state, Partition(key, state, progress=progress, fires_at=fires_at)
+
+    def pending_state(self, key: str, received: Mapping[str, AbstractSet[str]]) -> str:
+        """Return a pending run's state from its keys alone (:data:`cache.PENDING_TIMES`): a tally's need."""
+        memo = (self.identity, key, frozenset((name, frozenset(keys)) for name, keys in received.items()))
+        found = cache.PENDING_TIMES.get(memo)
+        if found is None:
+            found = cache.PENDING_TIMES[memo] = self.answers.pending_times(key, received)
+            if len(cache.PENDING_TIMES) > cache.PENDING_SIZE:
+                cache.PENDING_TIMES.popitem(last=False)
+        return pending_state(*found, self.now)
 
     def ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith]:
         """

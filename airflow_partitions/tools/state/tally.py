@@ -72,7 +72,7 @@ def tally_of(
     pending = [row for row in pending if (row[0], row[2]) not in ran]
     received = received_keys(session, [apdr_id for _, apdr_id, *_ in pending])
     for dag_id, apdr_id, key, prefix_, bucket in pending:
-        state = overrides[dag_id][key] = readers[dag_id].pending(key, received.get(apdr_id, {}))[0]
+        state = overrides[dag_id][key] = readers[dag_id].pending_state(key, received.get(apdr_id, {}))
         cells[dag_id, prefix_.rstrip(SEPARATOR), bucket][state] += 1
     counts: dict[str, Counter[str]] = {dag_id: Counter() for dag_id in dag_ids}
     strips: dict[str, dict[str, list[tuple[str, str, int]]]] = {

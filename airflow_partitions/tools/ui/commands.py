@@ -43,7 +43,7 @@ from airflow_partitions.tools.commands.explain import ExplainRequest
 from airflow_partitions.tools.commands.requeue import RequeueRequest
 from airflow_partitions.tools.commands.status import StatusRequest
 from airflow_partitions.tools.source import Database
-from airflow_partitions.tools.state.model import rebuilt
+from airflow_partitions.tools.state.plain import rebuilt
 from airflow_partitions.tools.ui.requests import answered, requested
 
 router = APIRouter()

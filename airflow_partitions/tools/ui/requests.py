@@ -23,7 +23,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import HTTPException, Query
 
-from airflow_partitions.tools.state.model import rebuilt
+from airflow_partitions.tools.state.plain import rebuilt
 
 T = TypeVar("T")
 

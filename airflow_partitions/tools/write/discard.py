@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.model import jsonable
+from airflow_partitions.tools.state.plain import jsonable
 from airflow_partitions.tools.state.runs import run_states
 from airflow_partitions.tools.state.sql import selected_keys
 from airflow_partitions.tools.write import audit, remove_pending_rows

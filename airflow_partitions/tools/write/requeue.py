@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.model import LISTED, jsonable
+from airflow_partitions.tools.state.model import LISTED
+from airflow_partitions.tools.state.plain import jsonable
 from airflow_partitions.tools.state.runs import run_states
 from airflow_partitions.tools.write import audit
 

@@ -184,7 +184,8 @@ def test_the_cli_the_commands_route_and_the_view_answer_one_status_request_alike
     # route and the view's page hold the same state; the CLI's text is that state formatted.
     from airflow_partitions.tools.cli import build_parser
     from airflow_partitions.tools.commands.status import StatusRequest, format_state, request_of
-    from airflow_partitions.tools.state.model import ConsumerState, rebuilt
+    from airflow_partitions.tools.state.model import ConsumerState
+    from airflow_partitions.tools.state.plain import rebuilt
     from airflow_partitions.tools.ui.layout import overview
     from tests.unit.tools.state_golden.build import STATUS_REQUESTS, status_argv
 

@@ -553,7 +553,15 @@ def from_store() -> dict[str, object]:
     """
     from airflow_partitions.tools.state import cache
 
-    for memo in (cache.PENDING, cache.RAN_WITH, cache.RECEIVED, cache.KEPT, cache.TIMETABLES, cache.STORES):
+    for memo in (
+        cache.PENDING,
+        cache.PENDING_TIMES,
+        cache.RAN_WITH,
+        cache.RECEIVED,
+        cache.KEPT,
+        cache.TIMETABLES,
+        cache.STORES,
+    ):
         memo.clear()
     found = answers()
     asked = sum((store.asked for store in cache.STORES.values() if store is not None), Counter())

@@ -1,0 +1,101 @@
+"""
+Answers as plain JSON and back: what the view's API, ``status --json`` and the store hold.
+
+:func:`jsonable` turns a value (a dataclass, tuples, datetimes) into plain JSON types, datetimes
+as ISO 8601 strings (``2026-03-10T04:00:00+00:00``); :func:`rebuilt_as` turns such JSON back into
+the type a field declares. Pure: no database, no Airflow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any
+
+
+def rebuilt(cls: type, data: Any) -> Any:
+    """
+    Return the dataclass *cls* rebuilt from its JSON (``to_dict()``'s plain types).
+
+    Nested dataclasses, tuples, ``X | None`` and ISO 8601 datetimes are rebuilt by the field's
+    type; keys that are no field (computed ones, ``ok``, ``downstream``) are left out.
+    """
+    return _rebuilder(cls)(data)
+
+
+#: The types whose JSON is the value itself (a rebuild of thousands of keys skips them).
+PLAIN = (str, int, float, bool)
+
+
+def rebuilt_as(kind: Any, value: Any) -> Any:
+    """
+    Return *value* (plain JSON) as the type *kind*.
+
+    :raises ValueError: for a datetime that is not ISO 8601 (``2026-03-01T00:00:00+00:00``).
+    """
+    return None if value is None else _rebuilder(kind)(value)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _time(value: str) -> datetime:
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 time such as 2026-03-01T00:00:00+00:00.") from None
+
+
+@functools.lru_cache(maxsize=128)  # one entry per type an answer holds: a few dozen at most
+def _rebuilder(kind: Any) -> Callable[[Any], Any]:
+    """
+    Return a function rebuilding plain JSON (not ``None``) as *kind*, its types resolved once.
+
+    Resolving a type's parts (``typing.get_origin``, a dataclass's hints) was most of rebuilding
+    thousands of stored answers; each kind's function is built once per process.
+    """
+    if kind in PLAIN or kind is Any:
+        return _same
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (types.UnionType, typing.Union):
+        inner = _rebuilder(next(a for a in args if a is not type(None)))
+        return lambda value: None if value is None else inner(value)
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        fields = {f.name: _rebuilder(hints[f.name]) for f in dataclasses.fields(kind)}
+        return lambda data: kind(
+            **{name: fields[name](value) for name, value in data.items() if name in fields}
+        )
+    if kind is datetime:
+        return _time
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            if args[0] in PLAIN:
+                return tuple
+            each = _rebuilder(args[0])
+            return lambda value: tuple(None if v is None else each(v) for v in value)
+        parts = [_rebuilder(a) for a in args]
+        return lambda value: tuple(
+            None if v is None else part(v) for part, v in zip(parts, value, strict=True)
+        )
+    if origin is dict:
+        each = _rebuilder(args[1])
+        return lambda value: {k: None if v is None else each(v) for k, v in value.items()}
+    return _same
+
+
+def jsonable(value: Any) -> Any:
+    """Return *value* (a dataclass, or as `asdict` gives it) in plain JSON types, datetimes as ISO 8601."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(asdict(value))
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value.isoformat() if isinstance(value, datetime) else value
