@@ -14,12 +14,6 @@ initialising, and an eager ``import airflow`` here would make that a circular im
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("airflow-partitions")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
 
 # Public name -> the module it is imported from. The Airflow classes' modules are part of the
 # serialized Dag format (Airflow stores each class by qualname): such a class never changes module.
@@ -94,7 +88,20 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
+def _version() -> str:
+    """Return the installed distribution's version (``0.0.0`` from a source tree never installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("airflow-partitions")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
 def __getattr__(name: str) -> object:
+    """Return a public name, imported from its module on first use; ``__version__`` read then too."""
+    if name == "__version__":
+        return _version()
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'airflow_partitions' has no attribute {name!r}")
@@ -102,4 +109,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted([*globals(), *__all__, "__version__"])

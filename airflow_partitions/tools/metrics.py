@@ -35,6 +35,7 @@ from typing import Any
 
 from airflow_partitions.tools.state import STATES, Refusal, cache, consumer_dags
 from airflow_partitions.tools.state.audit_log import refusals_after
+from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.pending import oldest_pending, starved_counts
 
 #: The media type of Prometheus' text exposition format, version 0.0.4.
@@ -93,7 +94,7 @@ def refused_counts(session: Any) -> Counter[tuple[str, str]]:
     (by id, :data:`~airflow_partitions.tools.state.cache.REFUSED`), so each scrape reads only the
     rows written since the previous one.
     """
-    database = str(session.get_bind().url)
+    database = str(engine_of(session).url)
     last, counts = cache.REFUSED.get(database, (0, Counter()))
     counts = Counter(counts)
     for row_id, refusal in refusals_after(session, last):

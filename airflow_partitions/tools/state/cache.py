@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import sys
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable
 
@@ -223,29 +225,36 @@ STORE_VARIABLE = "AIRFLOW_PARTITIONS_CACHE"
 STORES: dict[str, Store | None] = {}
 
 
+#: The distributions whose versions mappers' answers depend on (:func:`environment`), as their
+#: ``.dist-info`` folders name them.
+DEPENDED_ON = ("apache_airflow_core", "holidays", "exchange_calendars")
+
+
 @functools.lru_cache(maxsize=1)  # worked out once per process
 def environment() -> str:
     """
     Return a digest of what mappers' answers depend on besides the serialized Dag.
 
     This package's files (name, size, modification time: an edited or upgraded mapper), and the
-    versions of Airflow, ``holidays`` and ``exchange_calendars`` (calendars are data).
+    installed versions of Airflow, ``holidays`` and ``exchange_calendars`` (calendars are data):
+    the names of their ``.dist-info`` folders on ``sys.path`` (``holidays-0.60.dist-info``), which
+    every installer writes; ``importlib.metadata`` would cost a new process 50 ms to import.
     """
-    from importlib.metadata import PackageNotFoundError, version
-
     root = Path(__file__).parents[2]
     parts = [f"{p.relative_to(root)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in root.rglob("*.py")]
-    for name in ("apache-airflow-core", "holidays", "exchange_calendars"):
-        try:
-            parts.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            parts.append(f"{name} none")
+    for folder in dict.fromkeys(sys.path):
+        with contextlib.suppress(OSError):
+            parts.extend(
+                f"{folder} {name}"
+                for name in os.listdir(folder or ".")
+                if name.endswith(".dist-info") and name.split("-")[0].lower() in DEPENDED_ON
+            )
     return digest(parts)
 
 
 def store_for(session: Any) -> Store | None:
     """Return the :class:`Store` of the metadata database *session* reads, opened on first use."""
-    url = session.get_bind().url.render_as_string(hide_password=True)
+    url = engine_of(session).url.render_as_string(hide_password=True)
     if url not in STORES:
         STORES[url] = Store.open(url)
     return STORES[url]

@@ -85,11 +85,13 @@ def _own_options(parser: configparser.RawConfigParser) -> bool:
 @contextmanager
 def read_session() -> Iterator[Any]:
     """
-    Open a session on the metadata database for reading: on :func:`plain_url` without Airflow.
+    Open a connection to the metadata database for reading: on :func:`plain_url` without Airflow.
 
-    Through Airflow's own ``create_session`` when the URL is Airflow's to resolve, or when this
-    process has started Airflow already (its configuration, which a test or a plugin may have
-    changed in memory, then decides). Nothing is written: the session is rolled back and closed.
+    A SQLAlchemy Core ``Connection`` (importing SQLAlchemy's ORM is a tenth of a second of a new
+    process); through Airflow's own ``create_session`` (an ORM session) when the URL is Airflow's
+    to resolve, or when this process has started Airflow already (its configuration, which a test
+    or a plugin may have changed in memory, then decides). The readers take either
+    (:func:`engine_of`, :func:`orm_session`). Nothing is written: it is rolled back and closed.
     """
     url = None if "airflow.settings" in sys.modules else plain_url()
     if url is None:
@@ -99,12 +101,25 @@ def read_session() -> Iterator[Any]:
             yield session
         return
     from sqlalchemy import create_engine
-    from sqlalchemy.orm import Session
 
     engine = create_engine(url)
     try:
-        with Session(engine) as session:
-            yield session
-            session.rollback()
+        with engine.connect() as connection:
+            yield connection
+            connection.rollback()
     finally:
         engine.dispose()
+
+
+def engine_of(session: Any) -> Any:
+    """Return the engine an ORM session or a Core connection (:func:`read_session`) reads through."""
+    return session.get_bind() if hasattr(session, "get_bind") else session.engine
+
+
+def orm_session(session: Any) -> Any:
+    """Return an ORM session on the connection of *session* (itself if it is one): for Airflow's models."""
+    if hasattr(session, "get_bind"):
+        return session
+    from sqlalchemy.orm import Session
+
+    return Session(bind=session)

@@ -12,6 +12,7 @@ from typing import Any
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.database import orm_session
 
 
 def consumer_grain(dag_id: str, session: Any) -> Grain | None:
@@ -190,7 +191,7 @@ def consumer_timetables(
             continue
         from airflow.models.serialized_dag import SerializedDagModel
 
-        dag = SerializedDagModel.get_dag(dag_id, session=session)
+        dag = SerializedDagModel.get_dag(dag_id, session=orm_session(session))
         timetable = getattr(dag, "timetable", None)
         if timetable is None or not getattr(timetable, "partitioned", False):
             continue

@@ -14,6 +14,7 @@ from collections.abc import Collection
 from typing import Any
 
 from airflow_partitions.tools.state.cache import fingerprints, keep, kept_value
+from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import BUCKET, SEPARATOR, attention, bucket_label
 from airflow_partitions.tools.state.pending import received_keys
@@ -165,7 +166,7 @@ def read_run_cells(
     ):
         mine[dag_id][prefix_.rstrip(SEPARATOR), bucket_][state_name(state)] += n
     incomplete: dict[str, dict[str, str]] = {dag_id: {} for dag_id in dag_ids}
-    doubt = unproven(todo, session.get_bind().dialect.name)
+    doubt = unproven(todo, engine_of(session).dialect.name)
     doubted: dict[str, set[str]] = defaultdict(set)
     if doubt is not None:
         for dag_id, key in session.execute(

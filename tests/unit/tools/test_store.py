@@ -117,3 +117,22 @@ def test_an_unusable_store_file_means_no_store(session: Session, tmp_path: Path,
     (tmp_path / "a-folder").mkdir()
     monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "a-folder"))
     assert cache.store_for(session) is None
+
+
+def test_another_installed_version_of_a_calendar_library_makes_new_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade of ``holidays`` (its ``.dist-info`` folder renamed by pip) must not find old answers."""
+    site = tmp_path / "site-packages"
+    (site / "holidays-0.60.dist-info").mkdir(parents=True)
+    (site / "requests-2.32.0.dist-info").mkdir()
+    monkeypatch.setattr("sys.path", [str(site)])
+    cache.environment.cache_clear()
+    before = cache.environment()
+    (site / "requests-2.32.0.dist-info").rename(site / "requests-2.33.0.dist-info")
+    cache.environment.cache_clear()
+    assert cache.environment() == before  # a library mappers do not read changes nothing
+    (site / "holidays-0.60.dist-info").rename(site / "holidays-0.61.dist-info")
+    cache.environment.cache_clear()
+    assert cache.environment() != before
+    cache.environment.cache_clear()
