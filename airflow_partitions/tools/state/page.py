@@ -4,8 +4,8 @@ One page of a Dag's read in full: its partitions' runs, pending runs, queue plac
 Each partition's Dag runs and what they ran with, its pending run's progress and place in the
 scheduler's queue, when its period closes and since when it is late. Over the Dag's
 :class:`~airflow_partitions.tools.state.reader.Reader` (passed in: it holds the Dag's mappers and
-what is memoized of them). Per 500 keys, one query of their Dag runs, one of the pending runs
-those came from and their open pending runs.
+what is memoized of them). Per 5,000 keys (:data:`~airflow_partitions.tools.state.sql.CHUNK`),
+one query of their Dag runs, one of the pending runs those came from and their open pending runs.
 """
 
 from __future__ import annotations

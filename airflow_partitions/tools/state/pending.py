@@ -20,8 +20,9 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
     """
     Return the keys Airflow logged for each pending run, by asset name.
 
-    Per 500 runs, one grouped count of their key-log rows (on Airflow's index of the pending run
-    id); the keys themselves are read again only for the runs whose rows changed
+    Per 5,000 runs (:data:`~airflow_partitions.tools.state.sql.CHUNK`), one grouped count of their
+    key-log rows (on Airflow's index of the pending run id); the keys themselves are read again
+    only for the runs whose rows changed
     (:data:`~airflow_partitions.tools.state.cache.RECEIVED`, and the store of the database for the
     next process: ``["received", id]`` with the stamp it was read under).
     """
