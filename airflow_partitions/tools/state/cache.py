@@ -70,25 +70,54 @@ TIMETABLES: dict[str, tuple[tuple[Any, ...], Any, tuple[tuple[str, str], ...]]] 
 REFUSED: dict[str, tuple[int, Counter[tuple[str, str]]]] = {}
 
 
+#: A 32-bit multiplicative hash of a Dag run's id (Knuth's constant), summed per state by
+#: :func:`fingerprints`: in 64-bit integers on every database for ids below 3 billion.
+ID_HASH = (2654435761, 2**32)
+
+
 def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
     """
-    Return, per Dag, what changes whenever its runs or pending runs do: counts, greatest ids, updates.
+    Return, per Dag, what changes whenever its runs or pending runs change in a way the reader sees.
 
-    Two grouped queries (``dag_run`` through its ``dag_id`` index; ``asset_partition_dag_run``,
-    one scan). A run's state change moves its ``updated_at``; a new pending run or run, the
-    greatest id; a pending run that fires, its ``created_dag_run_id`` and ``updated_at``.
+    ``(runs, pending runs)``. The runs: per state, their count, greatest id, sum of ids and sum of
+    a hash of the ids (:data:`ID_HASH`), and the run id of the Dag's newest run. What the reader
+    reads of a run never changes but its state (its key, type, times of creation and period are
+    written once), so this is read from Airflow's ``dag_id_state`` index alone on SQLite, and stays
+    the same while the scheduler updates a running run's other columns (its ``updated_at`` moved
+    on every loop, and every answer was read again). A new run adds to its state's count; a
+    deleted one takes from it (and a run deleted while another is added moves the sums); a run
+    changing state moves two states' counts, and runs trading states move their sums; SQLite gives
+    a new run the id of deleted newest ones, and then the newest run's run id differs. A change goes
+    unseen only if runs trade states in sets of equal counts, sums of ids and sums of hashed ids.
+    The pending runs (one scan of ``asset_partition_dag_run``, which Airflow indexes only by id):
+    count, greatest id and update, and how many fired (a pending run that fires sets its
+    ``created_dag_run_id`` and ``updated_at``). ``()`` for a side without rows.
     """
     from sqlalchemy import func, select
 
     from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
 
-    prints: dict[str, tuple[Any, ...]] = {}
-    for dag_id, *values in session.execute(
-        select(dag_run.c.dag_id, func.count(), func.max(dag_run.c.id), func.max(dag_run.c.updated_at))
+    by_state: dict[str, list[tuple[Any, ...]]] = {}
+    factor, modulus = ID_HASH
+    for dag_id, state, *values in session.execute(
+        select(
+            dag_run.c.dag_id,
+            dag_run.c.state,
+            func.count(),
+            func.max(dag_run.c.id),
+            func.sum(dag_run.c.id),
+            func.sum((dag_run.c.id * factor) % modulus),
+        )
         .where(dag_run.c.dag_id.in_(dag_ids))
-        .group_by(dag_run.c.dag_id)
+        .group_by(dag_run.c.dag_id, dag_run.c.state)
     ):
-        prints[dag_id] = tuple(values)
+        by_state.setdefault(dag_id, []).append((str(state), *map(int, values)))
+    newest = {dag_id: max(row[2] for row in rows) for dag_id, rows in by_state.items()}
+    run_ids = dict(
+        session.execute(select(dag_run.c.id, dag_run.c.run_id).where(dag_run.c.id.in_(newest.values()))).all()
+    )
+    runs = {dag_id: (tuple(sorted(rows)), run_ids.get(newest[dag_id])) for dag_id, rows in by_state.items()}
+    pending: dict[str, tuple[Any, ...]] = {}
     for dag_id, *values in session.execute(
         select(
             asset_partition_dag_run.c.target_dag_id,
@@ -100,8 +129,8 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
         .where(asset_partition_dag_run.c.target_dag_id.in_(dag_ids))
         .group_by(asset_partition_dag_run.c.target_dag_id)
     ):
-        prints[dag_id] = (*prints.get(dag_id, ()), *values)
-    return prints
+        pending[dag_id] = tuple(values)
+    return {dag_id: (runs.get(dag_id, ()), pending.get(dag_id, ())) for dag_id in {*runs, *pending}}
 
 
 #: Answers read from all of a Dag's rows (its range, a page of its keys), by what was asked, with

@@ -16,8 +16,8 @@ from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.cache import keep, kept, kept_value, packed, unpacked
 
 MARCH_10 = datetime(2026, 3, 10, 4, tzinfo=UTC)
-#: A Dag's fingerprint as :func:`cache.fingerprints` reads it: runs' count, greatest id and update,
-#: then the pending runs' count, greatest id, update and fired count.
+#: A Dag's fingerprint for the store's tests: any value of the types :func:`cache.fingerprints` gives
+#: (tuples of numbers, strings and times); the tests of ``fingerprints`` itself are at the end.
 PRINT = (100, 250, MARCH_10, 3, 40, MARCH_10, 1)
 
 
@@ -136,3 +136,91 @@ def test_another_installed_version_of_a_calendar_library_makes_new_keys(
     cache.environment.cache_clear()
     assert cache.environment() != before
     cache.environment.cache_clear()
+
+
+def _runs(session: Session, *states: str) -> list[int]:
+    """Create the Airflow tables the reader reads and one asset-triggered run per state; their ids."""
+    from airflow_partitions.tools.state.tables import metadata
+
+    metadata.create_all(session.get_bind())
+    ids = []
+    for day, state in enumerate(states, 1):
+        ids.append(_new_run(session, f"2026-03-{day:02d}", state))
+    return ids
+
+
+def _new_run(session: Session, key: str, state: str) -> int:
+    """Insert a run of ``weather_local_day_jfk`` for partition *key* in *state*, ids as SQLite gives them."""
+    from sqlalchemy import insert
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    return session.execute(
+        insert(dag_run)
+        .values(
+            dag_id="weather_local_day_jfk",
+            run_id=f"asset_triggered__{key}T05:00:00+00:00_{state}",
+            partition_key=key,
+            state=state,
+            run_type="asset_triggered",
+            run_after=MARCH_10,
+            updated_at=MARCH_10,
+        )
+        .returning(dag_run.c.id)
+    ).scalar_one()
+
+
+def _state(session: Session, run: int, state: str) -> None:
+    from sqlalchemy import update
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    session.execute(update(dag_run).where(dag_run.c.id == run).values(state=state))
+
+
+def _print(session: Session) -> Any:
+    return cache.fingerprints(["weather_local_day_jfk"], session)["weather_local_day_jfk"]
+
+
+def test_a_runs_state_change_moves_the_fingerprint(session: Session) -> None:
+    first, *_ = _runs(session, "success", "failed", "running")
+    before = _print(session)
+    _state(session, first, "failed")
+    assert _print(session) != before
+
+
+def test_runs_trading_states_move_the_fingerprint(session: Session) -> None:
+    """Two runs swap success and failed: each state keeps its count, not its ids."""
+    first, second, _ = _runs(session, "success", "failed", "success")
+    before = _print(session)
+    _state(session, first, "failed")
+    _state(session, second, "success")
+    assert _print(session) != before
+
+
+def test_the_newest_run_deleted_and_its_id_given_again_moves_the_fingerprint(session: Session) -> None:
+    """SQLite gives a new row the greatest id plus one: a new run takes the deleted newest run's id."""
+    from sqlalchemy import delete
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    *_, newest = _runs(session, "success", "success", "success")
+    before = _print(session)
+    session.execute(delete(dag_run).where(dag_run.c.id == newest))
+    assert _new_run(session, "2026-03-09", "success") == newest  # the same id, the same state
+    assert _print(session) != before
+
+
+def test_a_running_runs_update_by_the_scheduler_keeps_the_fingerprint(session: Session) -> None:
+    """The scheduler writes a running run's ``updated_at`` every loop; nothing the reader reads moved."""
+    from sqlalchemy import update
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    *_, running = _runs(session, "success", "running")
+    before = _print(session)
+    later = datetime(2026, 3, 10, 4, 5, tzinfo=UTC)
+    session.execute(update(dag_run).where(dag_run.c.id == running).values(updated_at=later))
+    assert _print(session) == before
+    _state(session, running, "success")
+    assert _print(session) != before
