@@ -381,6 +381,8 @@ class AirflowInstance:
         """
         Send *sig* (SIGKILL by default) to the process *name* and its children, and reap it.
 
+        A process that has not ended a minute after *sig* is killed (SIGKILL).
+
         With SIGKILL the process gets no chance to clean up, as in a crash or an out-of-memory kill;
         :meth:`start_process` starts it again.
 
@@ -393,7 +395,12 @@ class AirflowInstance:
         process = self._processes.pop(name)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, sig)
-        process.wait()
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # seen: a scheduler on PostgreSQL ignoring SIGTERM for minutes
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
     def _use_sqlite_wal(self) -> None:
         """

@@ -23,11 +23,14 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable
+
+if TYPE_CHECKING:
+    from airflow_partitions.tools.state.mirror import Mirror
 
 #: What the runs a rollup fired ran with, by (rollup identity, the runs' pending-run ids): the keys
 #: Airflow logged for a pending run never change once it fired, so each is worked out once per
@@ -89,13 +92,13 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     changing state moves two states' counts, and runs trading states move their sums; SQLite gives
     a new run the id of deleted newest ones, and then the newest run's run id differs. A change goes
     unseen only if runs trade states in sets of equal counts, sums of ids and sums of hashed ids.
-    The pending runs (one scan of ``asset_partition_dag_run``, which Airflow indexes only by id):
-    count, greatest id and update, and how many fired (a pending run that fires sets its
-    ``created_dag_run_id`` and ``updated_at``). ``()`` for a side without rows.
+    The pending runs: the version of the Dag's rows in the mirror (:meth:`~airflow_partitions.
+    tools.state.mirror.Mirror.versions`), which goes up whenever one of them changes. Runs:
+    ``()`` for a Dag without any.
     """
     from sqlalchemy import func, select
 
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
+    from airflow_partitions.tools.state.tables import dag_run
 
     by_state: dict[str, list[tuple[Any, ...]]] = {}
     factor, modulus = ID_HASH
@@ -117,20 +120,8 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
         session.execute(select(dag_run.c.id, dag_run.c.run_id).where(dag_run.c.id.in_(newest.values()))).all()
     )
     runs = {dag_id: (tuple(sorted(rows)), run_ids.get(newest[dag_id])) for dag_id, rows in by_state.items()}
-    pending: dict[str, tuple[Any, ...]] = {}
-    for dag_id, *values in session.execute(
-        select(
-            asset_partition_dag_run.c.target_dag_id,
-            func.count(),
-            func.max(asset_partition_dag_run.c.id),
-            func.max(asset_partition_dag_run.c.updated_at),
-            func.count(asset_partition_dag_run.c.created_dag_run_id),
-        )
-        .where(asset_partition_dag_run.c.target_dag_id.in_(dag_ids))
-        .group_by(asset_partition_dag_run.c.target_dag_id)
-    ):
-        pending[dag_id] = tuple(values)
-    return {dag_id: (runs.get(dag_id, ()), pending.get(dag_id, ())) for dag_id in {*runs, *pending}}
+    pending = mirror_for(session).versions(dag_ids)
+    return {dag_id: (runs.get(dag_id, ()), pending[dag_id]) for dag_id in dag_ids}
 
 
 #: Answers read from all of a Dag's rows (its range, a page of its keys), by what was asked, with
@@ -279,6 +270,43 @@ def environment() -> str:
                 if name.endswith(".dist-info") and name.split("-")[0].lower() in DEPENDED_ON
             )
     return digest(parts)
+
+
+#: The mirror of each metadata database's pending runs (:mod:`~airflow_partitions.tools.state.
+#: mirror`), by its URL without password: in the file of its :class:`Store`, else in memory.
+MIRRORS: dict[str, Mirror] = {}
+
+
+def mirror_for(session: Any) -> Mirror:
+    """
+    Return the mirror of the pending runs of the database *session* reads, in step with it.
+
+    In the store's file (shared by the processes on this machine), else, with the store off or
+    failing, in this process's memory (its first read copies every row).
+    """
+    from airflow_partitions.tools.state.mirror import Mirror
+
+    url = engine_of(session).url.render_as_string(hide_password=True)
+
+    def in_memory() -> Mirror:
+        connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        return Mirror(connection, digest([url]), threading.Lock())
+
+    mirror = MIRRORS.get(url)
+    if mirror is None:
+        store = store_for(session)
+        try:
+            if store is not None and store.connection is not None:
+                mirror = Mirror(store.connection, digest([url]), store.lock)
+        except sqlite3.Error:
+            mirror = None
+        mirror = MIRRORS[url] = mirror or in_memory()
+    try:
+        mirror.sync(session)
+    except sqlite3.Error:  # the file failed: the process goes on in memory
+        mirror = MIRRORS[url] = in_memory()
+        mirror.sync(session)
+    return mirror
 
 
 def store_for(session: Any) -> Store | None:

@@ -15,8 +15,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.cache import keep, kept_value
-from airflow_partitions.tools.state.model import late_since
+from airflow_partitions.tools.state.cache import keep, kept_value, mirror_for
+from airflow_partitions.tools.state.model import is_selected, late_since
 from airflow_partitions.tools.state.runs import latest_of, with_runs
 from airflow_partitions.tools.state.sql import selected_keys, state_name
 
@@ -61,7 +61,7 @@ def _candidates(
     """Return, per Dag, its selected keys whose latest run has not succeeded, with that run's state."""
     from sqlalchemy import select
 
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
+    from airflow_partitions.tools.state.tables import dag_run
 
     def memo(dag_id: str) -> tuple[Any, ...]:
         return ("late candidates", dag_id, start, end, only)
@@ -74,13 +74,11 @@ def _candidates(
     todo = [dag_id for dag_id in dag_ids if dag_id not in answers]
     if not todo:
         return answers
-    waiting = session.execute(
-        select(asset_partition_dag_run.c.target_dag_id, asset_partition_dag_run.c.partition_key).where(
-            asset_partition_dag_run.c.target_dag_id.in_(todo),
-            asset_partition_dag_run.c.created_dag_run_id.is_(None),
-            *selected_keys(asset_partition_dag_run.c.partition_key, start, end, only),
-        )
-    ).all()
+    waiting = [
+        (run.dag_id, run.partition_key)
+        for run in mirror_for(session).open_runs(todo)
+        if is_selected(run.partition_key, start, end, only)
+    ]
     ran = with_runs(session, waiting, prints)
     candidates: dict[str, dict[str, str | None]] = {dag_id: {} for dag_id in todo}
     for dag_id, key in waiting:

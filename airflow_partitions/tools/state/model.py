@@ -21,6 +21,10 @@ from airflow_partitions.tools.state.plain import jsonable
 EVALUATED_PER_LOOP = 500
 #: The audit-log event Airflow writes for a key a consumer's mapper refused on arrival.
 REFUSED_EVENT = "failed to map partition_key"
+#: The audit-log events of ``clean --yes`` (one row per Dag) and ``discard --yes`` (one per pending
+#: run removed): the rows they delete from ``asset_partition_dag_run`` (:mod:`.mirror` starts over).
+CLEANED_EVENT = "partition-tools clean"
+DISCARDED_EVENT = "partition-tools discard"
 
 
 def time_part(key: str) -> str:
@@ -67,6 +71,22 @@ def in_time_range(key: str, start: str | None, end: str | None) -> bool:
     """
     part = time_part(key)
     return (start is None or part >= start) and (end is None or part[: len(end)] <= end)
+
+
+def is_selected(key: str, start: str | None, end: str | None, only: str | None) -> bool:
+    """Return whether *key* is *only*, else whether its time part is in [*start*, *end*] (SQL: ``.sql``)."""
+    return key == only if only is not None else in_time_range(key, start, end)
+
+
+def prefix_and_bucket(key: str, length: int, by_prefix: bool) -> tuple[str, str]:
+    """
+    Return a key's prefix before its time part and the first *length* characters of its time part.
+
+    ``("jfk|", "2013-03")`` of ``jfk|2013-03-10``; the prefix is ``""`` unless *by_prefix* (as
+    :func:`~airflow_partitions.tools.state.sql.prefix_and_bucket_sql` in SQL).
+    """
+    part = time_part(key)
+    return (key[: len(key) - len(part)] if by_prefix else ""), part[:length]
 
 
 #: Characters of a key's time part that name its bucket in a Dag's strip of states: ``2026-03`` of

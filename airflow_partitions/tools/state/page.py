@@ -5,7 +5,8 @@ Each partition's Dag runs and what they ran with, its pending run's progress and
 scheduler's queue, when its period closes and since when it is late. Over the Dag's
 :class:`~airflow_partitions.tools.state.reader.Reader` (passed in: it holds the Dag's mappers and
 what is memoized of them). Per 5,000 keys (:data:`~airflow_partitions.tools.state.sql.CHUNK`),
-one query of their Dag runs, one of the pending runs those came from and their open pending runs.
+one query of their Dag runs; the pending runs those came from and the open ones from the mirror of
+the pending runs (:mod:`~airflow_partitions.tools.state.mirror`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
+from airflow_partitions.tools.state.cache import mirror_for
 from airflow_partitions.tools.state.model import Partition, RanWith, Run
 from airflow_partitions.tools.state.pending import queue_places, received_keys
 from airflow_partitions.tools.state.progress import again_state, ran_state
@@ -61,16 +63,21 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
     """
     Return the Dag runs of *keys* (:data:`RunRows`), their open pending runs by key, complete runs.
 
-    The pending runs are Airflow's rows; the complete runs, the ids of the fired pending runs known
+    The pending runs are the mirror's (:class:`~.mirror.PendingRun`); the complete runs, the ids of the
+    fired pending runs known
     to have run complete without reading their keys
     (:meth:`~airflow_partitions.tools.state.reader.Reader.fired_complete`).
     """
-    from sqlalchemy import and_, func, or_, select
+    from sqlalchemy import func, select
 
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
+    from airflow_partitions.tools.state.tables import dag_run
 
     runs: RunRows = defaultdict(list)
-    pending: dict[str, Any] = {}
+    mirror = mirror_for(reader.session)
+    wanted = set(keys)
+    pending = {
+        run.partition_key: run for run in mirror.open_runs([reader.dag_id]) if run.partition_key in wanted
+    }
     complete: set[int] = set()
     for chunk in chunks(keys):
         found = reader.session.execute(
@@ -86,25 +93,9 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
             .where(dag_run.c.dag_id == reader.dag_id, dag_run.c.partition_key.in_(chunk))
             .order_by(dag_run.c.id)
         ).all()
-        # The pending runs they came from, by Dag run id, and the chunk's open pending runs: one
-        # scan of the table (Airflow indexes none of its columns but the id).
-        came_from: dict[int, int] = {}
-        for apdr in reader.session.execute(
-            select(asset_partition_dag_run).where(
-                or_(
-                    asset_partition_dag_run.c.created_dag_run_id.in_([row[0] for row in found]),
-                    and_(
-                        asset_partition_dag_run.c.target_dag_id == reader.dag_id,
-                        asset_partition_dag_run.c.created_dag_run_id.is_(None),
-                        asset_partition_dag_run.c.partition_key.in_(chunk),
-                    ),
-                )
-            )
-        ):
-            if apdr.created_dag_run_id is None:
-                pending[apdr.partition_key] = apdr
-            else:
-                came_from[apdr.created_dag_run_id] = apdr.id
+        # The pending runs they came from, by Dag run id (from the mirror: Airflow indexes none of
+        # the table's columns but the id).
+        came_from = mirror.came_from([row[0] for row in found])
         for dag_run_id, run_id, key, state, created, anchor, run_type in found:
             apdr_id = came_from.get(dag_run_id)
             # An asset-triggered run without its pending run: clean removed its bookkeeping.

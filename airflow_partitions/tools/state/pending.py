@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.cache import mirror_for
 from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
-from airflow_partitions.tools.state.sql import as_utc, chunks
+from airflow_partitions.tools.state.sql import chunks
 
 
 def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, frozenset[str]]]:
@@ -117,25 +118,19 @@ def queue(session: Any) -> Queue:
     Return the deployment's pending partitioned runs in the order the scheduler evaluates them.
 
     Oldest first (``created_at``, then id), of Dags that are not stale: 500 per loop
-    (:data:`EVALUATED_PER_LOOP`). One scan of ``asset_partition_dag_run`` (Airflow indexes only its
-    id), read once per Dag read: its places, its head and what lies beyond come from the list.
+    (:data:`EVALUATED_PER_LOOP`). From the mirror of the pending runs (:func:`~airflow_partitions.
+    tools.state.cache.mirror_for`: Airflow indexes none of their columns but the id), read once
+    per Dag read: its places, its head and what lies beyond come from the list.
     """
     from sqlalchemy import select
 
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag
+    from airflow_partitions.tools.state.tables import dag
 
+    live = set(session.scalars(select(dag.c.dag_id).where(dag.c.is_stale.is_(False))))
     return [
-        (apdr_id, dag_id, key)
-        for apdr_id, dag_id, key in session.execute(
-            select(
-                asset_partition_dag_run.c.id,
-                asset_partition_dag_run.c.target_dag_id,
-                asset_partition_dag_run.c.partition_key,
-            )
-            .join(dag, dag.c.dag_id == asset_partition_dag_run.c.target_dag_id)
-            .where(asset_partition_dag_run.c.created_dag_run_id.is_(None), dag.c.is_stale.is_(False))
-            .order_by(asset_partition_dag_run.c.created_at, asset_partition_dag_run.c.id)
-        )
+        (run.id, run.dag_id, run.partition_key)
+        for run in mirror_for(session).open_runs()
+        if run.dag_id in live
     ]
 
 
@@ -149,24 +144,11 @@ def oldest_pending(session: Any, dag_ids: list[str]) -> dict[str, datetime]:
     """
     Return when each Dag's oldest pending partitioned Dag run was opened (UTC): its ``created_at``.
 
-    One grouped query; a Dag without a pending run is not in the answer.
+    From the mirror of the pending runs; a Dag without a pending run is not in the answer.
     """
-    from sqlalchemy import func, select
-
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run
-
-    found = {}
-    for dag_id, opened in session.execute(
-        select(asset_partition_dag_run.c.target_dag_id, func.min(asset_partition_dag_run.c.created_at))
-        .where(
-            asset_partition_dag_run.c.target_dag_id.in_(dag_ids),
-            asset_partition_dag_run.c.created_dag_run_id.is_(None),
-        )
-        .group_by(asset_partition_dag_run.c.target_dag_id)
-    ):
-        when = as_utc(opened)
-        if when is not None:
-            found[dag_id] = when
+    found: dict[str, datetime] = {}
+    for run in mirror_for(session).open_runs(dag_ids):  # oldest first
+        found.setdefault(run.dag_id, run.created_at)
     return found
 
 

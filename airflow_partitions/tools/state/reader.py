@@ -18,7 +18,7 @@ from typing import Any
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.audit_log import refusals_of
-from airflow_partitions.tools.state.cache import digest, fingerprints, kept
+from airflow_partitions.tools.state.cache import digest, fingerprints, kept, mirror_for
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     ConsumerState,
@@ -295,23 +295,16 @@ class Reader:
         Return the asset-triggered Dag runs of *keys*, oldest first: ``(pending run id, created, date)``.
 
         ``date`` is the run's ``partition_date``; the pending run's id is ``None`` for a run whose
-        bookkeeping ``clean`` removed. The pending runs that fired are read in one scan of the
-        Dag's rows (Airflow indexes no column of ``asset_partition_dag_run`` but its id: a join on
-        ``created_dag_run_id`` scanned the table once per run, 30 s at 100,000 partitions), then the
-        Dag runs by key.
+        bookkeeping ``clean`` removed. The pending runs that fired come from the mirror
+        (:mod:`~airflow_partitions.tools.state.mirror`: Airflow indexes no column of
+        ``asset_partition_dag_run`` but its id; a join on ``created_dag_run_id`` scanned the table
+        once per run, 30 s at 100,000 partitions), then the Dag runs by key.
         """
         from sqlalchemy import func, select
 
-        from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run
+        from airflow_partitions.tools.state.tables import dag_run
 
-        came_from = dict(
-            self.session.execute(
-                select(asset_partition_dag_run.c.created_dag_run_id, asset_partition_dag_run.c.id).where(
-                    asset_partition_dag_run.c.target_dag_id == self.dag_id,
-                    asset_partition_dag_run.c.created_dag_run_id.is_not(None),
-                )
-            ).all()
-        )
+        came_from = mirror_for(self.session).fired_of(self.dag_id)
         by_key: dict[str, list[tuple[int | None, datetime | None, datetime | None]]] = defaultdict(list)
         for chunk in chunks(keys):
             query = (

@@ -13,10 +13,17 @@ from collections import Counter, defaultdict
 from collections.abc import Collection
 from typing import Any
 
-from airflow_partitions.tools.state.cache import fingerprints, keep, kept_value
+from airflow_partitions.tools.state.cache import fingerprints, keep, kept_value, mirror_for
 from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.lateness import late_keys
-from airflow_partitions.tools.state.model import BUCKET, SEPARATOR, attention, bucket_label
+from airflow_partitions.tools.state.model import (
+    BUCKET,
+    SEPARATOR,
+    attention,
+    bucket_label,
+    is_selected,
+    prefix_and_bucket,
+)
 from airflow_partitions.tools.state.pending import received_keys
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED, latest_of, unproven, with_runs
 from airflow_partitions.tools.state.sql import prefix_and_bucket_sql, selected_keys, state_name, time_part_sql
@@ -49,25 +56,13 @@ def tally_of(
     ran incomplete. A pending run beside a Dag run (a key sent again) is counted apart, never as a
     state: its partition counts by its runs.
     """
-    from sqlalchemy import select
-
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run
-
     dag_ids = list(readers)
     cells, overrides = run_cells(readers, session, start, end, only, length, by_prefix, prints)
-    column = asset_partition_dag_run.c.partition_key
-    pending = session.execute(
-        select(
-            asset_partition_dag_run.c.target_dag_id,
-            asset_partition_dag_run.c.id,
-            column,
-            *prefix_and_bucket_sql(column, length, by_prefix),
-        ).where(
-            asset_partition_dag_run.c.target_dag_id.in_(dag_ids),
-            asset_partition_dag_run.c.created_dag_run_id.is_(None),
-            *selected_keys(column, start, end, only),
-        )
-    ).all()
+    pending = [
+        (run.dag_id, run.id, run.partition_key, *prefix_and_bucket(run.partition_key, length, by_prefix))
+        for run in mirror_for(session).open_runs(dag_ids)
+        if is_selected(run.partition_key, start, end, only)
+    ]
     ran = with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending), prints)
     again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
     pending = [row for row in pending if (row[0], row[2]) not in ran]

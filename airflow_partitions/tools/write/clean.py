@@ -18,12 +18,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from airflow_partitions.tools.state.model import CLEANED_EVENT
 from airflow_partitions.tools.write import audit, remove_pending_rows
 
 #: Pending-run rows deleted per transaction (with their key-log rows): short locks, steady progress.
 BATCH = 1000
-#: The audit-log event of one ``clean --yes`` (Airflow's ``log`` table).
-CLEANED_EVENT = "partition-tools clean"
 
 
 @dataclass(frozen=True)

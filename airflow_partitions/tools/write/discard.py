@@ -29,13 +29,11 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from airflow_partitions.tools.state.model import DISCARDED_EVENT
 from airflow_partitions.tools.state.plain import jsonable
 from airflow_partitions.tools.state.runs import run_states
 from airflow_partitions.tools.state.sql import selected_keys
 from airflow_partitions.tools.write import audit, remove_pending_rows
-
-#: The audit-log event of one removed pending run (Airflow's ``log`` table; ``event`` holds 60).
-DISCARDED_EVENT = "partition-tools discard"
 
 
 class NoSuchConsumer(LookupError):

@@ -561,6 +561,7 @@ def from_store() -> dict[str, object]:
         cache.KEPT,
         cache.TIMETABLES,
         cache.STORES,
+        cache.MIRRORS,
     ):
         memo.clear()
     found = answers()
