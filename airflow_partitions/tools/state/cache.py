@@ -47,13 +47,6 @@ PENDING: OrderedDict[
 ] = OrderedDict()
 PENDING_SIZE = 10_000
 
-#: What a pending run's state turns on, by the same memo as :data:`PENDING`
-#: (:meth:`~airflow_partitions.tools.state.answers.Answers.pending_times`): the tally counts
-#: pending runs by state and needs no progress. Bounded by :data:`PENDING_SIZE`.
-PENDING_TIMES: OrderedDict[tuple[Any, ...], tuple[bool, datetime | None, datetime | None, bool]] = (
-    OrderedDict()
-)
-
 #: The keys logged for a pending run, by its id, with the stamp of its key-log rows when read (their
 #: count and greatest id): Airflow only adds a pending run's key-log rows (``clean`` and
 #: ``discard`` remove them all), so an unchanged stamp means unchanged keys
@@ -290,14 +283,14 @@ def mirror_for(session: Any) -> Mirror:
 
     def in_memory() -> Mirror:
         connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        return Mirror(connection, digest([url]), threading.Lock())
+        return Mirror(connection, digest([url])[:8], threading.Lock())
 
     mirror = MIRRORS.get(url)
     if mirror is None:
         store = store_for(session)
         try:
             if store is not None and store.connection is not None:
-                mirror = Mirror(store.connection, digest([url]), store.lock)
+                mirror = Mirror(store.connection, digest([url])[:8], store.lock)
         except sqlite3.Error:
             mirror = None
         mirror = MIRRORS[url] = mirror or in_memory()

@@ -15,7 +15,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.cache import keep, kept_value, mirror_for
+from airflow_partitions.tools.state.cache import keep, kept, kept_value, mirror_for
 from airflow_partitions.tools.state.model import is_selected, late_since
 from airflow_partitions.tools.state.runs import latest_of, with_runs
 from airflow_partitions.tools.state.sql import selected_keys, state_name
@@ -35,16 +35,25 @@ def late_keys(
     The state is ``None`` for a pending run without a Dag run. Keys selected as
     :func:`~airflow_partitions.tools.state.sql.selected_keys` does (*only*, else the time range
     *start* to *end*); each reader's ``now`` is the time compared with. The keys that may be late
-    (those whose latest run has not succeeded) are kept while the Dag's fingerprint (*prints*,
-    :func:`~airflow_partitions.tools.state.cache.fingerprints`) holds; only their times are
-    worked out again, against the clock.
+    (those whose latest run has not succeeded) and when each is late (from the mappers) are kept
+    while the Dag's fingerprint (*prints*, :func:`~airflow_partitions.tools.state.cache.
+    fingerprints`) holds; only the comparison with the clock is made again.
     """
     expecting = {dag_id: reader for dag_id, reader in readers.items() if reader.expects}
     found: dict[str, dict[str, tuple[datetime, str | None]]] = defaultdict(dict)
     for dag_id, candidates in _candidates(list(expecting), session, prints, start, end, only).items():
         reader = expecting[dag_id]
+
+        # When each candidate is late, from the mappers: kept with the candidates (one answer),
+        # under the key of the mappers' answers (``None``: members that may change, never kept).
+        def work_out(reader: Any = reader, candidates: dict[str, str | None] = candidates) -> dict[str, Any]:
+            return {key: reader.late_at(key) for key in candidates}
+
+        version = reader.answers.key
+        memo = ("late at", dag_id, version, start, end, only)
+        times = work_out() if version is None else kept(memo, prints.get(dag_id), work_out, session)
         for key, state in candidates.items():
-            since = late_since(state or "pending", reader.late_at(key), reader.now)
+            since = late_since(state or "pending", times[key], reader.now)
             if since is not None:
                 found[dag_id][key] = (since, state)
     return dict(found)

@@ -21,8 +21,8 @@ there is none), and reads from Airflow only what may have changed since the last
 
 Each Dag's version goes up whenever one of its rows changes; with the mirror's token (new at
 each start) it is the pending runs' part of the Dag's fingerprint
-(:func:`~airflow_partitions.tools.state.cache.fingerprints`). Times are kept as UTC ISO 8601
-text with microseconds (``2026-03-10T04:00:00.000000+00:00``), which sorts as the times do.
+(:func:`~airflow_partitions.tools.state.cache.fingerprints`). Times are kept as microseconds
+since 1970-01-01 UTC, which sort as the times do.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from airflow_partitions.tools.state.sql import chunks
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_runs (db TEXT NOT NULL, id INTEGER NOT NULL, dag TEXT NOT NULL, "
-    "key TEXT NOT NULL, fired INTEGER, created TEXT NOT NULL, "
+    "key TEXT NOT NULL, fired INTEGER, created INTEGER NOT NULL, "
     "PRIMARY KEY (db, id)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS pending_runs_by_fired ON pending_runs (db, fired, created, id)",
     "CREATE INDEX IF NOT EXISTS pending_runs_by_dag ON pending_runs (db, dag, fired)",
@@ -49,15 +49,17 @@ SCHEMA = (
     "audit INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS pending_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS pending_gaps (db TEXT NOT NULL, id INTEGER NOT NULL, seen TEXT NOT NULL, "
+    "CREATE TABLE IF NOT EXISTS pending_gaps (db TEXT NOT NULL, id INTEGER NOT NULL, seen INTEGER NOT NULL, "
     "PRIMARY KEY (db, id)) WITHOUT ROWID",
 )
 
 #: How long an id skipped by a later row is read again (:meth:`Mirror._read_added`): Airflow's
 #: transactions that open pending runs last milliseconds.
 GAP_HOURS = 1
-#: The most skipped ids kept (the newest), so that a sweep of deleted rows keeps no long list.
+#: The most ids kept as skipped (the newest), so that a sweep of deleted rows keeps no long list.
 MAX_GAPS = 50_000
+#: Rows copied per batch (a start over streams the table: 2,100,000 rows at a million partitions).
+BATCH = 10_000
 
 
 class PendingRun(NamedTuple):
@@ -69,10 +71,14 @@ class PendingRun(NamedTuple):
     created_at: datetime
 
 
-def stamp(value: datetime) -> str:
-    """Return *value* as UTC ISO 8601 text with microseconds, which sorts as the times do."""
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+#: The mirror's times are microseconds since this instant (UTC), which sort as the times do.
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
+def stamp(value: datetime) -> int:
+    """Return *value* (aware; naive is UTC) as microseconds since :data:`EPOCH`."""
+    return ((value if value.tzinfo is not None else value.replace(tzinfo=UTC)) - EPOCH) // MICROSECOND
 
 
 class Mirror:
@@ -224,27 +230,30 @@ class Mirror:
 
         from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
 
-        added = session.execute(select(*_columns(apdr)).where(apdr.c.id > held).order_by(apdr.c.id)).all()
-        newest = self._put(added, changed)
-        read = {row[0] for row in added}
+        added = session.execute(
+            select(*_columns(apdr)).where(apdr.c.id > held).order_by(apdr.c.id),
+            execution_options={"yield_per": BATCH},
+        )
+        gaps: list[int] = []
+        expected = held + 1
+        for rows in added.partitions():
+            self._put(rows, changed)
+            for row in rows:  # in id order: the ids between two rows read are gaps
+                gaps.extend(range(max(expected, row[0] - MAX_GAPS), row[0]))
+                expected = row[0] + 1
+            del gaps[:-MAX_GAPS]
         now = stamp(datetime.now(UTC))
-        gaps = [(self.db, i, now) for i in range(held + 1, newest) if i not in read][-MAX_GAPS:]
-        self.connection.executemany("INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)", gaps)
+        self.connection.executemany(
+            "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)", [(self.db, i, now) for i in gaps]
+        )
         expired = stamp(datetime.now(UTC) - timedelta(hours=GAP_HOURS))
         self.connection.execute("DELETE FROM pending_gaps WHERE db = ? AND seen < ?", (self.db, expired))
 
-    def _put(self, rows: Iterable[Any], changed: set[str] | None = None) -> int:
-        """Insert *rows* (Airflow's columns); return the greatest id (0 for none)."""
-        newest = 0
-        batch = []
-        for row in rows:
-            plain = _plain(row)
-            batch.append((self.db, *plain))
-            newest = max(newest, plain[0])
-            if changed is not None:
-                changed.add(plain[1])
+    def _put(self, rows: Iterable[Any], changed: set[str]) -> None:
+        """Insert *rows* (Airflow's columns), noting their Dags in *changed*."""
+        batch = [(self.db, *_plain(row)) for row in rows]
+        changed.update(row[2] for row in batch)
         self.connection.executemany("INSERT OR REPLACE INTO pending_runs VALUES (?, ?, ?, ?, ?, ?)", batch)
-        return newest
 
     # -- what the reader asks -------------------------------------------------------------------
 
@@ -257,7 +266,7 @@ class Mirror:
                     "ORDER BY created, id",
                     (self.db,),
                 ).fetchall()
-            self._open = [PendingRun(i, dag, key, datetime.fromisoformat(made)) for i, dag, key, made in rows]
+            self._open = [PendingRun(i, dag, key, EPOCH + made * MICROSECOND) for i, dag, key, made in rows]
         if dag_ids is None:
             return list(self._open)
         wanted = set(dag_ids)
@@ -311,9 +320,14 @@ def _columns(apdr: Any) -> tuple[Any, ...]:
 
 
 def _plain(row: Any) -> tuple[Any, ...]:
-    """Return a row of :func:`_columns` as the mirror holds it (the time as :func:`stamp` text)."""
+    """
+    Return a row of :func:`_columns` as the mirror holds it: its time as :func:`stamp`.
+
+    A fired row keeps only its id, Dag and Dag run (``""`` and 0 for its key and time): nothing
+    else of it is read, and a million of them are most of the mirror.
+    """
     apdr_id, dag, key, fired, created = row
-    return (apdr_id, dag, key, fired, stamp(created))
+    return (apdr_id, dag, key, fired, stamp(created)) if fired is None else (apdr_id, dag, "", fired, 0)
 
 
 def _newest_run_id(session: Any, newest: int | None) -> str | None:

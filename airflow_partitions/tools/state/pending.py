@@ -17,19 +17,18 @@ from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
 from airflow_partitions.tools.state.sql import chunks
 
 
-def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, frozenset[str]]]:
+def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
     """
-    Return the keys Airflow logged for each pending run, by asset name.
+    Return each pending run's key-log stamp: the count and greatest id of its own key-log rows.
 
-    Per 5,000 runs (:data:`~airflow_partitions.tools.state.sql.CHUNK`), one grouped count of their
-    key-log rows (on Airflow's index of the pending run id); the keys themselves are read again
-    only for the runs whose rows changed
-    (:data:`~airflow_partitions.tools.state.cache.RECEIVED`, and the store of the database for the
-    next process: ``["received", id]`` with the stamp it was read under).
+    Airflow only adds a pending run's key-log rows (``clean`` and ``discard`` remove them all), so
+    an unchanged stamp means unchanged keys. Per 5,000 runs (:data:`~airflow_partitions.tools.
+    state.sql.CHUNK`), one grouped count on Airflow's index of the pending run id; a run without
+    rows is left out.
     """
     from sqlalchemy import func, select
 
-    from airflow_partitions.tools.state.tables import asset, partitioned_asset_key_log
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log
 
     column = partitioned_asset_key_log.c.asset_partition_dag_run_id
     stamps: dict[int, tuple[int, int]] = {}
@@ -42,6 +41,26 @@ def received_keys(session: Any, apdr_ids: list[int]) -> dict[int, dict[str, froz
                 ).group_by(column)
             )
         )
+    return stamps
+
+
+def received_keys(
+    session: Any, apdr_ids: list[int], stamps: dict[int, tuple[int, int]] | None = None
+) -> dict[int, dict[str, frozenset[str]]]:
+    """
+    Return the keys Airflow logged for each pending run, by asset name.
+
+    The keys are read again only for the runs whose :func:`log_stamps` (*stamps* if read
+    already) changed (:data:`~airflow_partitions.tools.state.cache.RECEIVED`, and the store of the
+    database for the next process: ``["received", id]`` with the stamp it was read under).
+    """
+    from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset, partitioned_asset_key_log
+
+    column = partitioned_asset_key_log.c.asset_partition_dag_run_id
+    stamps = log_stamps(session, apdr_ids) if stamps is None else stamps
+    stamps = {apdr_id: stamps[apdr_id] for apdr_id in apdr_ids if apdr_id in stamps}
     found: dict[int, dict[str, frozenset[str]]] = {}
     store = cache.store_for(session)
     for apdr_id, stamp in stamps.items():

@@ -249,16 +249,6 @@ class Reader:
         state = pending_state(never_counting(progress), fires_at, ends, deadline, self.now)
         return state, Partition(key, state, progress=progress, fires_at=fires_at)
 
-    def pending_state(self, key: str, received: Mapping[str, AbstractSet[str]]) -> str:
-        """Return a pending run's state from its keys alone (:data:`cache.PENDING_TIMES`): a tally's need."""
-        memo = (self.identity, key, frozenset((name, frozenset(keys)) for name, keys in received.items()))
-        found = cache.PENDING_TIMES.get(memo)
-        if found is None:
-            found = cache.PENDING_TIMES[memo] = self.answers.pending_times(key, received)
-            if len(cache.PENDING_TIMES) > cache.PENDING_SIZE:
-                cache.PENDING_TIMES.popitem(last=False)
-        return pending_state(*found, self.now)
-
     def ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith]:
         """
         Return what each group of fired pending runs of one partition ran with, together.

@@ -24,7 +24,8 @@ from airflow_partitions.tools.state.model import (
     is_selected,
     prefix_and_bucket,
 )
-from airflow_partitions.tools.state.pending import received_keys
+from airflow_partitions.tools.state.pending import log_stamps, received_keys
+from airflow_partitions.tools.state.progress import pending_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED, latest_of, unproven, with_runs
 from airflow_partitions.tools.state.sql import prefix_and_bucket_sql, selected_keys, state_name, time_part_sql
 
@@ -66,9 +67,11 @@ def tally_of(
     ran = with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending), prints)
     again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
     pending = [row for row in pending if (row[0], row[2]) not in ran]
-    received = received_keys(session, [apdr_id for _, apdr_id, *_ in pending])
+    states = pending_states(
+        readers, session, [(dag_id, apdr_id, key) for dag_id, apdr_id, key, *_ in pending]
+    )
     for dag_id, apdr_id, key, prefix_, bucket in pending:
-        state = overrides[dag_id][key] = readers[dag_id].pending_state(key, received.get(apdr_id, {}))
+        state = overrides[dag_id][key] = states[apdr_id]
         cells[dag_id, prefix_.rstrip(SEPARATOR), bucket][state] += 1
     counts: dict[str, Counter[str]] = {dag_id: Counter() for dag_id in dag_ids}
     strips: dict[str, dict[str, list[tuple[str, str, int]]]] = {
@@ -91,6 +94,43 @@ def tally_of(
         )
         for dag_id in dag_ids
     }
+
+
+def pending_states(
+    readers: dict[str, Any], session: Any, pending: list[tuple[str, int, str]]
+) -> dict[int, str]:
+    """
+    Return the state of each pending run ``(dag_id, id, key)`` of *pending*, by its id.
+
+    What each state turns on (:meth:`~airflow_partitions.tools.state.answers.Answers.
+    pending_times`) is kept per Dag as one answer, each run's with its key-log stamp
+    (:func:`~airflow_partitions.tools.state.pending.log_stamps`); only the runs whose stamp moved
+    have their keys read and their state worked out (a Dag at a million partitions has 20,000
+    pending runs: one answer read, not 20,000).
+    """
+    stamps = log_stamps(session, [apdr_id for _, apdr_id, _ in pending])
+    by_dag: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for dag_id, apdr_id, key in pending:
+        by_dag[dag_id].append((apdr_id, key))
+    states: dict[int, str] = {}
+    for dag_id, runs in by_dag.items():
+        reader = readers[dag_id]
+        # Under the key of the mappers' answers (``None``: members that may change, never kept).
+        version = reader.answers.key
+        memo = ("pending times", dag_id, version)
+        found = None if version is None else kept_value(memo, {dag_id: version}, session)
+        times: dict[int, list[Any]] = dict(found[1]) if found is not None else {}
+        stale = [(i, key) for i, key in runs if times.get(i, [None])[0] != list(stamps.get(i, (0, 0)))]
+        received = received_keys(session, [i for i, _ in stale], stamps)
+        for apdr_id, key in stale:
+            never, fires_at, ends, deadline = reader.answers.pending_times(key, received.get(apdr_id, {}))
+            times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never, fires_at, ends, deadline]
+        if version is not None and (stale or found is None):
+            keep(memo, version, {i: times[i] for i, _ in runs}, session)
+        for apdr_id, _ in runs:
+            _, never, fires_at, ends, deadline = times[apdr_id]
+            states[apdr_id] = pending_state(never, fires_at, ends, deadline, reader.now)
+    return states
 
 
 def run_cells(

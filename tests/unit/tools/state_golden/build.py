@@ -555,7 +555,6 @@ def from_store() -> dict[str, object]:
 
     for memo in (
         cache.PENDING,
-        cache.PENDING_TIMES,
         cache.RAN_WITH,
         cache.RECEIVED,
         cache.KEPT,
