@@ -213,7 +213,7 @@ def packed(value: Any) -> Any:
 def unpacked(data: Any) -> Any:
     """Return the value :func:`packed` gave *data* for."""
     if isinstance(data, list):
-        return [unpacked(v) for v in data]
+        return [unpacked(v) if isinstance(v, list | dict) else v for v in data]
     if not isinstance(data, dict):
         return data
     (tag, inner), *_ = data.items()
@@ -224,7 +224,10 @@ def unpacked(data: Any) -> Any:
     if tag == "d":
         return {k: unpacked(v) for k, v in inner.items()}
     if tag == "m":
-        return {unpacked(k): unpacked(v) for k, v in inner}
+        return {
+            unpacked(k) if isinstance(k, list | dict) else k: unpacked(v) if isinstance(v, list | dict) else v
+            for k, v in inner
+        }
     if tag == "s":
         return {unpacked(v) for v in inner}
     return tuple(unpacked(v) for v in inner)

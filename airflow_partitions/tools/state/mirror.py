@@ -197,7 +197,8 @@ class Mirror:
             )
         }
         now = {
-            row[0]: _plain(row) for row in session.execute(select(*_columns(apdr)).where(apdr.c.id.in_(ids)))
+            row[0]: _plain(row)
+            for row in session.execute(select(*_columns(apdr)).where(apdr.c.id.in_(ids))).all()
         }
         found_gaps = [i for i in now if i not in held]
         self.connection.executemany(
@@ -277,11 +278,12 @@ class Mirror:
         found: dict[int, int] = {}
         with self.lock:
             for chunk in chunks(sorted(set(dag_run_ids))):
-                for fired, apdr_id in self.connection.execute(
-                    "SELECT fired, id FROM pending_runs WHERE db = ? "
-                    f"AND fired IN ({','.join('?' * len(chunk))}) ORDER BY id",
+                marks = ",".join("?" * len(chunk))
+                rows = self.connection.execute(
+                    f"SELECT fired, id FROM pending_runs WHERE db = ? AND fired IN ({marks})",
                     (self.db, *chunk),
-                ):
+                ).fetchall()
+                for fired, apdr_id in sorted(rows, key=lambda row: row[1]):  # the newest last
                     found[fired] = apdr_id
         return found
 

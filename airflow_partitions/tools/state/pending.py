@@ -39,7 +39,7 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
                 own_logs(
                     select(column, func.count(), func.max(partitioned_asset_key_log.c.id)), chunk
                 ).group_by(column)
-            )
+            ).all()
         )
     return stamps
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection
+from datetime import datetime
 from typing import Any
 
 from airflow_partitions.tools.state.cache import fingerprints, keep, kept_value, mirror_for
@@ -124,11 +125,13 @@ def pending_states(
         received = received_keys(session, [i for i, _ in stale], stamps)
         for apdr_id, key in stale:
             never, fires_at, ends, deadline = reader.answers.pending_times(key, received.get(apdr_id, {}))
-            times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never, fires_at, ends, deadline]
+            at = [None if t is None else t.isoformat() for t in (fires_at, ends)]  # plain JSON: read fast
+            times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never, *at, deadline]
         if version is not None and (stale or found is None):
             keep(memo, version, {i: times[i] for i, _ in runs}, session)
         for apdr_id, _ in runs:
             _, never, fires_at, ends, deadline = times[apdr_id]
+            fires_at, ends = (None if t is None else datetime.fromisoformat(t) for t in (fires_at, ends))
             states[apdr_id] = pending_state(never, fires_at, ends, deadline, reader.now)
     return states
 
