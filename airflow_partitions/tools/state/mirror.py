@@ -209,9 +209,13 @@ class Mirror:
             if after == before:
                 continue
             changed.update(row[1] for row in (before, after) if row is not None)
-            if after is None:
+            if after is None:  # deleted; on SQLite a new row may take its id again: read it again
                 self.connection.execute(
                     "DELETE FROM pending_runs WHERE db = ? AND id = ?", (self.db, apdr_id)
+                )
+                self.connection.execute(
+                    "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)",
+                    (self.db, apdr_id, stamp(datetime.now(UTC))),
                 )
             else:
                 self.connection.execute(
@@ -223,9 +227,10 @@ class Mirror:
         Read the rows above the greatest id held, *held*; keep the ids skipped as gaps for an hour.
 
         Above the greatest id held, not the greatest read: SQLite gives a deleted newest row's id
-        to the next row. A gap is an id below a row read that no row had: on PostgreSQL a
-        transaction may commit its row after a later id's (each sync reads the gaps again, for
-        :data:`GAP_HOURS`), or roll back and leave the id unused.
+        to the next row (the ids of rows seen deleted are gaps too, :meth:`_compare`). A gap is an
+        id below a row read that no row had: on PostgreSQL a transaction may commit its row after
+        a later id's (each sync reads the gaps again, for :data:`GAP_HOURS`), or roll back and
+        leave the id unused.
         """
         from sqlalchemy import select
 
