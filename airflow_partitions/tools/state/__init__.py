@@ -11,7 +11,8 @@ partitioned Dag runs (``AssetPartitionDagRun`` rows without a Dag run, the keys 
 ``PartitionedAssetKeyLog``), its Dag runs by partition key, the audit-log rows of keys refused on
 arrival (``failed to map partition_key``), and the scheduler's queue of pending runs (the 500
 oldest are evaluated per scheduler loop). The mappers are the ones the scheduler runs: the Dag's
-serialized timetable. One query per table, whatever the number of partitions.
+serialized timetable. One query per table, whatever the number of partitions; the pending runs
+from a copy kept in step (:mod:`~airflow_partitions.tools.state.mirror`).
 
 By role:
 
@@ -24,6 +25,7 @@ By role:
   :mod:`~airflow_partitions.tools.state.sql` and the tables of :mod:`~airflow_partitions.tools.state.tables`;
 - :mod:`~airflow_partitions.tools.state.cache`: fingerprints of a Dag's rows and what is kept
   while they hold; the only module-level state of the tools (memos, the metrics' cursor);
+- :mod:`~airflow_partitions.tools.state.mirror`: a copy of the pending runs, kept in step by id;
 - :mod:`~airflow_partitions.tools.state.progress` (pure): what a pending run's keys give it;
 - :mod:`~airflow_partitions.tools.state.reader` (one Dag's read),
   :mod:`~airflow_partitions.tools.state.page` (its page in full) and
