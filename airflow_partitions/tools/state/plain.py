@@ -66,10 +66,11 @@ def _rebuilder(kind: Any) -> Callable[[Any], Any]:
     if origin in (types.UnionType, typing.Union):
         inner = _rebuilder(next(a for a in args if a is not type(None)))
         return lambda value: None if value is None else inner(value)
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        cls: Callable[..., Any] = kind
         hints = typing.get_type_hints(kind)
         fields = {f.name: _rebuilder(hints[f.name]) for f in dataclasses.fields(kind)}
-        return lambda data: kind(
+        return lambda data: cls(
             **{name: fields[name](value) for name, value in data.items() if name in fields}
         )
     if kind is datetime:
