@@ -23,16 +23,12 @@ from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.cache import digest
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
-from airflow_partitions.tools.state.progress import never_counting, pending_times, progress_of, ran_with
+from airflow_partitions.tools.state.progress import pending_times, progress_of, ran_with
 from airflow_partitions.tools.state.serialized import consumer_timetable, dag_version, timetable_grain
 
 #: What a pending run's keys give it (:meth:`Answers.pending`): its progress per asset, and
 #: :func:`~airflow_partitions.tools.state.progress.pending_times`.
 PendingAnswer = tuple[tuple[AssetProgress, ...], datetime | None, datetime | None, bool]
-
-#: What a pending run's state turns on (:meth:`Answers.pending_times`): whether it holds a key
-#: that never counts, and :func:`~airflow_partitions.tools.state.progress.pending_times`.
-PendingTimes = tuple[bool, datetime | None, datetime | None, bool]
 
 
 def received_digest(received: Mapping[str, AbstractSet[str]]) -> str:
@@ -168,20 +164,6 @@ class Answers:
             return (progress, *pending_times(key, progress, self.rollups))
 
         return self._answer(["pending", key, received_digest(received)], work_out, PendingAnswer)
-
-    def pending_times(self, key: str, received: Mapping[str, AbstractSet[str]]) -> PendingTimes:
-        """
-        Return what a pending run of *key*'s state turns on, from its *received* keys (:data:`PendingTimes`).
-
-        A small answer of its own: counting thousands of pending runs by state (the tally) needs
-        no progress rebuilt (:meth:`pending`, worked out and stored with it on a miss).
-        """
-
-        def work_out() -> PendingTimes:
-            progress, *times = self.pending(key, received)
-            return (never_counting(progress), *times)  # type: ignore[return-value]
-
-        return self._answer(["pending times", key, received_digest(received)], work_out, PendingTimes)
 
     def ran_with(self, key: str, together: Mapping[str, AbstractSet[str]]) -> RanWith:
         """Return what runs of *key* that received *together* (by asset name) ran with."""

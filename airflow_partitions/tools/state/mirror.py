@@ -108,7 +108,7 @@ class Mirror:
         runs, newest = session.execute(
             select(func.count(), func.max(dag_run.c.id)).select_from(dag_run)
         ).one()
-        newest_run_id = session.scalar(select(dag_run.c.run_id).where(dag_run.c.id == newest))
+        newest_run_id = _newest_run_id(session, newest)
         audit = session.scalar(
             select(func.max(log.c.id)).where(log.c.event.in_([CLEANED_EVENT, DISCARDED_EVENT]))
         )

@@ -28,7 +28,7 @@ from airflow_partitions.tools.state.model import (
     late_since,
 )
 from airflow_partitions.tools.state.page import partitions
-from airflow_partitions.tools.state.pending import apdr_keys, queue, queue_summary, received_keys
+from airflow_partitions.tools.state.pending import Queue, apdr_keys, queue, queue_summary, received_keys
 from airflow_partitions.tools.state.progress import never_counting, pending_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
 from airflow_partitions.tools.state.sql import as_utc, chunks, in_range_sql, state_name, time_part_sql
@@ -64,7 +64,7 @@ class Reader:
         self.fingerprint: Any = object()
 
     @cached_property
-    def queue(self) -> list[tuple[int, str, str]]:
+    def queue(self) -> Queue:
         """The deployment's pending runs in the scheduler's order (:func:`~.pending.queue`), read once."""
         return queue(self.session)
 

@@ -26,7 +26,7 @@ from airflow_partitions.tools.state.model import (
     prefix_and_bucket,
 )
 from airflow_partitions.tools.state.pending import log_stamps, received_keys
-from airflow_partitions.tools.state.progress import pending_state
+from airflow_partitions.tools.state.progress import never_counting, pending_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED, latest_of, unproven, with_runs
 from airflow_partitions.tools.state.sql import prefix_and_bucket_sql, selected_keys, state_name, time_part_sql
 
@@ -103,8 +103,8 @@ def pending_states(
     """
     Return the state of each pending run ``(dag_id, id, key)`` of *pending*, by its id.
 
-    What each state turns on (:meth:`~airflow_partitions.tools.state.answers.Answers.
-    pending_times`) is kept per Dag as one answer, each run's with its key-log stamp
+    What each state turns on (whether a key never counts, and :func:`~airflow_partitions.tools.
+    state.progress.pending_times`) is kept per Dag as one answer, each run's with its key-log stamp
     (:func:`~airflow_partitions.tools.state.pending.log_stamps`); only the runs whose stamp moved
     have their keys read and their state worked out (a Dag at a million partitions has 20,000
     pending runs: one answer read, not 20,000).
@@ -124,9 +124,9 @@ def pending_states(
         stale = [(i, key) for i, key in runs if times.get(i, [None])[0] != list(stamps.get(i, (0, 0)))]
         received = received_keys(session, [i for i, _ in stale], stamps)
         for apdr_id, key in stale:
-            never, fires_at, ends, deadline = reader.answers.pending_times(key, received.get(apdr_id, {}))
+            progress, fires_at, ends, deadline = reader.answers.pending(key, received.get(apdr_id, {}))
             at = [None if t is None else t.isoformat() for t in (fires_at, ends)]  # plain JSON: read fast
-            times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never, *at, deadline]
+            times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never_counting(progress), *at, deadline]
         if version is not None and (stale or found is None):
             keep(memo, version, {i: times[i] for i, _ in runs}, session)
         for apdr_id, _ in runs:

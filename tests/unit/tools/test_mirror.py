@@ -260,18 +260,6 @@ OPERATIONS = st.lists(
     ],
     sync_every=2,
 )
-# Found too: an id seen deleted below the greatest held (the table emptied), then given again.
-@example(
-    operations=[
-        ("open", 0),
-        ("open", 0),
-        ("fire", 0),
-        ("delete run", 0),
-        ("clear stale", 0),
-        ("open many", 1),
-    ],
-    sync_every=2,
-)
 def test_the_mirror_holds_what_the_database_holds_after_any_changes(
     tmp_path_factory: pytest.TempPathFactory, operations: list[tuple[str, int]], sync_every: int
 ) -> None:
