@@ -11,6 +11,7 @@ Those keys are kept while the Dag's rows hold (its fingerprint), as the reader's
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from datetime import datetime
 from typing import Any
@@ -44,19 +45,27 @@ def late_keys(
     for dag_id, candidates in _candidates(list(expecting), session, prints, start, end, only).items():
         reader = expecting[dag_id]
 
-        # When each candidate is late, from the mappers: kept with the candidates (one answer),
-        # under the key of the mappers' answers (``None``: members that may change, never kept).
-        def work_out(reader: Any = reader, candidates: dict[str, str | None] = candidates) -> dict[str, Any]:
-            return {key: reader.late_at(key) for key in candidates}
+        # When each candidate is late, from the mappers: kept with the candidates (one answer: a
+        # JSON text of key to ISO time, read back in C), under the key of the mappers' answers
+        # (``None``: members that may change, never kept).
+        def work_out(reader: Any = reader, candidates: dict[str, str | None] = candidates) -> str:
+            return json.dumps({key: _iso(reader.late_at(key)) for key in candidates})
 
         version = reader.answers.key
         memo = ("late at", dag_id, version, start, end, only)
-        times = work_out() if version is None else kept(memo, prints.get(dag_id), work_out, session)
+        text = work_out() if version is None else kept(memo, prints.get(dag_id), work_out, session)
+        times = json.loads(text)
         for key, state in candidates.items():
-            since = late_since(state or "pending", times[key], reader.now)
+            at = None if times[key] is None else datetime.fromisoformat(times[key])
+            since = late_since(state or "pending", at, reader.now)
             if since is not None:
                 found[dag_id][key] = (since, state)
     return dict(found)
+
+
+def _iso(at: datetime | None) -> str | None:
+    """Return *at* as ISO 8601 text (``None`` stays)."""
+    return None if at is None else at.isoformat()
 
 
 def _candidates(

@@ -9,6 +9,7 @@ the runs that ran incomplete, and the range of keys; answers kept while the Dag'
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from datetime import datetime
@@ -120,7 +121,9 @@ def pending_states(
         version = reader.answers.key
         memo = ("pending times", dag_id, version)
         found = None if version is None else kept_value(memo, {dag_id: version}, session)
-        times: dict[int, list[Any]] = dict(found[1]) if found is not None else {}
+        # Kept as one JSON text of ``[id, stamp, never, fires at, ends, deadline]`` rows: read back
+        # in C (the tagged form took 0.4 s at 20,000 pending runs, one call per value).
+        times: dict[int, list[Any]] = {row[0]: row[1:] for row in json.loads(found[1])} if found else {}
         stale = [(i, key) for i, key in runs if times.get(i, [None])[0] != list(stamps.get(i, (0, 0)))]
         received = received_keys(session, [i for i, _ in stale], stamps)
         for apdr_id, key in stale:
@@ -128,7 +131,7 @@ def pending_states(
             at = [None if t is None else t.isoformat() for t in (fires_at, ends)]  # plain JSON: read fast
             times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never_counting(progress), *at, deadline]
         if version is not None and (stale or found is None):
-            keep(memo, version, {i: times[i] for i, _ in runs}, session)
+            keep(memo, version, json.dumps([[i, *times[i]] for i, _ in runs]), session)
         for apdr_id, _ in runs:
             _, never, fires_at, ends, deadline = times[apdr_id]
             fires_at, ends = (None if t is None else datetime.fromisoformat(t) for t in (fires_at, ends))
