@@ -46,7 +46,7 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS pending_runs_by_dag ON pending_runs (db, dag, fired)",
     "CREATE TABLE IF NOT EXISTS pending_marks (db TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "runs INTEGER NOT NULL, newest_run INTEGER, newest_run_id TEXT, "
-    "audit INTEGER NOT NULL)",
+    "audit INTEGER NOT NULL, witness INTEGER, witness_created INTEGER)",
     "CREATE TABLE IF NOT EXISTS pending_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS pending_gaps (db TEXT NOT NULL, id INTEGER NOT NULL, seen INTEGER NOT NULL, "
@@ -90,6 +90,9 @@ class Mirror:
         self.db = db
         self.lock = lock
         with lock:
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(pending_marks)")}
+            if columns and "witness" not in columns:  # an older file's marks: start over
+                connection.execute("DROP TABLE pending_marks")
             for statement in SCHEMA:
                 connection.execute(statement)
         #: The session the last :meth:`sync` read through: a read syncs once, whatever it asks.
@@ -125,10 +128,21 @@ class Mirror:
                     self._start_over(session)
                 else:
                     self._read_changes(session)
+                witness = self.connection.execute(
+                    "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
+                ).fetchone()[0]
                 self.connection.execute(
-                    "UPDATE pending_marks SET runs = ?, newest_run = ?, newest_run_id = ?, audit = ? "
-                    "WHERE db = ?",
-                    (runs, newest, newest_run_id, audit or 0, self.db),
+                    "UPDATE pending_marks SET runs = ?, newest_run = ?, newest_run_id = ?, audit = ?, "
+                    "witness = ?, witness_created = ? WHERE db = ?",
+                    (
+                        runs,
+                        newest,
+                        newest_run_id,
+                        audit or 0,
+                        witness,
+                        None if witness is None else self._witness(session, witness),
+                        self.db,
+                    ),
                 )
                 self.connection.execute("COMMIT")
             except BaseException:
@@ -157,23 +171,40 @@ class Mirror:
         self.connection.execute("DELETE FROM pending_gaps WHERE db = ?", (self.db,))
         self._read_added(session, 0, set())
         self.connection.execute(
-            "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, 0, NULL, NULL, 0)",
+            "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, 0, NULL, NULL, 0, NULL, NULL)",
             (self.db, uuid.uuid4().hex),
         )
 
     def _read_changes(self, session: Any) -> None:
-        """Read every open row and gap again and the rows added since; bump the Dags they change."""
+        """
+        Read the open rows and gaps again and the rows added since; bump the Dags they change.
+
+        An open row can only fire or be deleted (its Dag, key and time are written once), so only
+        its id and Dag run are read again, unless an id may have been given to a new row: SQLite
+        gives a new row the greatest id plus one, so an id held was given again only if, at that
+        moment, every row above it was gone, the greatest held too (the witness,
+        :meth:`_witness`). While the witness is there, created at the same microsecond, no id was;
+        else every open row is read again in full.
+        """
         changed: set[str] = set()
-        again = [
+        marks = self.connection.execute(
+            "SELECT witness, witness_created FROM pending_marks WHERE db = ?", (self.db,)
+        ).fetchone()
+        whole = marks[0] is not None and self._witness(session, marks[0]) != marks[1]
+        opened = [
             row[0]
             for row in self.connection.execute(
-                "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL "
-                "UNION SELECT id FROM pending_gaps WHERE db = ?",
-                (self.db, self.db),
+                "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL", (self.db,)
             )
         ]
-        for chunk in chunks(again):
+        gaps = [
+            row[0] for row in self.connection.execute("SELECT id FROM pending_gaps WHERE db = ?", (self.db,))
+        ]
+        for chunk in chunks(sorted({*opened, *gaps}) if whole else gaps):
             self._compare(session, chunk, changed)
+        if not whole:
+            for chunk in chunks(opened):
+                self._fired_or_gone(session, chunk, changed)
         held = self.connection.execute("SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)).fetchone()
         self._read_added(session, held[0] or 0, changed)
         self.connection.executemany(
@@ -181,6 +212,50 @@ class Mirror:
             "ON CONFLICT (db, dag) DO UPDATE SET version = version + 1",
             [(self.db, dag) for dag in changed],
         )
+
+    def _fired_or_gone(self, session: Any, ids: list[int], changed: set[str]) -> None:
+        """Read the open rows *ids* again, their Dag run alone: keep the fired and deleted ones."""
+        from sqlalchemy import select
+
+        from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
+
+        now = dict(
+            session.execute(select(apdr.c.id, apdr.c.created_dag_run_id).where(apdr.c.id.in_(ids))).all()
+        )
+        moved = [i for i in ids if now.get(i, 0) is not None]  # ``None``: still open
+        if not moved:
+            return
+        marks = ",".join("?" * len(moved))
+        dags = dict(
+            self.connection.execute(
+                f"SELECT id, dag FROM pending_runs WHERE db = ? AND id IN ({marks})", (self.db, *moved)
+            ).fetchall()
+        )
+        changed.update(dags.values())
+        seen = stamp(datetime.now(UTC))
+        for apdr_id in moved:
+            if apdr_id in now:
+                self.connection.execute(
+                    "UPDATE pending_runs SET key = '', fired = ?, created = 0 WHERE db = ? AND id = ?",
+                    (now[apdr_id], self.db, apdr_id),
+                )
+            else:  # deleted (see :meth:`_compare`)
+                self.connection.execute(
+                    "DELETE FROM pending_runs WHERE db = ? AND id = ?", (self.db, apdr_id)
+                )
+                self.connection.execute(
+                    "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)", (self.db, apdr_id, seen)
+                )
+
+    @staticmethod
+    def _witness(session: Any, apdr_id: int) -> int | None:
+        """Return when the row *apdr_id* was created (:func:`stamp`), ``None`` if there is none."""
+        from sqlalchemy import select
+
+        from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
+
+        created = session.scalar(select(apdr.c.created_at).where(apdr.c.id == apdr_id))
+        return None if created is None else stamp(created)
 
     def _compare(self, session: Any, ids: list[int], changed: set[str]) -> None:
         """Read the rows *ids* (open rows, gaps) again: keep what changed, note their Dags in *changed*."""
