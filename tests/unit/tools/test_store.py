@@ -211,6 +211,18 @@ def test_the_newest_run_deleted_and_its_id_given_again_moves_the_fingerprint(ses
     assert _print(session) != before
 
 
+def test_an_older_run_deleted_moves_the_fingerprint(session: Session) -> None:
+    """A run deleted (its fired pending run with it) moves the runs' part: the mirror does not see it."""
+    from sqlalchemy import delete
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    oldest, *_ = _runs(session, "success", "success", "success")
+    before = _print(session)
+    session.execute(delete(dag_run).where(dag_run.c.id == oldest))
+    assert _print(session) != before
+
+
 def test_a_running_runs_update_by_the_scheduler_keeps_the_fingerprint(session: Session) -> None:
     """The scheduler writes a running run's ``updated_at`` every loop; nothing the reader reads moved."""
     from sqlalchemy import update
