@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
-from airflow_partitions.tools.state.cache import mirror_for
+from airflow_partitions.tools.state.cache import digest, kept, mirror_for
 from airflow_partitions.tools.state.model import Partition, RanWith, Run
 from airflow_partitions.tools.state.pending import queue_places, received_keys
 from airflow_partitions.tools.state.progress import again_state, ran_state
@@ -79,19 +79,35 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
         run.partition_key: run for run in mirror.open_runs([reader.dag_id]) if run.partition_key in wanted
     }
     complete: set[int] = set()
-    for chunk in chunks(keys):
-        found = reader.session.execute(
-            select(
-                dag_run.c.id,
-                dag_run.c.run_id,
-                dag_run.c.partition_key,
-                dag_run.c.state,
-                func.coalesce(dag_run.c.created_at, dag_run.c.run_after),
-                dag_run.c.partition_date,
-                dag_run.c.run_type,
+    columns = (
+        dag_run.c.id,
+        dag_run.c.run_id,
+        dag_run.c.partition_key,
+        dag_run.c.state,
+        func.coalesce(dag_run.c.created_at, dag_run.c.run_after),
+        dag_run.c.partition_date,
+        dag_run.c.run_type,
+    )
+    # Airflow indexes no Dag run by its key: finding the runs of a page's keys reads every run of
+    # the Dag (0.46 s at a million), so their ids are kept while the Dag's fingerprint holds (a
+    # run added or deleted moves it), and the runs read again by id.
+    ids = kept(
+        ("page runs", reader.dag_id, digest(keys)),
+        reader.fingerprint,
+        lambda: [
+            run_id
+            for chunk in chunks(keys)
+            for run_id in reader.session.scalars(
+                select(dag_run.c.id).where(
+                    dag_run.c.dag_id == reader.dag_id, dag_run.c.partition_key.in_(chunk)
+                )
             )
-            .where(dag_run.c.dag_id == reader.dag_id, dag_run.c.partition_key.in_(chunk))
-            .order_by(dag_run.c.id)
+        ],
+        reader.session,
+    )
+    for chunk in chunks(sorted(ids)):
+        found = reader.session.execute(
+            select(*columns).where(dag_run.c.id.in_(chunk)).order_by(dag_run.c.id)
         ).all()
         # The pending runs they came from, by Dag run id (from the mirror: Airflow indexes none of
         # the table's columns but the id).
@@ -99,8 +115,8 @@ def _rows(reader: Any, keys: list[str]) -> tuple[RunRows, dict[str, Any], set[in
         for dag_run_id, run_id, key, state, created, anchor, run_type in found:
             apdr_id = came_from.get(dag_run_id)
             # An asset-triggered run without its pending run: clean removed its bookkeeping.
-            kept = apdr_id is not None or state_name(run_type) != ASSET_TRIGGERED
-            runs[key].append((run_id, state_name(state), apdr_id, kept))
+            bookkept = apdr_id is not None or state_name(run_type) != ASSET_TRIGGERED
+            runs[key].append((run_id, state_name(state), apdr_id, bookkept))
             if apdr_id is not None and reader.fired_complete(created, anchor):
                 complete.add(apdr_id)
     return runs, pending, complete
