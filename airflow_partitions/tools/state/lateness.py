@@ -18,6 +18,7 @@ from typing import Any
 
 from airflow_partitions.tools.state.cache import keep, kept, kept_value, mirror_for
 from airflow_partitions.tools.state.model import is_selected, late_since
+from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.runs import latest_of, with_runs
 from airflow_partitions.tools.state.sql import selected_keys, state_name
 
@@ -49,23 +50,17 @@ def late_keys(
         # JSON text of key to ISO time, read back in C), under the key of the mappers' answers
         # (``None``: members that may change, never kept).
         def work_out(reader: Any = reader, candidates: dict[str, str | None] = candidates) -> str:
-            return json.dumps({key: _iso(reader.late_at(key)) for key in candidates})
+            return json.dumps({key: jsonable(reader.late_at(key)) for key in candidates})
 
         version = reader.answers.key
         memo = ("late at", dag_id, version, start, end, only)
         text = work_out() if version is None else kept(memo, prints.get(dag_id), work_out, session)
         times = json.loads(text)
         for key, state in candidates.items():
-            at = None if times[key] is None else datetime.fromisoformat(times[key])
-            since = late_since(state or "pending", at, reader.now)
+            since = late_since(state or "pending", rebuilt_as(datetime, times[key]), reader.now)
             if since is not None:
                 found[dag_id][key] = (since, state)
     return dict(found)
-
-
-def _iso(at: datetime | None) -> str | None:
-    """Return *at* as ISO 8601 text (``None`` stays)."""
-    return None if at is None else at.isoformat()
 
 
 def _candidates(

@@ -121,12 +121,14 @@ class Mirror:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
                 marks = self.connection.execute(
-                    "SELECT newest_run, newest_run_id, audit FROM pending_marks WHERE db = ?", (self.db,)
+                    "SELECT newest_run, newest_run_id, audit, witness, witness_created FROM pending_marks "
+                    "WHERE db = ?",
+                    (self.db,),
                 ).fetchone()
                 if marks is None or marks[1] != _newest_run_id(session, marks[0]) or marks[2] != (audit or 0):
                     self._start_over(session)
                 else:
-                    self._read_changes(session)
+                    self._read_changes(session, marks[3], marks[4])
                 witness = self.connection.execute(
                     "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
                 ).fetchone()[0]
@@ -162,7 +164,7 @@ class Mirror:
             (self.db, uuid.uuid4().hex),
         )
 
-    def _read_changes(self, session: Any) -> None:
+    def _read_changes(self, session: Any, witness: int | None, witness_created: int | None) -> None:
         """
         Read the open rows and gaps again and the rows added since; bump the Dags they change.
 
@@ -170,14 +172,11 @@ class Mirror:
         its id and Dag run are read again, unless an id may have been given to a new row: SQLite
         gives a new row the greatest id plus one, so an id held was given again only if, at that
         moment, every row above it was gone, the greatest held too (the witness,
-        :meth:`_witness`). While the witness is there, created at the same microsecond, no id was;
-        else every open row is read again in full.
+        :meth:`_witness`, *witness* created at *witness_created*). While the witness is there,
+        created at the same microsecond, no id was; else every open row is read again in full.
         """
         changed: set[str] = set()
-        marks = self.connection.execute(
-            "SELECT witness, witness_created FROM pending_marks WHERE db = ?", (self.db,)
-        ).fetchone()
-        whole = marks[0] is not None and self._witness(session, marks[0]) != marks[1]
+        whole = witness is not None and self._witness(session, witness) != witness_created
         opened = [
             row[0]
             for row in self.connection.execute(
@@ -219,20 +218,11 @@ class Mirror:
             ).fetchall()
         )
         changed.update(dags.values())
-        seen = stamp(datetime.now(UTC))
         for apdr_id in moved:
-            if apdr_id in now:
-                self.connection.execute(
-                    "UPDATE pending_runs SET key = '', fired = ?, created = 0 WHERE db = ? AND id = ?",
-                    (now[apdr_id], self.db, apdr_id),
-                )
-            else:  # deleted (see :meth:`_compare`)
-                self.connection.execute(
-                    "DELETE FROM pending_runs WHERE db = ? AND id = ?", (self.db, apdr_id)
-                )
-                self.connection.execute(
-                    "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)", (self.db, apdr_id, seen)
-                )
+            if apdr_id in now:  # fired: held as :func:`_plain` holds a fired row (no key, no time)
+                self._put([(apdr_id, dags[apdr_id], None, now[apdr_id], None)], changed)
+            else:
+                self._gone(apdr_id)
 
     @staticmethod
     def _witness(session: Any, apdr_id: int) -> int | None:
@@ -259,8 +249,7 @@ class Mirror:
             )
         }
         now = {
-            row[0]: _plain(row)
-            for row in session.execute(select(*_columns(apdr)).where(apdr.c.id.in_(ids))).all()
+            row[0]: row for row in session.execute(select(*_columns(apdr)).where(apdr.c.id.in_(ids))).all()
         }
         found_gaps = [i for i in now if i not in held]
         self.connection.executemany(
@@ -268,21 +257,22 @@ class Mirror:
         )
         for apdr_id in {*held, *now}:
             before, after = held.get(apdr_id), now.get(apdr_id)
-            if after == before:
+            if after is not None and _plain(after) == before:
                 continue
-            changed.update(row[1] for row in (before, after) if row is not None)
-            if after is None:  # deleted; on SQLite a new row may take its id again: read it again
-                self.connection.execute(
-                    "DELETE FROM pending_runs WHERE db = ? AND id = ?", (self.db, apdr_id)
-                )
-                self.connection.execute(
-                    "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)",
-                    (self.db, apdr_id, stamp(datetime.now(UTC))),
-                )
+            if before is not None:
+                changed.add(before[1])
+            if after is None:
+                self._gone(apdr_id)
             else:
-                self.connection.execute(
-                    "INSERT OR REPLACE INTO pending_runs VALUES (?, ?, ?, ?, ?, ?)", (self.db, *after)
-                )
+                self._put([after], changed)
+
+    def _gone(self, apdr_id: int) -> None:
+        """Drop the row *apdr_id*, deleted; on SQLite a new row may take its id again: a gap, read again."""
+        self.connection.execute("DELETE FROM pending_runs WHERE db = ? AND id = ?", (self.db, apdr_id))
+        self.connection.execute(
+            "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)",
+            (self.db, apdr_id, stamp(datetime.now(UTC))),
+        )
 
     def _read_added(self, session: Any, held: int, changed: set[str]) -> None:
         """

@@ -27,6 +27,7 @@ from airflow_partitions.tools.state.model import (
     prefix_and_bucket,
 )
 from airflow_partitions.tools.state.pending import log_stamps, received_keys
+from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.progress import never_counting, pending_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED, latest_of, unproven, with_runs
 from airflow_partitions.tools.state.sql import prefix_and_bucket_sql, selected_keys, state_name, time_part_sql
@@ -128,13 +129,13 @@ def pending_states(
         received = received_keys(session, [i for i, _ in stale], stamps)
         for apdr_id, key in stale:
             progress, fires_at, ends, deadline = reader.answers.pending(key, received.get(apdr_id, {}))
-            at = [None if t is None else t.isoformat() for t in (fires_at, ends)]  # plain JSON: read fast
+            at = [jsonable(fires_at), jsonable(ends)]  # ISO 8601 text
             times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never_counting(progress), *at, deadline]
         if version is not None and (stale or found is None):
             keep(memo, version, json.dumps([[i, *times[i]] for i, _ in runs]), session)
         for apdr_id, _ in runs:
             _, never, fires_at, ends, deadline = times[apdr_id]
-            fires_at, ends = (None if t is None else datetime.fromisoformat(t) for t in (fires_at, ends))
+            fires_at, ends = rebuilt_as(datetime, fires_at), rebuilt_as(datetime, ends)
             states[apdr_id] = pending_state(never, fires_at, ends, deadline, reader.now)
     return states
 
