@@ -340,6 +340,11 @@ class Store:
         #: The key of the answers read from a Dag's rows (:func:`keep`): their memo names the Dag and
         #: they hold the Dag's fingerprint, checked when read.
         self.rows = digest([database, "rows"])
+        #: The key of the keys logged for pending runs (:func:`~airflow_partitions.tools.state.
+        #: pending.received_keys`): one answer per pending run ever read, fetched by run
+        #: (:meth:`fetch_each`), never loaded whole (at a million partitions, 27,000 answers and
+        #: more, while a read needs those of the few runs whose key-log rows moved).
+        self.received = digest([database, "received"])
         #: How many answers this process found stored (``"found"``) and worked out (``"worked out"``).
         self.asked: Counter[str] = Counter()
 
@@ -400,6 +405,38 @@ class Store:
             if text is None:
                 text = self._loaded(dag).get(asked)
         return None if text is None else json.loads(text)
+
+    def fetch_each(self, dag: str, questions: list[Any]) -> dict[str, Any]:
+        """
+        Return the plain JSON stored for each of *questions* of the Dag keyed *dag*, by its JSON text.
+
+        Read by question (per :data:`~airflow_partitions.tools.state.sql.CHUNK`), not the Dag's
+        every answer (:meth:`fetch`); a question with no answer is left out.
+        """
+        from airflow_partitions.tools.state.sql import chunks
+
+        asked = [json.dumps(question) for question in questions]
+        found: dict[str, str] = {}
+        with self.lock:
+            known = self.loaded.get(dag, {})
+            for text in asked:
+                answer = self.unwritten.get((dag, text), known.get(text))
+                if answer is not None:
+                    found[text] = answer
+            for chunk in chunks([text for text in asked if text not in found]):
+                if self.connection is None:
+                    break
+                marks = ",".join("?" * len(chunk))
+                try:
+                    found.update(
+                        self.connection.execute(
+                            f"SELECT question, answer FROM answers WHERE dag = ? AND question IN ({marks})",
+                            (dag, *chunk),
+                        ).fetchall()
+                    )
+                except sqlite3.Error:
+                    self.connection = None
+        return {text: json.loads(answer) for text, answer in found.items()}
 
     def _loaded(self, dag: str) -> dict[str, str]:
         """Return every answer stored for the Dag keyed *dag*, read in one query on first use (lock held)."""

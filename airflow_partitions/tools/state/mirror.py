@@ -35,9 +35,11 @@ import threading
 import uuid
 import weakref
 from collections.abc import Collection, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, NamedTuple
 
+from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, skipped, stamp
+from airflow_partitions.tools.state.key_stamps import KeyStamps, created
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
 from airflow_partitions.tools.state.sql import chunks
 
@@ -49,18 +51,12 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS pending_runs_by_dag ON pending_runs (db, dag, fired)",
     "CREATE TABLE IF NOT EXISTS pending_marks (db TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "newest_run INTEGER, newest_run_id TEXT, "
-    "audit INTEGER NOT NULL, witness INTEGER, witness_created INTEGER)",
+    "audit INTEGER NOT NULL, witness INTEGER, witness_created INTEGER, "
+    "log_mark INTEGER, log_mark_created INTEGER)",
     "CREATE TABLE IF NOT EXISTS pending_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS pending_gaps (db TEXT NOT NULL, id INTEGER NOT NULL, seen INTEGER NOT NULL, "
-    "PRIMARY KEY (db, id)) WITHOUT ROWID",
 )
 
-#: How long an id skipped by a later row is read again (:meth:`Mirror._read_added`): Airflow's
-#: transactions that open pending runs last milliseconds.
-GAP_HOURS = 1
-#: The most ids kept as skipped (the newest), so that a sweep of deleted rows keeps no long list.
-MAX_GAPS = 50_000
 #: Rows copied per batch (a start over streams the table: 2,100,000 rows at a million partitions).
 BATCH = 10_000
 
@@ -74,16 +70,6 @@ class PendingRun(NamedTuple):
     created_at: datetime
 
 
-#: The mirror's times are microseconds since this instant (UTC), which sort as the times do.
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-MICROSECOND = timedelta(microseconds=1)
-
-
-def stamp(value: datetime) -> int:
-    """Return *value* (aware; naive is UTC) as microseconds since :data:`EPOCH`."""
-    return ((value if value.tzinfo is not None else value.replace(tzinfo=UTC)) - EPOCH) // MICROSECOND
-
-
 class Mirror:
     """The pending runs of one metadata database, in step with it after :meth:`sync` (see the module)."""
 
@@ -94,14 +80,21 @@ class Mirror:
         self.lock = lock
         with lock:
             columns = {row[1] for row in connection.execute("PRAGMA table_info(pending_marks)")}
-            if columns and ("witness" not in columns or "runs" in columns):  # an older file's: start over
+            if columns and ("log_mark" not in columns or "runs" in columns):  # an older file's: start over
                 connection.execute("DROP TABLE pending_marks")
             for statement in SCHEMA:
                 connection.execute(statement)
+            self.gaps = Gaps(connection, "pending_gaps", db)
+            #: The open runs' key-log stamps, synced with the runs.
+            self.key_stamps = KeyStamps(connection, db)
         #: The session the last :meth:`sync` read through: a read syncs once, whatever it asks.
         self._synced: Any = None
         #: The open pending runs as of the last :meth:`sync`, oldest first (read on first use).
         self._open: list[PendingRun] | None = None
+        #: The ids of the rows this sync put as open (new, or an id given again), and of the open
+        #: rows it saw fire or go: their key-log stamps are read again, or dropped.
+        self._opened: set[int] = set()
+        self._left: set[int] = set()
 
     def sync(self, session: Any) -> None:
         """Bring the mirror in step with the database *session* reads (once per session)."""
@@ -109,6 +102,7 @@ class Mirror:
             return
         from sqlalchemy import func, select
 
+        from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
         from airflow_partitions.tools.state.tables import dag_run, log
 
         newest = session.scalar(select(func.max(dag_run.c.id)))
@@ -121,26 +115,34 @@ class Mirror:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
                 marks = self.connection.execute(
-                    "SELECT newest_run, newest_run_id, audit, witness, witness_created FROM pending_marks "
-                    "WHERE db = ?",
+                    "SELECT newest_run, newest_run_id, audit, witness, witness_created, log_mark, "
+                    "log_mark_created FROM pending_marks WHERE db = ?",
                     (self.db,),
                 ).fetchone()
+                self._opened, self._left = set(), set()
                 if marks is None or marks[1] != _newest_run_id(session, marks[0]) or marks[2] != (audit or 0):
                     self._start_over(session)
+                    log_mark = self.key_stamps.sync(
+                        session, (None, None), (self._opened, self._left), self._open_ids
+                    )
                 else:
                     self._read_changes(session, marks[3], marks[4])
+                    log_mark = self.key_stamps.sync(
+                        session, marks[5:7], (self._opened, self._left), self._open_ids
+                    )
                 witness = self.connection.execute(
                     "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
                 ).fetchone()[0]
                 self.connection.execute(
                     "UPDATE pending_marks SET newest_run = ?, newest_run_id = ?, audit = ?, "
-                    "witness = ?, witness_created = ? WHERE db = ?",
+                    "witness = ?, witness_created = ?, log_mark = ?, log_mark_created = ? WHERE db = ?",
                     (
                         newest,
                         newest_run_id,
                         audit or 0,
                         witness,
-                        None if witness is None else self._witness(session, witness),
+                        None if witness is None else created(session, apdr, witness),
+                        *log_mark,
                         self.db,
                     ),
                 )
@@ -157,10 +159,10 @@ class Mirror:
         """Copy every row again, under a new token (every Dag's fingerprint changes)."""
         self.connection.execute("DELETE FROM pending_runs WHERE db = ?", (self.db,))
         self.connection.execute("DELETE FROM pending_versions WHERE db = ?", (self.db,))
-        self.connection.execute("DELETE FROM pending_gaps WHERE db = ?", (self.db,))
+        self.gaps.clear()
         self._read_added(session, 0, set())
         self.connection.execute(
-            "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, NULL, NULL, 0, NULL, NULL)",
+            "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, NULL, NULL, 0, NULL, NULL, NULL, NULL)",
             (self.db, uuid.uuid4().hex),
         )
 
@@ -171,21 +173,21 @@ class Mirror:
         An open row can only fire or be deleted (its Dag, key and time are written once), so only
         its id and Dag run are read again, unless an id may have been given to a new row: SQLite
         gives a new row the greatest id plus one, so an id held was given again only if, at that
-        moment, every row above it was gone, the greatest held too (the witness,
-        :meth:`_witness`, *witness* created at *witness_created*). While the witness is there,
-        created at the same microsecond, no id was; else every open row is read again in full.
+        moment, every row above it was gone, the greatest held too (the witness, *witness*,
+        created at *witness_created*). While the witness is there, created at the same
+        microsecond, no id was; else every open row is read again in full.
         """
+        from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
+
         changed: set[str] = set()
-        whole = witness is not None and self._witness(session, witness) != witness_created
+        whole = witness is not None and created(session, apdr, witness) != witness_created
         opened = [
             row[0]
             for row in self.connection.execute(
                 "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL", (self.db,)
             )
         ]
-        gaps = [
-            row[0] for row in self.connection.execute("SELECT id FROM pending_gaps WHERE db = ?", (self.db,))
-        ]
+        gaps = self.gaps.ids()
         for chunk in chunks(sorted({*opened, *gaps}) if whole else gaps):
             self._compare(session, chunk, changed)
         if not whole:
@@ -218,21 +220,12 @@ class Mirror:
             ).fetchall()
         )
         changed.update(dags.values())
+        self._left.update(moved)
         for apdr_id in moved:
             if apdr_id in now:  # fired: held as :func:`_plain` holds a fired row (no key, no time)
                 self._put([(apdr_id, dags[apdr_id], None, now[apdr_id], None)], changed)
             else:
                 self._gone(apdr_id)
-
-    @staticmethod
-    def _witness(session: Any, apdr_id: int) -> int | None:
-        """Return when the row *apdr_id* was created (:func:`stamp`), ``None`` if there is none."""
-        from sqlalchemy import select
-
-        from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
-
-        created = session.scalar(select(apdr.c.created_at).where(apdr.c.id == apdr_id))
-        return None if created is None else stamp(created)
 
     def _compare(self, session: Any, ids: list[int], changed: set[str]) -> None:
         """Read the rows *ids* (open rows, gaps) again: keep what changed, note their Dags in *changed*."""
@@ -251,16 +244,14 @@ class Mirror:
         now = {
             row[0]: row for row in session.execute(select(*_columns(apdr)).where(apdr.c.id.in_(ids))).all()
         }
-        found_gaps = [i for i in now if i not in held]
-        self.connection.executemany(
-            "DELETE FROM pending_gaps WHERE db = ? AND id = ?", [(self.db, i) for i in found_gaps]
-        )
+        self.gaps.found(i for i in now if i not in held)
         for apdr_id in {*held, *now}:
             before, after = held.get(apdr_id), now.get(apdr_id)
             if after is not None and _plain(after) == before:
                 continue
             if before is not None:
                 changed.add(before[1])
+                self._left.add(apdr_id)
             if after is None:
                 self._gone(apdr_id)
             else:
@@ -269,10 +260,7 @@ class Mirror:
     def _gone(self, apdr_id: int) -> None:
         """Drop the row *apdr_id*, deleted; on SQLite a new row may take its id again: a gap, read again."""
         self.connection.execute("DELETE FROM pending_runs WHERE db = ? AND id = ?", (self.db, apdr_id))
-        self.connection.execute(
-            "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)",
-            (self.db, apdr_id, stamp(datetime.now(UTC))),
-        )
+        self.gaps.add([apdr_id])
 
     def _read_added(self, session: Any, held: int, changed: set[str]) -> None:
         """
@@ -293,25 +281,34 @@ class Mirror:
             execution_options={"yield_per": BATCH},
         )
         gaps: list[int] = []
-        expected = held + 1
+        expected = held
         for rows in added.partitions():
             self._put(rows, changed)
             for row in rows:  # in id order: the ids between two rows read are gaps
-                gaps.extend(range(max(expected, row[0] - MAX_GAPS), row[0]))
-                expected = row[0] + 1
+                gaps.extend(skipped(expected, row[0] - 1, set()))
+                expected = row[0]
             del gaps[:-MAX_GAPS]
-        now = stamp(datetime.now(UTC))
-        self.connection.executemany(
-            "INSERT OR IGNORE INTO pending_gaps VALUES (?, ?, ?)", [(self.db, i, now) for i in gaps]
-        )
-        expired = stamp(datetime.now(UTC) - timedelta(hours=GAP_HOURS))
-        self.connection.execute("DELETE FROM pending_gaps WHERE db = ? AND seen < ?", (self.db, expired))
+        self.gaps.add(gaps)
+        self.gaps.expire()
 
     def _put(self, rows: Iterable[Any], changed: set[str]) -> None:
         """Insert *rows* (Airflow's columns), noting their Dags in *changed*."""
         batch = [(self.db, *_plain(row)) for row in rows]
         changed.update(row[2] for row in batch)
+        self._opened.update(row[1] for row in batch if row[4] is None)
         self.connection.executemany("INSERT OR REPLACE INTO pending_runs VALUES (?, ?, ?, ?, ?, ?)", batch)
+
+    def _open_ids(self, among: set[int] | None) -> set[int]:
+        """Return the ids of the open rows held (of those *among*, else all)."""
+        if among is None:
+            query = "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL"
+            return {row[0] for row in self.connection.execute(query, (self.db,))}
+        found: set[int] = set()
+        for chunk in chunks(sorted(among)):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL AND id IN ({marks})"
+            found.update(row[0] for row in self.connection.execute(query, (self.db, *chunk)))
+        return found
 
     # -- what the reader asks -------------------------------------------------------------------
 
@@ -329,6 +326,11 @@ class Mirror:
             return list(self._open)
         wanted = set(dag_ids)
         return [run for run in self._open if run.dag_id in wanted]
+
+    def stamps(self) -> dict[int, tuple[int, int]]:
+        """Return each open pending run's key-log stamp (:mod:`~.key_stamps`) by id, as of the last sync."""
+        with self.lock:
+            return self.key_stamps.stamps()
 
     def came_from(self, dag_run_ids: Collection[int]) -> dict[int, int]:
         """Return the pending run each of *dag_run_ids* fired from (the newest, if several), by Dag run id."""

@@ -22,25 +22,18 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
     Return each pending run's key-log stamp: the count and greatest id of its own key-log rows.
 
     Airflow only adds a pending run's key-log rows (``clean`` and ``discard`` remove them all), so
-    an unchanged stamp means unchanged keys. Per 5,000 runs (:data:`~airflow_partitions.tools.
-    state.sql.CHUNK`), one grouped count on Airflow's index of the pending run id; a run without
-    rows is left out.
+    an unchanged stamp means unchanged keys. An open run's from the mirror
+    (:meth:`~airflow_partitions.tools.state.mirror.Mirror.stamps`, kept in step with the rows
+    added); a fired one's per 5,000 runs (:data:`~airflow_partitions.tools.state.sql.CHUNK`) in
+    one grouped count on Airflow's index of the pending run id. A run without rows is left out.
     """
-    from sqlalchemy import func, select
+    from airflow_partitions.tools.state.key_stamps import read_stamps
 
-    from airflow_partitions.tools.state.tables import partitioned_asset_key_log
-
-    column = partitioned_asset_key_log.c.asset_partition_dag_run_id
-    stamps: dict[int, tuple[int, int]] = {}
-    for chunk in chunks(apdr_ids):
-        stamps.update(
-            (apdr_id, (n, last))
-            for apdr_id, n, last in session.execute(
-                own_logs(
-                    select(column, func.count(), func.max(partitioned_asset_key_log.c.id)), chunk
-                ).group_by(column)
-            ).all()
-        )
+    mirror = mirror_for(session)
+    held, opened = mirror.stamps(), {run.id for run in mirror.open_runs()}
+    stamps = {apdr_id: held[apdr_id] for apdr_id in apdr_ids if apdr_id in held}
+    for chunk in chunks([apdr_id for apdr_id in apdr_ids if apdr_id not in opened]):
+        stamps.update(read_stamps(session, chunk))
     return stamps
 
 
@@ -52,7 +45,8 @@ def received_keys(
 
     The keys are read again only for the runs whose :func:`log_stamps` (*stamps* if read
     already) changed (:data:`~airflow_partitions.tools.state.cache.RECEIVED`, and the store of the
-    database for the next process: ``["received", id]`` with the stamp it was read under).
+    database for the next process: under :attr:`~airflow_partitions.tools.state.cache.Store.
+    received`, the question the run's id, with the stamp it was read under).
     """
     from sqlalchemy import select
 
@@ -63,13 +57,16 @@ def received_keys(
     stamps = {apdr_id: stamps[apdr_id] for apdr_id in apdr_ids if apdr_id in stamps}
     found: dict[int, dict[str, frozenset[str]]] = {}
     store = cache.store_for(session)
+    unknown = [apdr_id for apdr_id in stamps if apdr_id not in cache.RECEIVED]
+    stored = {} if store is None or not unknown else store.fetch_each(store.received, unknown)
     for apdr_id, stamp in stamps.items():
         kept = cache.RECEIVED.get(apdr_id)
-        if kept is None and store is not None:
-            stored = store.fetch(store.rows, ["received", apdr_id])
-            if stored is not None:
-                keys = {name: frozenset(logged) for name, logged in stored["keys"].items()}
-                kept = (tuple(stored["stamp"]), keys)
+        answer = stored.get(str(apdr_id))
+        if kept is None and answer is not None:
+            kept = (
+                tuple(answer["stamp"]),
+                {name: frozenset(logged) for name, logged in answer["keys"].items()},
+            )
         if kept is not None and kept[0] == stamp:
             found[apdr_id] = kept[1]
     stale = [apdr_id for apdr_id in stamps if apdr_id not in found]
@@ -90,7 +87,7 @@ def received_keys(
         cache.RECEIVED.move_to_end(apdr_id)
         if store is not None:
             plain = {name: sorted(keys) for name, keys in by_asset.items()}
-            store.put(store.rows, ["received", apdr_id], {"stamp": list(stamps[apdr_id]), "keys": plain})
+            store.put(store.received, apdr_id, {"stamp": list(stamps[apdr_id]), "keys": plain})
     while len(cache.RECEIVED) > cache.RECEIVED_SIZE:
         cache.RECEIVED.popitem(last=False)
     return found

@@ -28,6 +28,7 @@ from airflow_partitions.tools.state.mirror import Mirror, PendingRun
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
 from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
 from airflow_partitions.tools.state.tables import dag_run, log, metadata
+from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
 START = datetime(2026, 3, 10, 4, tzinfo=UTC)
 DAGS = ("weather_local_day_jfk", "store_region_day")
@@ -59,14 +60,41 @@ class Database:
         return START + timedelta(seconds=self.clock)
 
     def open(self, dag: str, key: str) -> int:
-        """Open a pending run (Airflow's asset manager); SQLite picks the id."""
+        """Open a pending run with its first key's key-log row (Airflow's asset manager); SQLite picks ids."""
         with Session(self.engine) as session, session.begin():
             now = self._now()
-            return session.execute(
+            apdr_id = session.execute(
                 insert(apdr)
                 .values(target_dag_id=dag, partition_key=key, created_at=now, updated_at=now)
                 .returning(apdr.c.id)
             ).scalar_one()
+            self._log(session, apdr_id, dag, key)
+            return apdr_id
+
+    def log(self, apdr_id: int) -> None:
+        """Log one more key for an open pending run (an asset event of its period)."""
+        with Session(self.engine) as session, session.begin():
+            dag, key = session.execute(
+                select(apdr.c.target_dag_id, apdr.c.partition_key).where(apdr.c.id == apdr_id)
+            ).one()
+            self._log(session, apdr_id, dag, key)
+
+    def _log(self, session: Session, apdr_id: int, dag: str, key: str) -> None:
+        session.execute(
+            insert(key_log).values(
+                asset_id=1,
+                asset_partition_dag_run_id=apdr_id,
+                source_partition_key=f"{key}T{self.clock % 24:02d}",
+                target_dag_id=dag,
+                target_partition_key=key,
+                created_at=self._now(),
+            )
+        )
+
+    def _forget(self, session: Session, apdr_id: int) -> None:
+        """Delete a pending run and its key-log rows (as Airflow's cleanup, ``discard`` and ``clean`` do)."""
+        session.execute(delete(key_log).where(key_log.c.asset_partition_dag_run_id == apdr_id))
+        session.execute(delete(apdr).where(apdr.c.id == apdr_id))
 
     def fire(self, apdr_id: int) -> None:
         """Create the Dag run of an open pending run and point the pending run at it (the scheduler)."""
@@ -94,23 +122,26 @@ class Database:
     def discard(self, apdr_id: int) -> None:
         """Delete an open pending run, writing discard's audit-log row (as ``discard --yes``)."""
         with Session(self.engine) as session, session.begin():
-            session.execute(delete(apdr).where(apdr.c.id == apdr_id))
+            self._forget(session, apdr_id)
             session.execute(insert(log).values(event=DISCARDED_EVENT, dttm=self._now()))
 
     def clear_stale(self, apdr_id: int) -> None:
         """Delete an open pending run without an audit row (Airflow's stale-fingerprint cleanup)."""
         with Session(self.engine) as session, session.begin():
-            session.execute(delete(apdr).where(apdr.c.id == apdr_id))
+            self._forget(session, apdr_id)
 
     def clean(self, apdr_id: int) -> None:
         """Delete a fired pending run, then write clean's audit-log row (as ``clean --yes``)."""
         with Session(self.engine) as session, session.begin():
-            session.execute(delete(apdr).where(apdr.c.id == apdr_id))
+            self._forget(session, apdr_id)
         with Session(self.engine) as session, session.begin():
             session.execute(insert(log).values(event=CLEANED_EVENT, dttm=self._now()))
 
     def delete_run(self, apdr_id: int) -> None:
-        """Delete a fired pending run's Dag run, and the pending run with it (``ON DELETE CASCADE``)."""
+        """Delete a fired pending run's Dag run, and the pending run with it (``ON DELETE CASCADE``).
+
+        Not its key-log rows: Airflow links them by id alone, without a foreign key.
+        """
         with Session(self.engine) as session, session.begin():
             run = session.scalar(select(apdr.c.created_dag_run_id).where(apdr.c.id == apdr_id))
             session.execute(delete(dag_run).where(dag_run.c.id == run))
@@ -136,6 +167,25 @@ class Database:
             PendingRun(i, dag, key, created) for i, dag, key, fired, created in self.rows() if fired is None
         ]
         return sorted(rows, key=lambda run: (run.created_at, run.id))
+
+    def stamps(self) -> dict[int, tuple[int, int]]:
+        """Each open pending run's own key-log rows (its Dag's, its key's): their count and greatest id."""
+        with Session(self.engine) as session:
+            rows = session.execute(
+                select(
+                    key_log.c.id,
+                    key_log.c.asset_partition_dag_run_id,
+                    key_log.c.target_dag_id,
+                    key_log.c.target_partition_key,
+                )
+            ).all()
+        runs = {run.id: run for run in self.open_runs()}
+        own: dict[int, list[int]] = {}
+        for log_id, apdr_id, dag, key in rows:
+            run = runs.get(apdr_id)
+            if run is not None and (run.dag_id, run.partition_key) == (dag, key):
+                own.setdefault(apdr_id, []).append(log_id)
+        return {apdr_id: (len(ids), max(ids)) for apdr_id, ids in own.items()}
 
     def fired_of(self, dag: str) -> dict[int, int]:
         return {fired: i for i, d, _, fired, _ in self.rows() if d == dag and fired is not None}
@@ -234,6 +284,42 @@ def test_a_row_committed_after_a_later_id_is_read_on_a_later_sync(engine: Engine
     assert len(mirror.open_runs()) == 3
 
 
+def test_a_key_logged_under_a_deleted_newest_key_log_rows_id_moves_the_stamp(engine: Engine) -> None:
+    """SQLite gives a new key-log row the greatest id plus one: a cleared run's newest row's id comes back."""
+    db, mirror = Database(engine), new_mirror()
+    first = db.open(DAGS[0], "2026-03-10")
+    db.open(DAGS[1], "r001|2026-03-10")  # key-log row 2, the newest
+    assert synced(mirror, engine).stamps() == {first: (1, 1), first + 1: (1, 2)}
+    db.clear_stale(first + 1)  # Airflow's cleanup deletes row 2 with its run
+    db.log(first)  # row 2 again
+    assert synced(mirror, engine).stamps() == db.stamps() == {first: (2, 2)}
+
+
+def test_a_key_log_row_committed_after_a_later_id_is_read_on_a_later_sync(engine: Engine) -> None:
+    """PostgreSQL: a transaction may commit its key-log row after a later id's; the gap is read again."""
+    db, mirror = Database(engine), new_mirror()
+    first = db.open(DAGS[0], "2026-03-10")  # key-log row 1
+
+    def logged(log_id: int) -> None:
+        with Session(engine) as session, session.begin():
+            session.execute(
+                insert(key_log).values(
+                    id=log_id,
+                    asset_id=1,
+                    asset_partition_dag_run_id=first,
+                    source_partition_key=f"2026-03-10T{log_id:02d}",
+                    target_dag_id=DAGS[0],
+                    target_partition_key="2026-03-10",
+                    created_at=START,
+                )
+            )
+
+    logged(3)
+    assert synced(mirror, engine).stamps() == {first: (2, 3)}
+    logged(2)  # the id in between commits now
+    assert synced(mirror, engine).stamps() == db.stamps() == {first: (3, 3)}
+
+
 def test_a_fired_run_cleaned_makes_the_mirror_start_over(engine: Engine) -> None:
     db, mirror = Database(engine), new_mirror()
     fired = db.open(DAGS[0], "2026-03-10")
@@ -269,7 +355,9 @@ def test_the_id_of_a_deleted_newest_dag_run_given_again_makes_the_mirror_start_o
 
 OPERATIONS = st.lists(
     st.tuples(
-        st.sampled_from(["open", "open many", "fire", "discard", "clear stale", "clean", "delete run"]),
+        st.sampled_from(
+            ["open", "open many", "log", "fire", "discard", "clear stale", "clean", "delete run"]
+        ),
         st.integers(min_value=0, max_value=50),
     ),
     min_size=1,
@@ -310,9 +398,10 @@ def test_the_mirror_holds_what_the_database_holds_after_any_changes(
             elif operation == "open many":
                 for day in range(pick % 5 + 1):
                     db.open(DAGS[day % 2], f"2026-04-{day + 1:02d}")
-            elif open_ids and operation in ("fire", "discard", "clear stale"):
+            elif open_ids and operation in ("log", "fire", "discard", "clear stale"):
                 chosen = open_ids[pick % len(open_ids)]
-                {"fire": db.fire, "discard": db.discard, "clear stale": db.clear_stale}[operation](chosen)
+                act = {"log": db.log, "fire": db.fire, "discard": db.discard, "clear stale": db.clear_stale}
+                act[operation](chosen)
             elif fired_ids and operation in ("clean", "delete run"):
                 chosen = fired_ids[pick % len(fired_ids)]
                 (db.clean if operation == "clean" else db.delete_run)(chosen)
@@ -324,6 +413,7 @@ def test_the_mirror_holds_what_the_database_holds_after_any_changes(
                 versions = dict(mirror.versions(DAGS))
                 synced(mirror, engine)
                 assert mirror.open_runs() == db.open_runs()
+                assert mirror.stamps() == db.stamps()
                 for dag in DAGS:
                     assert existing(mirror.fired_of(dag), db) == db.fired_of(dag)
                     now = [r for r in db.rows() if r[1] == dag]

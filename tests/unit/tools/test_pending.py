@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, insert
+from sqlalchemy import create_engine, insert, update
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state import cache
@@ -33,6 +33,9 @@ AT = datetime(2026, 3, 11, 5, tzinfo=UTC)
 @pytest.fixture
 def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Session]:
     monkeypatch.setattr(cache, "RECEIVED", OrderedDict())
+    monkeypatch.setattr(cache, "STORES", {})
+    monkeypatch.setattr(cache, "MIRRORS", {})
+    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
     engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
     metadata.create_all(engine)
     with Session(engine) as new:
@@ -52,10 +55,9 @@ def _log(log_id: int, key: str, dag_id: str, target: str) -> dict[str, object]:
     }
 
 
-def test_a_pending_run_reusing_a_deleted_runs_id_has_only_its_own_keys(session: Session) -> None:
+def _pending_run_7(session: Session) -> None:
+    """Pending run 7 of New York's 2026-03-10, of the Dag ``ny_day``, fed by the asset ``hourly``."""
     session.execute(insert(asset), [{"id": 1, "name": "hourly", "uri": "hourly"}])
-    # Pending run 7 of New York's 2026-03-10; rows 1 and 2 were logged for the pending run 7 that
-    # a deleted Dag run took with it (another day of this Dag, a day of another Dag).
     session.execute(
         insert(asset_partition_dag_run),
         [
@@ -69,6 +71,12 @@ def test_a_pending_run_reusing_a_deleted_runs_id_has_only_its_own_keys(session: 
             }
         ],
     )
+
+
+def test_a_pending_run_reusing_a_deleted_runs_id_has_only_its_own_keys(session: Session) -> None:
+    _pending_run_7(session)
+    # Rows 1 and 2 were logged for the pending run 7 that a deleted Dag run took with it (another
+    # day of this Dag, a day of another Dag).
     session.execute(
         insert(partitioned_asset_key_log),
         [
@@ -79,3 +87,28 @@ def test_a_pending_run_reusing_a_deleted_runs_id_has_only_its_own_keys(session: 
         ],
     )
     assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-10T05", "2026-03-10T06"})}}
+
+
+def _new_process() -> None:
+    """Write what the store was given, then forget all but its file, as a new process starts."""
+    for store in cache.STORES.values():
+        if store is not None:
+            store.flush()
+    cache.STORES.clear()
+    cache.MIRRORS.clear()
+    cache.RECEIVED.clear()
+
+
+def test_a_new_process_finds_a_runs_keys_stored_while_its_key_log_stamp_holds(session: Session) -> None:
+    _pending_run_7(session)
+    session.execute(insert(partitioned_asset_key_log), [_log(3, "2026-03-10T05", "ny_day", "2026-03-10")])
+    assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-10T05"})}}
+    # The row's key rewritten in place (Airflow never does): the stamp (1 row, greatest id 3) holds,
+    # so a new process answers from the store, and the old key shows it did not read the log again.
+    session.execute(update(partitioned_asset_key_log).values(source_partition_key="2026-03-10T09"))
+    _new_process()
+    assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-10T05"})}}
+    # A row added moves the stamp: the keys are read again.
+    session.execute(insert(partitioned_asset_key_log), [_log(4, "2026-03-10T06", "ny_day", "2026-03-10")])
+    _new_process()
+    assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-10T09", "2026-03-10T06"})}}
