@@ -125,7 +125,7 @@ KEPT_SIZE = 4096
 
 def keep(memo: tuple[Any, ...], fingerprint: Any, value: Any, session: Any = None) -> None:
     """
-    Keep *value*, read from a Dag's rows, while the Dag's *fingerprint* holds.
+    Keep *value*, read from a Dag's rows, while the Dag's *fingerprint* holds (*memo*: the Dag id second).
 
     In this process (:data:`KEPT`), and with *session* in the store of its database too
     (:class:`Store`), for the next process to find while the rows stay as they are.
@@ -137,7 +137,9 @@ def keep(memo: tuple[Any, ...], fingerprint: Any, value: Any, session: Any = Non
     store = None if session is None else store_for(session)
     if store is not None:
         with contextlib.suppress(TypeError):  # a print or value of no stored type: this process only
-            store.put(store.rows, jsonable(memo), {"print": packed(fingerprint), "value": packed(value)})
+            store.put(
+                store.rows(memo[1]), jsonable(memo), {"print": packed(fingerprint), "value": packed(value)}
+            )
 
 
 def kept_value(
@@ -156,7 +158,7 @@ def _kept(memo: tuple[Any, ...], fingerprint: Any, session: Any) -> tuple[Any, A
     if store is None:
         return None
     try:
-        stored = store.fetch(store.rows, jsonable(memo))
+        stored = store.fetch(store.rows(memo[1]), jsonable(memo))
         if stored is None or stored["print"] != packed(fingerprint):
             return None
     except TypeError:  # a print of no stored type
@@ -337,9 +339,6 @@ class Store:
         self.loaded: dict[str, dict[str, str]] = {}
         #: Answers worked out since the last :meth:`flush`, written together.
         self.unwritten: dict[tuple[str, str], str] = {}
-        #: The key of the answers read from a Dag's rows (:func:`keep`): their memo names the Dag and
-        #: they hold the Dag's fingerprint, checked when read.
-        self.rows = digest([database, "rows"])
         #: The key of the keys logged for pending runs (:func:`~airflow_partitions.tools.state.
         #: pending.received_keys`): one answer per pending run ever read, fetched by run
         #: (:meth:`fetch_each`), never loaded whole (at a million partitions, 27,000 answers and
@@ -370,6 +369,15 @@ class Store:
         except (sqlite3.Error, OSError):
             return None
         return cls(connection, database)
+
+    def rows(self, dag_id: str) -> str:
+        """
+        Return the key of the answers read from the Dag *dag_id*'s rows (:func:`keep`).
+
+        They hold the Dag's fingerprint, checked when read; one key per Dag, so that a read of one
+        Dag loads its own answers, not those of the deployment's every Dag.
+        """
+        return digest([self.database, "rows", dag_id])
 
     def dag_key(self, dag_id: str, dag_hash: str) -> str:
         """Return the key of a Dag's answers: its id, serialized version, the environment and database."""
