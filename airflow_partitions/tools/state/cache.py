@@ -1,12 +1,13 @@
 """
 What the tools keep between reads, the only process-wide mutable state of :mod:`airflow_partitions.tools`.
 
-A Dag's fingerprint (:func:`fingerprints`) changes whenever its runs or pending runs do; an answer
-read from all of a Dag's rows (its range, a page of its keys, its strip) is kept with the
-fingerprint it was read under. What a fired run ran with, what a pending run's keys give it and
-the keys logged for it, and a Dag's deserialized timetable are memoized per process (each is
-checked against what changes it, or never changes); the metrics' count of refused keys goes on
-from the last audit-log row it read. One module, so that what outlives a request is in one place.
+A Dag's fingerprint (:mod:`~airflow_partitions.tools.state.fingerprint`) changes whenever its
+runs or pending runs do; an answer read from all of a Dag's rows (its range, a page of its keys,
+its strip) is kept with the fingerprint it was read under. What a fired run ran with, what a
+pending run's keys give it and the keys logged for it, and a Dag's deserialized timetable are
+memoized per process (each is checked against what changes it, or never changes); the metrics'
+count of refused keys goes on from the last audit-log row it read. One module, so that what
+outlives a request is in one place.
 """
 
 from __future__ import annotations
@@ -66,59 +67,8 @@ TIMETABLES: dict[str, tuple[tuple[Any, ...], Any, tuple[tuple[str, str], ...]]] 
 REFUSED: dict[str, tuple[int, Counter[tuple[str, str]]]] = {}
 
 
-#: A 32-bit multiplicative hash of a Dag run's id (Knuth's constant), summed per state by
-#: :func:`fingerprints`: in 64-bit integers on every database for ids below 3 billion.
-ID_HASH = (2654435761, 2**32)
-
-
-def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
-    """
-    Return, per Dag, what changes whenever its runs or pending runs change in a way the reader sees.
-
-    ``(runs, pending runs)``. The runs: per state, their count, greatest id, sum of ids and sum of
-    a hash of the ids (:data:`ID_HASH`), and the run id of the Dag's newest run. What the reader
-    reads of a run never changes but its state (its key, type, times of creation and period are
-    written once), so this is read from Airflow's ``dag_id_state`` index alone on SQLite, and stays
-    the same while the scheduler updates a running run's other columns (its ``updated_at`` moved
-    on every loop, and every answer was read again). A new run adds to its state's count; a
-    deleted one takes from it (and a run deleted while another is added moves the sums); a run
-    changing state moves two states' counts, and runs trading states move their sums; SQLite gives
-    a new run the id of deleted newest ones, and then the newest run's run id differs. A change goes
-    unseen only if runs trade states in sets of equal counts, sums of ids and sums of hashed ids.
-    The pending runs: the version of the Dag's rows in the mirror (:meth:`~airflow_partitions.
-    tools.state.mirror.Mirror.versions`), which goes up whenever one of them changes. Runs:
-    ``()`` for a Dag without any.
-    """
-    from sqlalchemy import func, select
-
-    from airflow_partitions.tools.state.tables import dag_run
-
-    by_state: dict[str, list[tuple[Any, ...]]] = {}
-    factor, modulus = ID_HASH
-    for dag_id, state, *values in session.execute(
-        select(
-            dag_run.c.dag_id,
-            dag_run.c.state,
-            func.count(),
-            func.max(dag_run.c.id),
-            func.sum(dag_run.c.id),
-            func.sum((dag_run.c.id * factor) % modulus),
-        )
-        .where(dag_run.c.dag_id.in_(dag_ids))
-        .group_by(dag_run.c.dag_id, dag_run.c.state)
-    ):
-        by_state.setdefault(dag_id, []).append((str(state), *map(int, values)))
-    newest = {dag_id: max(row[2] for row in rows) for dag_id, rows in by_state.items()}
-    run_ids = dict(
-        session.execute(select(dag_run.c.id, dag_run.c.run_id).where(dag_run.c.id.in_(newest.values()))).all()
-    )
-    runs = {dag_id: (tuple(sorted(rows)), run_ids.get(newest[dag_id])) for dag_id, rows in by_state.items()}
-    pending = mirror_for(session).versions(dag_ids)
-    return {dag_id: (runs.get(dag_id, ()), pending[dag_id]) for dag_id in dag_ids}
-
-
 #: Answers read from all of a Dag's rows (its range, a page of its keys), by what was asked, with
-#: the Dag's fingerprint when read (:func:`fingerprints`): kept while the fingerprint holds. Bounded.
+#: the Dag's fingerprint when read (:mod:`~.fingerprint`): kept while the fingerprint holds. Bounded.
 KEPT: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
 KEPT_SIZE = 4096
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from airflow_partitions.tools.state.answers import Answers
-from airflow_partitions.tools.state.cache import fingerprints
+from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.model import ConsumerDag, ConsumerState
 from airflow_partitions.tools.state.pending import received_keys
 from airflow_partitions.tools.state.reader import Reader

@@ -24,7 +24,7 @@ there is none), and reads from Airflow only what may have changed since the last
 
 Each Dag's version goes up whenever one of its rows changes; with the mirror's token (new at
 each start) it is the pending runs' part of the Dag's fingerprint
-(:func:`~airflow_partitions.tools.state.cache.fingerprints`). Times are kept as microseconds
+(:func:`~airflow_partitions.tools.state.fingerprint.fingerprints`). Times are kept as microseconds
 since 1970-01-01 UTC, which sort as the times do.
 """
 

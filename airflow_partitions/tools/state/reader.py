@@ -18,7 +18,8 @@ from typing import Any
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.audit_log import refusals_of
-from airflow_partitions.tools.state.cache import digest, fingerprints, kept, mirror_for
+from airflow_partitions.tools.state.cache import digest, kept, mirror_for
+from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     ConsumerState,

@@ -15,8 +15,9 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.cache import fingerprints, keep, kept_value, mirror_for
+from airflow_partitions.tools.state.cache import keep, kept_value, mirror_for
 from airflow_partitions.tools.state.database import engine_of
+from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     BUCKET,

@@ -9,14 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.cache import keep, kept, kept_value, packed, unpacked
+from airflow_partitions.tools.state.fingerprint import fingerprints
 
 MARCH_10 = datetime(2026, 3, 10, 4, tzinfo=UTC)
-#: A Dag's fingerprint for the store's tests: any value of the types :func:`cache.fingerprints` gives
+#: A Dag's fingerprint for the store's tests: any value of the types :func:`fingerprints` gives
 #: (tuples of numbers, strings and times); the tests of ``fingerprints`` itself are at the end.
 PRINT = (100, 250, MARCH_10, 3, 40, MARCH_10, 1)
 
@@ -179,7 +182,7 @@ def _state(session: Session, run: int, state: str) -> None:
 
 
 def _print(session: Session) -> Any:
-    return cache.fingerprints(["weather_local_day_jfk"], session)["weather_local_day_jfk"]
+    return fingerprints(["weather_local_day_jfk"], session)["weather_local_day_jfk"]
 
 
 def test_a_runs_state_change_moves_the_fingerprint(session: Session) -> None:
@@ -236,3 +239,65 @@ def test_a_running_runs_update_by_the_scheduler_keeps_the_fingerprint(session: S
     assert _print(session) == before
     _state(session, running, "success")
     assert _print(session) != before
+
+
+def test_an_older_run_deleted_as_a_new_one_is_added_moves_the_fingerprint(session: Session) -> None:
+    """The count stays; the new run's id is above every id, so the greatest id moves."""
+    from sqlalchemy import delete
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    oldest, *_ = _runs(session, "success", "success", "success")
+    before = _print(session)
+    session.execute(delete(dag_run).where(dag_run.c.id == oldest))
+    _new_run(session, "2026-03-09", "success")
+    assert _print(session) != before
+
+
+@pytest.mark.parametrize("state", ["queued", "running", "failed", "up_for_retry", None])
+def test_a_successful_run_leaving_success_for_any_state_moves_the_fingerprint(
+    session: Session, state: str | None
+) -> None:
+    """The common state's sums are left out: a run leaving it enters a state that is summed, known or not."""
+    first, *_ = _runs(session, "success", "success", "failed")
+    before = _print(session)
+    _state(session, first, state)  # type: ignore[arg-type]
+    assert _print(session) != before
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    states=st.lists(st.sampled_from(["success", "failed", "running", "queued"]), min_size=1, max_size=8),
+    change=st.tuples(
+        st.sampled_from(["add", "delete", "state"]),
+        st.integers(min_value=0, max_value=7),
+        st.sampled_from(["success", "failed", "running", "queued"]),
+    ),
+)
+def test_any_one_change_to_the_runs_moves_the_fingerprint(
+    tmp_path_factory: pytest.TempPathFactory, states: list[str], change: tuple[str, int, str]
+) -> None:
+    """Property: a run added, deleted or put in another state, one at a time, always moves the print."""
+    from sqlalchemy import delete, select
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    engine = create_engine(f"sqlite:///{tmp_path_factory.mktemp('print') / 'airflow.db'}")
+    try:
+        with Session(engine) as session:
+            ids = _runs(session, *states)
+            before = _print(session)
+            kind, pick, state = change
+            chosen = ids[pick % len(ids)]
+            held = session.scalar(select(dag_run.c.state).where(dag_run.c.id == chosen))
+            if kind == "add":
+                _new_run(session, "2026-03-20", state)
+            elif kind == "delete":
+                session.execute(delete(dag_run).where(dag_run.c.id == chosen))
+            elif state != held:
+                _state(session, chosen, state)
+            else:
+                return  # the same state again: nothing changed
+            assert _print(session) != before
+    finally:
+        engine.dispose()

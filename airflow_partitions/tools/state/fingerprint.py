@@ -1,0 +1,98 @@
+"""
+A Dag's fingerprint: what changes whenever its runs or pending runs change in a way the reader sees.
+
+An answer read from all of a Dag's rows is kept with the fingerprint it was read under
+(:func:`~airflow_partitions.tools.state.cache.keep`) and used again only while the fingerprint
+read from the database is the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_partitions.tools.state.cache import mirror_for
+
+#: A 32-bit multiplicative hash of a Dag run's id (Knuth's constant), summed per state by
+#: :func:`fingerprints`: in 64-bit integers on every database for ids below 3 billion.
+ID_HASH = (2654435761, 2**32)
+
+
+#: The state most of a Dag's runs end in, left out of the sums (:func:`fingerprints`).
+COMMON_STATE = "success"
+
+
+def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
+    """
+    Return, per Dag, what changes whenever its runs or pending runs change in a way the reader sees.
+
+    ``(runs, pending runs)``. What the reader reads of a run never changes but its state (its key,
+    type, times of creation and period are written once), so the runs' part is the set of the
+    Dag's runs and their states, in what moves when either does, read from Airflow's indexes alone
+    (the scheduler's updates of a running run's other columns keep it):
+
+    - the set: the number of runs, the greatest id and its run id. Airflow deletes runs and adds
+      them with an id above every id in the table (PostgreSQL's sequence; SQLite's greatest id plus
+      one), so a run added moves the count or the greatest id, and one deleted the count; SQLite
+      gives a deleted newest run's id again, to a run of another run id;
+    - the states, the set unchanged: per state but :data:`COMMON_STATE` (``success``), the
+      count, greatest id, sum of ids and sum of a hash of the ids (:data:`ID_HASH`). A run that
+      changes state leaves or enters one of those states (there is one common state), so its
+      count moves, or, for runs trading states, its sums; the common state's sums are the set's
+      less the others', telling nothing more. A change goes unseen only if runs trade states in
+      sets of equal counts, sums of ids and sums of hashed ids.
+
+    At a million runs of a Dag, the count takes 0.04 s on SQLite (a walk of the ``dag_id_state``
+    index), the states but the common one a search of the same index by state, the greatest id one
+    search of ``idx_dag_run_dag_id``; sums over every state took 0.28 s. The pending runs: the
+    version of the Dag's rows in the mirror (:meth:`~airflow_partitions.tools.state.mirror.Mirror.
+    versions`), which goes up whenever one of them changes. Runs: ``()`` for a Dag without any.
+    """
+    from sqlalchemy import func, select, union_all
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    factor, modulus = ID_HASH
+    # Per Dag, not grouped: SQLite counts a range of the index faster without grouping, and finds
+    # the greatest id in one search only on its own.
+    newest = {
+        dag_id: session.scalar(select(func.max(dag_run.c.id)).where(dag_run.c.dag_id == dag_id))
+        for dag_id in dag_ids
+    }
+    counts = {
+        dag_id: session.scalar(select(func.count()).where(dag_run.c.dag_id == dag_id))
+        for dag_id, top in newest.items()
+        if top is not None
+    }
+    run_ids = dict(
+        session.execute(select(dag_run.c.id, dag_run.c.run_id).where(dag_run.c.id.in_(newest.values()))).all()
+    )
+    columns = (
+        dag_run.c.dag_id,
+        dag_run.c.state,
+        func.count(),
+        func.max(dag_run.c.id),
+        func.sum(dag_run.c.id),
+        func.sum((dag_run.c.id * factor) % modulus),
+    )
+    # One search of the index per side of the common state (an OR of them walks the Dag's every run).
+    others = union_all(
+        *(
+            select(*columns)
+            .where(dag_run.c.dag_id.in_(dag_ids), side)
+            .group_by(dag_run.c.dag_id, dag_run.c.state)
+            for side in (
+                dag_run.c.state < COMMON_STATE,
+                dag_run.c.state > COMMON_STATE,
+                dag_run.c.state.is_(None),
+            )
+        )
+    )
+    by_state: dict[str, list[tuple[Any, ...]]] = {}
+    for dag_id, state, *values in session.execute(others):
+        by_state.setdefault(dag_id, []).append((str(state), *map(int, values)))
+    runs = {
+        dag_id: (n, newest[dag_id], run_ids.get(newest[dag_id]), tuple(sorted(by_state.get(dag_id, []))))
+        for dag_id, n in counts.items()
+    }
+    pending = mirror_for(session).versions(dag_ids)
+    return {dag_id: (runs.get(dag_id, ()), pending[dag_id]) for dag_id in dag_ids}
