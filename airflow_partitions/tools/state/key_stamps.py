@@ -37,9 +37,9 @@ class KeyStamps:
         mark: tuple[int | None, int | None],
         changed: tuple[set[int], set[int]],
         open_ids: Callable[[set[int] | None], set[int]],
-    ) -> tuple[int | None, int | None]:
+    ) -> tuple[tuple[int | None, int | None], set[int]]:
         """
-        Bring the stamps in step; return the new mark (the greatest key-log row's id, its time).
+        Bring the stamps in step; return the new mark (the greatest key-log id, its time), the runs read.
 
         *mark* is the last sync's (``(None, None)``: start over); *changed* the ids of the rows the
         mirror's sync put open (new, or an id given again) and of the open rows it saw fire or go;
@@ -81,7 +81,7 @@ class KeyStamps:
                 "INSERT INTO key_stamps VALUES (?, ?, ?, ?)",
                 [(self.db, i, n, last) for i, (n, last) in read_stamps(session, chunk).items()],
             )
-        return (top or None), None if not top else created(session, key_log, top)
+        return ((top or None), None if not top else created(session, key_log, top)), touched
 
     def stamps(self) -> dict[int, tuple[int, int]]:
         """Return the stamp of each open pending run with key-log rows, by its id, as of the last sync."""

@@ -55,6 +55,8 @@ SCHEMA = (
     "log_mark INTEGER, log_mark_created INTEGER)",
     "CREATE TABLE IF NOT EXISTS pending_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS key_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
+    "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
 )
 
 #: Rows copied per batch (a start over streams the table: 2,100,000 rows at a million partitions).
@@ -122,14 +124,15 @@ class Mirror:
                 self._opened, self._left = set(), set()
                 if marks is None or marks[1] != _newest_run_id(session, marks[0]) or marks[2] != (audit or 0):
                     self._start_over(session)
-                    log_mark = self.key_stamps.sync(
+                    log_mark, touched = self.key_stamps.sync(
                         session, (None, None), (self._opened, self._left), self._open_ids
                     )
                 else:
                     self._read_changes(session, marks[3], marks[4])
-                    log_mark = self.key_stamps.sync(
+                    log_mark, touched = self.key_stamps.sync(
                         session, marks[5:7], (self._opened, self._left), self._open_ids
                     )
+                self._bump("key_versions", self._dags_of(touched))
                 witness = self.connection.execute(
                     "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
                 ).fetchone()[0]
@@ -195,11 +198,23 @@ class Mirror:
                 self._fired_or_gone(session, chunk, changed)
         held = self.connection.execute("SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)).fetchone()
         self._read_added(session, held[0] or 0, changed)
+        self._bump("pending_versions", changed)
+
+    def _bump(self, table: str, dags: Iterable[str]) -> None:
+        """Move the versions of *dags* in *table* (``pending_versions``, ``key_versions``) one up."""
         self.connection.executemany(
-            "INSERT INTO pending_versions VALUES (?, ?, 1) "
-            "ON CONFLICT (db, dag) DO UPDATE SET version = version + 1",
-            [(self.db, dag) for dag in changed],
+            f"INSERT INTO {table} VALUES (?, ?, 1) ON CONFLICT (db, dag) DO UPDATE SET version = version + 1",
+            [(self.db, dag) for dag in dags],
         )
+
+    def _dags_of(self, ids: Iterable[int]) -> set[str]:
+        """Return the Dags of the rows *ids* held."""
+        found: set[str] = set()
+        for chunk in chunks(sorted(ids)):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT DISTINCT dag FROM pending_runs WHERE db = ? AND id IN ({marks})"
+            found.update(row[0] for row in self.connection.execute(query, (self.db, *chunk)))
+        return found
 
     def _fired_or_gone(self, session: Any, ids: list[int], changed: set[str]) -> None:
         """Read the open rows *ids* again, their Dag run alone: keep the fired and deleted ones."""
@@ -361,6 +376,14 @@ class Mirror:
                     (self.db, dag_id),
                 ).fetchall()
             )
+
+    def key_versions(self, dag_ids: Collection[str]) -> dict[str, int]:
+        """Return the version of each of *dag_ids*' keys: it moves when a key is logged for an open run."""
+        with self.lock:
+            counted = dict(
+                self.connection.execute("SELECT dag, version FROM key_versions WHERE db = ?", (self.db,))
+            )
+        return {dag: counted.get(dag, 0) for dag in dag_ids}
 
     def versions(self, dag_ids: Collection[str]) -> dict[str, tuple[str, int]]:
         """Return ``(token, version)`` of each of *dag_ids*: what moves whenever its pending runs change."""

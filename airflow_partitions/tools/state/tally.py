@@ -50,7 +50,67 @@ def tally_of(
     prints: dict[str, tuple[Any, ...]],
 ) -> dict[str, Tally]:
     """
+    Return, per Dag of *readers*, its partitions' counts by state, overrides and strips (:func:`_tallies`).
+
+    A Dag's tally is kept while its fingerprint (*prints*) and the keys logged for its pending runs
+    (:meth:`~airflow_partitions.tools.state.mirror.Mirror.key_versions`) stay as they are, until
+    the clock moves a pending run's state (the earliest instant a run's deadline passes or its
+    period ends, :func:`~airflow_partitions.tools.state.progress.pending_state`), under the key of
+    the mappers' answers (never for members that may change): at a million partitions it took
+    0.45 s of Python over 25,000 pending runs on every read. Kept as one JSON text.
+    """
+    versions = mirror_for(session).key_versions(list(readers))
+    found: dict[str, Tally] = {}
+    for dag_id, reader in readers.items():
+        memo = _memo(reader, start, end, only, length, by_prefix)
+        kept_one = (
+            None
+            if memo is None
+            else kept_value(memo, {dag_id: (prints.get(dag_id), versions[dag_id])}, session)
+        )
+        if kept_one is not None:
+            counts, overrides, strips, again, until = json.loads(kept_one[1])
+            if until is None or reader.now < datetime.fromisoformat(until):
+                strips = tuple((p, tuple(map(tuple, strip))) for p, strip in strips)
+                found[dag_id] = (counts, overrides, strips, again)
+    todo = {dag_id: reader for dag_id, reader in readers.items() if dag_id not in found}
+    if todo:
+        tallies, untils = _tallies(todo, session, start, end, only, length, by_prefix, prints)
+        for dag_id, tally in tallies.items():
+            found[dag_id] = tally
+            memo = _memo(todo[dag_id], start, end, only, length, by_prefix)
+            if memo is not None:
+                until = untils.get(dag_id)
+                text = json.dumps([*tally, None if until is None else until.isoformat()])
+                keep(memo, (prints.get(dag_id), versions[dag_id]), text, session)
+    return found
+
+
+def _memo(
+    reader: Any, start: str | None, end: str | None, only: str | None, length: int, by_prefix: bool
+) -> Any:
+    """Return the memo of a Dag's tally, ``None`` under members that may change (never kept)."""
+    version = reader.answers.key
+    if version is None:
+        return None
+    return ("tally", reader.dag_id, reader.identity, version, start, end, only, length, by_prefix)
+
+
+def _tallies(
+    readers: dict[str, Any],
+    session: Any,
+    start: str | None,
+    end: str | None,
+    only: str | None,
+    length: int,
+    by_prefix: bool,
+    prints: dict[str, tuple[Any, ...]],
+) -> tuple[dict[str, Tally], dict[str, datetime]]:
+    """
     Return, per Dag of *readers*, its selected partitions' counts by state, overrides and strips.
+
+    With, per Dag, the earliest instant after its reader's ``now`` at which a pending run's state
+    changes (none: no such instant).
 
     Grouped queries for all the Dags at once: their latest Dag runs by Dag, key prefix, bucket of
     *length* characters of the key's time part and state (:func:`run_cells`, kept while the
@@ -71,7 +131,7 @@ def tally_of(
     ran = with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending), prints)
     again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
     pending = [row for row in pending if (row[0], row[2]) not in ran]
-    states = pending_states(
+    states, untils = pending_states(
         readers, session, [(dag_id, apdr_id, key) for dag_id, apdr_id, key, *_ in pending]
     )
     for dag_id, apdr_id, key, prefix_, bucket in pending:
@@ -97,14 +157,17 @@ def tally_of(
             again[dag_id],
         )
         for dag_id in dag_ids
-    }
+    }, untils
 
 
 def pending_states(
     readers: dict[str, Any], session: Any, pending: list[tuple[str, int, str]]
-) -> dict[int, str]:
+) -> tuple[dict[int, str], dict[str, datetime]]:
     """
     Return the state of each pending run ``(dag_id, id, key)`` of *pending*, by its id.
+
+    And per Dag the earliest instant after its reader's ``now`` at which one of them changes
+    state (a Dag without one is left out).
 
     What each state turns on (whether a key never counts, and :func:`~airflow_partitions.tools.
     state.progress.pending_times`) is kept per Dag as one answer, each run's with its key-log stamp
@@ -117,6 +180,7 @@ def pending_states(
     for dag_id, apdr_id, key in pending:
         by_dag[dag_id].append((apdr_id, key))
     states: dict[int, str] = {}
+    untils: dict[str, datetime] = {}
     for dag_id, runs in by_dag.items():
         reader = readers[dag_id]
         # Under the key of the mappers' answers (``None``: members that may change, never kept).
@@ -134,11 +198,18 @@ def pending_states(
             times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never_counting(progress), *at, deadline]
         if version is not None and (stale or found is None):
             keep(memo, version, json.dumps([[i, *times[i]] for i, _ in runs]), session)
+        later: list[datetime] = []
         for apdr_id, _ in runs:
             _, never, fires_at, ends, deadline = times[apdr_id]
             fires_at, ends = rebuilt_as(datetime, fires_at), rebuilt_as(datetime, ends)
             states[apdr_id] = pending_state(never, fires_at, ends, deadline, reader.now)
-    return states
+            if not never:
+                later.extend(
+                    t for t in (fires_at, None if deadline else ends) if t is not None and t > reader.now
+                )
+        if later:
+            untils[dag_id] = min(later)
+    return states, untils
 
 
 def run_cells(

@@ -1,0 +1,120 @@
+"""
+A Dag's tally kept across reads (tools/state/tally.py): used again only while nothing it shows moved.
+
+The tally (counts by state, the keys whose state only the mappers tell, strips) is kept while the
+Dag's fingerprint and the keys logged for its pending runs hold, and until the clock changes a
+pending run's state. Each test reads it, changes one of those, and reads again in the same process
+(what it kept is there), against the state worked out by hand: a deadline passed, a key logged.
+The tables are the reader's own Core tables on an empty SQLite file; the Dag's mappers are a
+stand-in answering what a pending run's keys give it (:class:`Answers`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, insert
+from sqlalchemy.orm import Session
+
+from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.tables import (
+    asset,
+    asset_partition_dag_run,
+    metadata,
+    partitioned_asset_key_log,
+)
+from airflow_partitions.tools.state.tally import tally_of
+
+DAG = "ny_day"
+OPENED = datetime(2026, 3, 10, 5, tzinfo=UTC)
+#: The day's deadline: an hour after New York's 2026-03-10 ends (04:00 UTC on the 11th).
+DEADLINE = datetime(2026, 3, 11, 5, tzinfo=UTC)
+
+
+class Answers:
+    """What the Dag's rollup answers: a deadline at :data:`DEADLINE`; a key ending ``T99`` never counts."""
+
+    key = "mappers-v1"
+
+    def pending(self, key: str, received: dict[str, frozenset[str]]) -> tuple[Any, ...]:
+        never = any(k.endswith("T99") for keys in received.values() for k in keys)
+        return (SimpleNamespace(never_counting=never),), DEADLINE, DEADLINE - timedelta(hours=1), True
+
+
+def reader(now: datetime) -> Any:
+    return SimpleNamespace(
+        dag_id=DAG, identity="ny_day-rollup", answers=Answers(), now=now, may_fire_incomplete=False
+    )
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    for memo in ("KEPT", "RECEIVED", "PENDING"):
+        monkeypatch.setattr(cache, memo, type(getattr(cache, memo))())
+    monkeypatch.setattr(cache, "STORES", {})
+    monkeypatch.setattr(cache, "MIRRORS", {})
+    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
+    engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
+    metadata.create_all(engine)
+    with Session(engine) as session, session.begin():
+        session.execute(insert(asset), [{"id": 1, "name": "hourly", "uri": "hourly"}])
+        session.execute(
+            insert(asset_partition_dag_run),
+            [
+                {
+                    "id": 1,
+                    "target_dag_id": DAG,
+                    "partition_key": "2026-03-10",
+                    "created_at": OPENED,
+                    "updated_at": OPENED,
+                }
+            ],
+        )
+    log(engine, 1, "2026-03-10T05")
+    yield engine
+    engine.dispose()
+
+
+def log(engine: Any, log_id: int, key: str) -> None:
+    """Log *key* for the pending run of 2026-03-10 (Airflow's asset manager)."""
+    with Session(engine) as session, session.begin():
+        session.execute(
+            insert(partitioned_asset_key_log).values(
+                id=log_id,
+                asset_id=1,
+                asset_partition_dag_run_id=1,
+                source_partition_key=key,
+                target_dag_id=DAG,
+                target_partition_key="2026-03-10",
+                created_at=OPENED,
+            )
+        )
+
+
+def state_at(engine: Any, now: datetime) -> tuple[dict[str, int], dict[str, str]]:
+    """Read the Dag's tally as of *now* in a new session: its counts and overrides."""
+    with Session(engine) as session:
+        prints = fingerprints([DAG], session)
+        counts, overrides, _, _ = tally_of({DAG: reader(now)}, session, None, None, None, 10, True, prints)[
+            DAG
+        ]
+    return counts, overrides
+
+
+def test_a_kept_tally_is_read_again_once_a_pending_runs_deadline_passed(engine: Any) -> None:
+    assert state_at(engine, DEADLINE - timedelta(minutes=1)) == ({"pending": 1}, {"2026-03-10": "pending"})
+    assert state_at(engine, DEADLINE - timedelta(seconds=1)) == ({"pending": 1}, {"2026-03-10": "pending"})
+    assert state_at(engine, DEADLINE) == ({"past deadline": 1}, {"2026-03-10": "past deadline"})
+
+
+def test_a_kept_tally_is_read_again_once_a_key_is_logged_for_a_pending_run(engine: Any) -> None:
+    before = DEADLINE - timedelta(hours=2)
+    assert state_at(engine, before) == ({"pending": 1}, {"2026-03-10": "pending"})
+    log(engine, 2, "2026-03-10T99")  # a key the rollup never counts
+    assert state_at(engine, before) == ({"never counting": 1}, {"2026-03-10": "never counting"})
