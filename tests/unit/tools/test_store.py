@@ -301,3 +301,22 @@ def test_any_one_change_to_the_runs_moves_the_fingerprint(
             assert _print(session) != before
     finally:
         engine.dispose()
+
+
+def test_a_new_process_finds_every_answer_asked_one_by_one_and_then_all_at_once(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first questions of a Dag key are read one by one, the rest from all its answers read at once."""
+    monkeypatch.setattr(cache, "ONE_BY_ONE", 2)
+    memos = [("page", "weather_local_day_jfk", None, None, 50, offset) for offset in range(0, 200, 50)]
+    for memo in memos:
+        keep(memo, PRINT, [f"2013-03-{memo[-1] // 50 + 1:02d}"], session)
+    _new_process()
+    assert [kept_value(memo, {"weather_local_day_jfk": PRINT}, session) for memo in memos] == [
+        (PRINT, ["2013-03-01"]),
+        (PRINT, ["2013-03-02"]),
+        (PRINT, ["2013-03-03"]),
+        (PRINT, ["2013-03-04"]),
+    ]
+    (store,) = cache.STORES.values()
+    assert store is not None and store.one_by_one[store.rows("weather_local_day_jfk")] == 2
