@@ -91,8 +91,10 @@ class Mirror:
             self.key_stamps = KeyStamps(connection, db)
         #: The session the last :meth:`sync` read through: a read syncs once, whatever it asks.
         self._synced: Any = None
-        #: The open pending runs as of the last :meth:`sync`, oldest first (read on first use).
+        #: The open pending runs as of the last :meth:`sync`, oldest first, and their key-log stamps
+        #: (each read on first use).
         self._open: list[PendingRun] | None = None
+        self._stamps: dict[int, tuple[int, int]] | None = None
         #: The ids of the rows this sync put as open (new, or an id given again), and of the open
         #: rows it saw fire or go: their key-log stamps are read again, or dropped.
         self._opened: set[int] = set()
@@ -112,7 +114,7 @@ class Mirror:
         audit = session.scalar(
             select(func.max(log.c.id)).where(log.c.event.in_([CLEANED_EVENT, DISCARDED_EVENT]))
         )
-        self._open = None
+        self._open, self._stamps = None, None
         with self.lock:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
@@ -344,8 +346,10 @@ class Mirror:
 
     def stamps(self) -> dict[int, tuple[int, int]]:
         """Return each open pending run's key-log stamp (:mod:`~.key_stamps`) by id, as of the last sync."""
-        with self.lock:
-            return self.key_stamps.stamps()
+        if self._stamps is None:
+            with self.lock:
+                self._stamps = self.key_stamps.stamps()
+        return self._stamps
 
     def came_from(self, dag_run_ids: Collection[int]) -> dict[int, int]:
         """Return the pending run each of *dag_run_ids* fired from (the newest, if several), by Dag run id."""

@@ -1,10 +1,12 @@
 """
-A Dag's tally kept across reads (tools/state/tally.py): used again only while nothing it shows moved.
+A Dag's tally and late partitions kept across reads: used again only while nothing they show moved.
 
-The tally (counts by state, the keys whose state only the mappers tell, strips) is kept while the
-Dag's fingerprint and the keys logged for its pending runs hold, and until the clock changes a
-pending run's state. Each test reads it, changes one of those, and reads again in the same process
-(what it kept is there), against the state worked out by hand: a deadline passed, a key logged.
+The tally (tools/state/tally.py: counts by state, the keys whose state only the mappers tell,
+strips) is kept while the Dag's fingerprint and the keys logged for its pending runs hold, and
+until the clock changes a pending run's state; the late partitions (tools/state/lateness.py) while
+the fingerprint holds, until the next partition becomes late. Each test reads, changes one of
+those, and reads again in the same process (what was kept is there), against the state worked out
+by hand: a deadline passed, a key logged, a partition's expected time passed.
 The tables are the reader's own Core tables on an empty SQLite file; the Dag's mappers are a
 stand-in answering what a pending run's keys give it (:class:`Answers`).
 """
@@ -23,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.tables import (
     asset,
     asset_partition_dag_run,
@@ -47,9 +50,19 @@ class Answers:
         return (SimpleNamespace(never_counting=never),), DEADLINE, DEADLINE - timedelta(hours=1), True
 
 
+#: When 2026-03-10 is late: expected within 2 hours of New York's day's end (04:00 UTC on the 11th).
+LATE_AT = datetime(2026, 3, 11, 6, tzinfo=UTC)
+
+
 def reader(now: datetime) -> Any:
     return SimpleNamespace(
-        dag_id=DAG, identity="ny_day-rollup", answers=Answers(), now=now, may_fire_incomplete=False
+        dag_id=DAG,
+        identity="ny_day-rollup",
+        answers=Answers(),
+        now=now,
+        may_fire_incomplete=False,
+        expects=True,
+        late_at=lambda key: LATE_AT if key == "2026-03-10" else None,
     )
 
 
@@ -118,3 +131,16 @@ def test_a_kept_tally_is_read_again_once_a_key_is_logged_for_a_pending_run(engin
     assert state_at(engine, before) == ({"pending": 1}, {"2026-03-10": "pending"})
     log(engine, 2, "2026-03-10T99")  # a key the rollup never counts
     assert state_at(engine, before) == ({"never counting": 1}, {"2026-03-10": "never counting"})
+
+
+def late_at(engine: Any, now: datetime) -> dict[str, Any]:
+    """Read the Dag's late partitions as of *now* in a new session."""
+    with Session(engine) as session:
+        return late_keys({DAG: reader(now)}, session, fingerprints([DAG], session)).get(DAG, {})
+
+
+def test_kept_late_partitions_are_read_again_once_a_partition_becomes_late(engine: Any) -> None:
+    assert late_at(engine, LATE_AT - timedelta(minutes=1)) == {}
+    assert late_at(engine, LATE_AT - timedelta(seconds=1)) == {}
+    assert late_at(engine, LATE_AT) == {"2026-03-10": (LATE_AT, None)}
+    assert late_at(engine, LATE_AT + timedelta(hours=1)) == {"2026-03-10": (LATE_AT, None)}
