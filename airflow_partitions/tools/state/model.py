@@ -9,7 +9,7 @@ is; how keys are cut into their time part and into the buckets of a strip. Pure:
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -376,7 +376,7 @@ class ConsumerState:
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings), each partition with its ``ran_with``."""
-        return jsonable(asdict(self))
+        return jsonable(self)
 
 
 @dataclass(frozen=True)
@@ -436,4 +436,4 @@ class AssetCoverage:
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings)."""
-        return jsonable(asdict(self))
+        return jsonable(self)

@@ -13,7 +13,6 @@ import functools
 import types
 import typing
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -92,11 +91,26 @@ def _rebuilder(kind: Any) -> Callable[[Any], Any]:
 
 
 def jsonable(value: Any) -> Any:
-    """Return *value* (a dataclass, or as `asdict` gives it) in plain JSON types, datetimes as ISO 8601."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return jsonable(asdict(value))
+    """
+    Return *value* (a dataclass, or as `asdict` gives it) in plain JSON types, datetimes as ISO 8601.
+
+    A dataclass field by field, as `asdict` would give it, without its deep copy (half of a
+    ``status --json`` of 1,000 partitions).
+    """
+    if value is None or isinstance(value, PLAIN):
+        return value
+    kind: Any = type(value)
+    names = _field_names(kind)
+    if names is not None:
+        return {name: jsonable(getattr(value, name)) for name in names}
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     return value.isoformat() if isinstance(value, datetime) else value
+
+
+@functools.lru_cache(maxsize=128)  # one entry per type an answer holds
+def _field_names(kind: Any) -> tuple[str, ...] | None:
+    """Return the field names of the dataclass *kind*, ``None`` if it is none."""
+    return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None

@@ -24,7 +24,7 @@ as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -105,7 +105,7 @@ def list_dags(
     return PlainJSON(
         {
             "dags": [
-                {**jsonable(asdict(d)), "attention": STATES[d.attention] if d.states else None} for d in dags
+                {**jsonable(d), "attention": STATES[d.attention] if d.states else None} for d in dags
             ],
             "total_entries": len(dags),
             "states": list(VIEW_STATES),

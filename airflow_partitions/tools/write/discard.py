@@ -25,7 +25,7 @@ pending run also carries ``pending_partition_key`` (unique per Dag among pending
 from __future__ import annotations
 
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -74,7 +74,7 @@ class Discarded:
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601)."""
-        return jsonable(asdict(self))
+        return jsonable(self)
 
 
 def stray_runs(
