@@ -98,7 +98,6 @@ def read_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]
     """
     from sqlalchemy import func, select
 
-    from airflow_partitions.tools.state.pending import own_logs
     from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
     column = key_log.c.asset_partition_dag_run_id
@@ -112,3 +111,24 @@ def created(session: Any, table: Any, row_id: int) -> int | None:
 
     at = session.scalar(select(table.c.created_at).where(table.c.id == row_id))
     return None if at is None else stamp(at)
+
+
+def own_logs(query: Any, apdr_ids: list[int]) -> Any:
+    """
+    Restrict *query* (on ``partitioned_asset_key_log``) to the rows of the pending runs *apdr_ids* themselves.
+
+    Airflow links a key-log row to its pending run by the run's id alone, without a foreign key:
+    on SQLite, deleting a Dag run deletes its pending run (``ON DELETE CASCADE``) but leaves its
+    key-log rows, and a new pending run can take the freed id (SQLite reuses the greatest rowid).
+    A row is the run's own only if it names the run's Dag and partition key; the others were
+    another run's (they made the count of runs that can never complete raise ``ValueError``,
+    reading a key of another Dag or period against this run's).
+    """
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, partitioned_asset_key_log
+
+    log, run = partitioned_asset_key_log, asset_partition_dag_run
+    return query.join(run, run.c.id == log.c.asset_partition_dag_run_id).where(
+        log.c.asset_partition_dag_run_id.in_(apdr_ids),
+        log.c.target_dag_id == run.c.target_dag_id,
+        log.c.target_partition_key == run.c.partition_key,
+    )

@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, skipped, stamp
 from airflow_partitions.tools.state.key_stamps import KeyStamps, created
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
-from airflow_partitions.tools.state.sql import chunks
+from airflow_partitions.tools.state.sql import chunks, rows_by_id
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_runs (db TEXT NOT NULL, id INTEGER NOT NULL, dag TEXT NOT NULL, "
@@ -211,21 +211,23 @@ class Mirror:
 
     def _dags_of(self, ids: Iterable[int]) -> set[str]:
         """Return the Dags of the rows *ids* held."""
-        found: set[str] = set()
+        return self._held("dag", ids)
+
+    def _held(self, column: str, ids: Iterable[int], condition: str = "") -> set[Any]:
+        """Return *column* of the rows *ids* held (that meet the SQL *condition*, ``AND …``)."""
+        found: set[Any] = set()
         for chunk in chunks(sorted(ids)):
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT DISTINCT dag FROM pending_runs WHERE db = ? AND id IN ({marks})"
+            query = f"SELECT DISTINCT {column} FROM pending_runs WHERE db = ? {condition} AND id IN ({marks})"
             found.update(row[0] for row in self.connection.execute(query, (self.db, *chunk)))
         return found
 
     def _fired_or_gone(self, session: Any, ids: list[int], changed: set[str]) -> None:
         """Read the open rows *ids* again, their Dag run alone: keep the fired and deleted ones."""
-        from sqlalchemy import select
-
         from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
 
         now = dict(
-            session.execute(select(apdr.c.id, apdr.c.created_dag_run_id).where(apdr.c.id.in_(ids))).all()
+            rows_by_id(session, f"SELECT id, created_dag_run_id FROM {apdr.name} WHERE id IN ({{}})", ids)
         )
         moved = [i for i in ids if now.get(i, 0) is not None]  # ``None``: still open
         if not moved:
@@ -320,12 +322,7 @@ class Mirror:
         if among is None:
             query = "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL"
             return {row[0] for row in self.connection.execute(query, (self.db,))}
-        found: set[int] = set()
-        for chunk in chunks(sorted(among)):
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL AND id IN ({marks})"
-            found.update(row[0] for row in self.connection.execute(query, (self.db, *chunk)))
-        return found
+        return self._held("id", among, "AND fired IS NULL")
 
     # -- what the reader asks -------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.cache import mirror_for
+from airflow_partitions.tools.state.key_stamps import own_logs, read_stamps
 from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
 from airflow_partitions.tools.state.sql import chunks
 
@@ -27,8 +28,6 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
     added); a fired one's per 5,000 runs (:data:`~airflow_partitions.tools.state.sql.CHUNK`) in
     one grouped count on Airflow's index of the pending run id. A run without rows is left out.
     """
-    from airflow_partitions.tools.state.key_stamps import read_stamps
-
     mirror = mirror_for(session)
     held, opened = mirror.stamps(), {run.id for run in mirror.open_runs()}
     stamps = {apdr_id: held[apdr_id] for apdr_id in apdr_ids if apdr_id in held}
@@ -91,27 +90,6 @@ def received_keys(
     while len(cache.RECEIVED) > cache.RECEIVED_SIZE:
         cache.RECEIVED.popitem(last=False)
     return found
-
-
-def own_logs(query: Any, apdr_ids: list[int]) -> Any:
-    """
-    Restrict *query* (on ``partitioned_asset_key_log``) to the rows of the pending runs *apdr_ids* themselves.
-
-    Airflow links a key-log row to its pending run by the run's id alone, without a foreign key:
-    on SQLite, deleting a Dag run deletes its pending run (``ON DELETE CASCADE``) but leaves its
-    key-log rows, and a new pending run can take the freed id (SQLite reuses the greatest rowid).
-    A row is the run's own only if it names the run's Dag and partition key; the others were
-    another run's (they made the count of runs that can never complete raise ``ValueError``,
-    reading a key of another Dag or period against this run's).
-    """
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run, partitioned_asset_key_log
-
-    log, run = partitioned_asset_key_log, asset_partition_dag_run
-    return query.join(run, run.c.id == log.c.asset_partition_dag_run_id).where(
-        log.c.asset_partition_dag_run_id.in_(apdr_ids),
-        log.c.target_dag_id == run.c.target_dag_id,
-        log.c.target_partition_key == run.c.partition_key,
-    )
 
 
 def apdr_keys(apdr_ids: list[int]) -> Any:

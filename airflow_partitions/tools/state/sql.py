@@ -51,6 +51,23 @@ def chunks(items: list[Any], size: int = CHUNK) -> Iterator[list[Any]]:
         yield items[i : i + size]
 
 
+def rows_by_id(session: Any, query: str, ids: list[int]) -> list[tuple[Any, ...]]:
+    """
+    Return the rows of *query* (SQL text ending ``WHERE id IN ({})``) for *ids*, per :data:`CHUNK`.
+
+    Run through the driver (the placeholders its ``paramstyle`` takes), not compiled by
+    SQLAlchemy: an ``IN`` list of 27,000 ids (the open pending runs at a million partitions) took
+    SQLAlchemy 0.15 s to expand, the database 0.07 s to answer. *session*: an ORM session or a
+    Core connection.
+    """
+    connection = session.connection() if hasattr(session, "get_bind") else session
+    mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+    found: list[tuple[Any, ...]] = []
+    for chunk in chunks(ids):
+        found.extend(connection.exec_driver_sql(query.format(",".join([mark] * len(chunk))), tuple(chunk)))
+    return found
+
+
 def state_name(state: Any) -> str:
     return str(getattr(state, "value", state))
 

@@ -104,9 +104,7 @@ def list_dags(
     dags.sort(key=lambda d: (d.attention, d.dag_id))
     return PlainJSON(
         {
-            "dags": [
-                {**jsonable(d), "attention": STATES[d.attention] if d.states else None} for d in dags
-            ],
+            "dags": [{**jsonable(d), "attention": STATES[d.attention] if d.states else None} for d in dags],
             "total_entries": len(dags),
             "states": list(VIEW_STATES),
         }
