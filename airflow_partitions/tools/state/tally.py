@@ -59,10 +59,11 @@ def tally_of(
     the mappers' answers (never for members that may change): at a million partitions it took
     0.45 s of Python over 25,000 pending runs on every read. Kept as one JSON text.
     """
+    asked = (start, end, only, length, by_prefix)
     versions = mirror_for(session).key_versions(list(readers))
     found: dict[str, Tally] = {}
     for dag_id, reader in readers.items():
-        memo = _memo(reader, start, end, only, length, by_prefix)
+        memo = _memo(reader, asked)
         kept_one = (
             None
             if memo is None
@@ -75,10 +76,10 @@ def tally_of(
                 found[dag_id] = (counts, overrides, strips, again)
     todo = {dag_id: reader for dag_id, reader in readers.items() if dag_id not in found}
     if todo:
-        tallies, untils = _tallies(todo, session, start, end, only, length, by_prefix, prints)
+        tallies, untils = _tallies(todo, session, asked, prints)
         for dag_id, tally in tallies.items():
             found[dag_id] = tally
-            memo = _memo(todo[dag_id], start, end, only, length, by_prefix)
+            memo = _memo(todo[dag_id], asked)
             if memo is not None:
                 until = untils.get(dag_id)
                 text = json.dumps([*tally, None if until is None else until.isoformat()])
@@ -86,28 +87,21 @@ def tally_of(
     return found
 
 
-def _memo(
-    reader: Any, start: str | None, end: str | None, only: str | None, length: int, by_prefix: bool
-) -> Any:
-    """Return the memo of a Dag's tally, ``None`` under members that may change (never kept)."""
+def _memo(reader: Any, asked: tuple[Any, ...]) -> Any:
+    """Return the memo of a Dag's tally of *asked*, ``None`` under members that may change (never kept)."""
     version = reader.answers.key
     if version is None:
         return None
-    return ("tally", reader.dag_id, reader.identity, version, start, end, only, length, by_prefix)
+    return ("tally", reader.dag_id, reader.identity, version, *asked)
 
 
 def _tallies(
-    readers: dict[str, Any],
-    session: Any,
-    start: str | None,
-    end: str | None,
-    only: str | None,
-    length: int,
-    by_prefix: bool,
-    prints: dict[str, tuple[Any, ...]],
+    readers: dict[str, Any], session: Any, asked: tuple[Any, ...], prints: dict[str, tuple[Any, ...]]
 ) -> tuple[dict[str, Tally], dict[str, datetime]]:
     """
     Return, per Dag of *readers*, its selected partitions' counts by state, overrides and strips.
+
+    *asked*: ``(start, end, only, length, by_prefix)`` of :func:`tally_of`.
 
     With, per Dag, the earliest instant after its reader's ``now`` at which a pending run's state
     changes (none: no such instant).
@@ -121,6 +115,7 @@ def _tallies(
     ran incomplete. A pending run beside a Dag run (a key sent again) is counted apart, never as a
     state: its partition counts by its runs.
     """
+    start, end, only, length, by_prefix = asked
     dag_ids = list(readers)
     cells, overrides = run_cells(readers, session, start, end, only, length, by_prefix, prints)
     pending = [
