@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from airflow_partitions.tools.state.cache import mirror_for
+from airflow_partitions.tools.state.database import engine_of
 
 #: A 32-bit multiplicative hash of a Dag run's id (Knuth's constant), summed per state by
 #: :func:`fingerprints`: in 64-bit integers on every database for ids below 3 billion.
@@ -52,17 +53,7 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     from airflow_partitions.tools.state.tables import dag_run
 
     factor, modulus = ID_HASH
-    # Per Dag, not grouped: SQLite counts a range of the index faster without grouping, and finds
-    # the greatest id in one search only on its own.
-    newest = {
-        dag_id: session.scalar(select(func.max(dag_run.c.id)).where(dag_run.c.dag_id == dag_id))
-        for dag_id in dag_ids
-    }
-    counts = {
-        dag_id: session.scalar(select(func.count()).where(dag_run.c.dag_id == dag_id))
-        for dag_id, top in newest.items()
-        if top is not None
-    }
+    counts, newest = _counted(dag_ids, session)
     run_ids = dict(
         session.execute(select(dag_run.c.id, dag_run.c.run_id).where(dag_run.c.id.in_(newest.values()))).all()
     )
@@ -96,3 +87,35 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     }
     pending = mirror_for(session).versions(dag_ids)
     return {dag_id: (runs.get(dag_id, ()), pending[dag_id]) for dag_id in dag_ids}
+
+
+def _counted(dag_ids: list[str], session: Any) -> tuple[dict[str, int], dict[str, int | None]]:
+    """Return each Dag's number of runs and greatest run id (of those with runs; ``None``: none)."""
+    from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    if engine_of(session).dialect.name == "sqlite":
+        # Per Dag, not grouped: SQLite counts a range of the index faster without grouping, and
+        # finds the greatest id in one search of ``idx_dag_run_dag_id`` (its entries end in the id).
+        newest = {
+            dag_id: session.scalar(select(func.max(dag_run.c.id)).where(dag_run.c.dag_id == dag_id))
+            for dag_id in dag_ids
+        }
+        counts = {
+            dag_id: session.scalar(select(func.count()).where(dag_run.c.dag_id == dag_id))
+            for dag_id, top in newest.items()
+            if top is not None
+        }
+    else:
+        # PostgreSQL's indexes on dag_id hold no id in order: the greatest id alone walks the
+        # primary key back past every later run of other Dags (0.31 s at a million), with the
+        # count in one pass of the Dag's rows 0.21 s.
+        found = session.execute(
+            select(dag_run.c.dag_id, func.count(), func.max(dag_run.c.id))
+            .where(dag_run.c.dag_id.in_(dag_ids))
+            .group_by(dag_run.c.dag_id)
+        ).all()
+        counts = {dag_id: n for dag_id, n, _ in found}
+        newest = {dag_id: top for dag_id, _, top in found}
+    return counts, newest
