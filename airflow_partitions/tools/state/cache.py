@@ -117,6 +117,28 @@ def _kept(memo: tuple[Any, ...], fingerprint: Any, session: Any) -> tuple[Any, A
     return found
 
 
+def keep_until(
+    memo: tuple[Any, ...], fingerprint: Any, value: Any, until: datetime | None, session: Any = None
+) -> None:
+    """
+    Keep *value* (plain JSON) while the Dag's *fingerprint* holds and the clock is before *until*.
+
+    For answers that also turn on the clock (a Dag's counts by state, its late partitions):
+    *until* is the next instant one of them changes (aware; ``None``: none ahead). Kept as one
+    JSON text, read back in C (:func:`kept_until`).
+    """
+    keep(memo, fingerprint, json.dumps([value, None if until is None else until.isoformat()]), session)
+
+
+def kept_until(memo: tuple[Any, ...], fingerprint: Any, now: datetime, session: Any = None) -> Any:
+    """Return what :func:`keep_until` kept for *memo* under *fingerprint* while *now* is before its end."""
+    found = _kept(memo, fingerprint, session)
+    if found is None:
+        return None
+    value, until = json.loads(found[1])
+    return value if until is None or now < datetime.fromisoformat(until) else None
+
+
 def digest(items: Iterable[Any]) -> str:
     """Return a short, order-free digest of *items* (strings or tuples of strings), for a memo's key."""
     return hashlib.blake2b("\n".join(sorted(map(repr, items))).encode(), digest_size=16).hexdigest()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 #: How long an id skipped by a later row is read again: Airflow's transactions last milliseconds.
 GAP_HOURS = 1
@@ -29,6 +30,14 @@ MICROSECOND = timedelta(microseconds=1)
 def stamp(value: datetime) -> int:
     """Return *value* (aware; naive is UTC) as microseconds since :data:`EPOCH`."""
     return ((value if value.tzinfo is not None else value.replace(tzinfo=UTC)) - EPOCH) // MICROSECOND
+
+
+def created(session: Any, table: Any, row_id: int) -> int | None:
+    """Return when the row *row_id* of *table* was created (:func:`stamp`); ``None``: no such row."""
+    from sqlalchemy import select
+
+    at = session.scalar(select(table.c.created_at).where(table.c.id == row_id))
+    return None if at is None else stamp(at)
 
 
 class Gaps:

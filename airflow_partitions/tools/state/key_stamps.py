@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from airflow_partitions.tools.state.gaps import MAX_GAPS, Gaps, skipped, stamp
+from airflow_partitions.tools.state.gaps import MAX_GAPS, Gaps, created, skipped
 from airflow_partitions.tools.state.sql import chunks
 
 
@@ -103,14 +103,6 @@ def read_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]
     column = key_log.c.asset_partition_dag_run_id
     query = own_logs(select(column, func.count(), func.max(key_log.c.id)), apdr_ids).group_by(column)
     return {apdr_id: (n, last) for apdr_id, n, last in session.execute(query).all()}
-
-
-def created(session: Any, table: Any, row_id: int) -> int | None:
-    """Return when the row *row_id* of *table* was created (:func:`~.gaps.stamp`); ``None``: no such row."""
-    from sqlalchemy import select
-
-    at = session.scalar(select(table.c.created_at).where(table.c.id == row_id))
-    return None if at is None else stamp(at)
 
 
 def own_logs(query: Any, apdr_ids: list[int]) -> Any:

@@ -15,7 +15,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.cache import keep, kept, kept_value, mirror_for
+from airflow_partitions.tools.state.cache import keep, keep_until, kept, kept_until, kept_value, mirror_for
 from airflow_partitions.tools.state.model import is_selected, late_since
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.runs import latest_of, with_runs
@@ -43,14 +43,18 @@ def late_keys(
     """
     expecting = {dag_id: reader for dag_id, reader in readers.items() if reader.expects}
     found: dict[str, dict[str, tuple[datetime, str | None]]] = {}
+
+    def late_memo(dag_id: str) -> tuple[Any, ...]:
+        return ("late", dag_id, expecting[dag_id].answers.key, start, end, only)
+
     for dag_id, reader in expecting.items():
-        version = reader.answers.key
-        memo = ("late", dag_id, version, start, end, only)
-        kept_one = None if version is None else kept_value(memo, prints, session)
+        kept_one = (
+            None
+            if reader.answers.key is None
+            else kept_until(late_memo(dag_id), prints.get(dag_id), reader.now, session)
+        )
         if kept_one is not None:
-            late, until = json.loads(kept_one[1])
-            if until is None or reader.now < datetime.fromisoformat(until):
-                found[dag_id] = {key: (datetime.fromisoformat(since), state) for key, since, state in late}
+            found[dag_id] = {key: (datetime.fromisoformat(since), state) for key, since, state in kept_one}
     todo = {dag_id: reader for dag_id, reader in expecting.items() if dag_id not in found}
     for dag_id, candidates in _candidates(list(todo), session, prints, start, end, only).items():
         reader = todo[dag_id]
@@ -74,14 +78,8 @@ def late_keys(
             elif late_at is not None and late_at > reader.now:
                 ahead.append(late_at)
         if version is not None:  # kept until the first candidate not late yet becomes late
-            until = min(ahead).isoformat() if ahead else None
             late = [[key, since.isoformat(), state] for key, (since, state) in found[dag_id].items()]
-            keep(
-                ("late", dag_id, version, start, end, only),
-                prints.get(dag_id),
-                json.dumps([late, until]),
-                session,
-            )
+            keep_until(late_memo(dag_id), prints.get(dag_id), late, min(ahead, default=None), session)
     return {dag_id: late for dag_id, late in found.items() if late}
 
 

@@ -38,8 +38,8 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, skipped, stamp
-from airflow_partitions.tools.state.key_stamps import KeyStamps, created
+from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, created, skipped, stamp
+from airflow_partitions.tools.state.key_stamps import KeyStamps
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
 from airflow_partitions.tools.state.sql import chunks, rows_by_id
 
@@ -134,7 +134,7 @@ class Mirror:
                     log_mark, touched = self.key_stamps.sync(
                         session, marks[5:7], (self._opened, self._left), self._open_ids
                     )
-                self._bump("key_versions", self._dags_of(touched))
+                self._bump("key_versions", self._held("dag", touched))
                 witness = self.connection.execute(
                     "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
                 ).fetchone()[0]
@@ -186,17 +186,12 @@ class Mirror:
 
         changed: set[str] = set()
         whole = witness is not None and created(session, apdr, witness) != witness_created
-        opened = [
-            row[0]
-            for row in self.connection.execute(
-                "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL", (self.db,)
-            )
-        ]
+        opened = self._open_ids(None)
         gaps = self.gaps.ids()
         for chunk in chunks(sorted({*opened, *gaps}) if whole else gaps):
             self._compare(session, chunk, changed)
         if not whole:
-            for chunk in chunks(opened):
+            for chunk in chunks(sorted(opened)):
                 self._fired_or_gone(session, chunk, changed)
         held = self.connection.execute("SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)).fetchone()
         self._read_added(session, held[0] or 0, changed)
@@ -208,10 +203,6 @@ class Mirror:
             f"INSERT INTO {table} VALUES (?, ?, 1) ON CONFLICT (db, dag) DO UPDATE SET version = version + 1",
             [(self.db, dag) for dag in dags],
         )
-
-    def _dags_of(self, ids: Iterable[int]) -> set[str]:
-        """Return the Dags of the rows *ids* held."""
-        return self._held("dag", ids)
 
     def _held(self, column: str, ids: Iterable[int], condition: str = "") -> set[Any]:
         """Return *column* of the rows *ids* held (that meet the SQL *condition*, ``AND …``)."""
