@@ -22,8 +22,9 @@ there is none), and reads from Airflow only what may have changed since the last
   deletions took 0.13 s of every read at a million.) ``clean --yes`` writes its rows when it is
   done: a read while it runs may still see rows it has deleted, never after.
 
-Each Dag's version goes up whenever one of its rows changes; with the mirror's token (new at
-each start) it is the pending runs' part of the Dag's fingerprint
+Each Dag's version goes up whenever one of its rows changes, its run version whenever a Dag run
+of it is added (read by id above the greatest seen, :meth:`Mirror._runs_added`); with the mirror's
+token (new at each start over) they are part of the Dag's fingerprint
 (:func:`~airflow_partitions.tools.state.fingerprint.fingerprints`). Times are kept as microseconds
 since 1970-01-01 UTC, which sort as the times do.
 """
@@ -49,6 +50,10 @@ SCHEMA = (
     "PRIMARY KEY (db, id)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS pending_runs_by_fired ON pending_runs (db, fired, created, id)",
     "CREATE INDEX IF NOT EXISTS pending_runs_by_dag ON pending_runs (db, dag, fired)",
+    # The open rows alone, with every column :meth:`Mirror.open_runs` reads: 27,000 rows at a
+    # million partitions in 0.03 s, against 0.06 s looking each up among the 2,100,000.
+    "CREATE INDEX IF NOT EXISTS pending_runs_open ON pending_runs (db, created, id, dag, key, fired) "
+    "WHERE fired IS NULL",
     "CREATE TABLE IF NOT EXISTS pending_marks (db TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "newest_run INTEGER, newest_run_id TEXT, "
     "audit INTEGER NOT NULL, witness INTEGER, witness_created INTEGER, "
@@ -56,6 +61,8 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS key_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
+    "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS run_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
 )
 
@@ -87,9 +94,10 @@ class Mirror:
             for statement in SCHEMA:
                 connection.execute(statement)
             self.gaps = Gaps(connection, "pending_gaps", db)
+            self.run_gaps = Gaps(connection, "run_gaps", db)
             #: The open runs' key-log stamps, synced with the runs.
             self.key_stamps = KeyStamps(connection, db)
-        #: The session the last :meth:`sync` read through: a read syncs once, whatever it asks.
+        #: The transaction the last :meth:`sync` read in: a read syncs once, whatever it asks.
         self._synced: Any = None
         #: The open pending runs as of the last :meth:`sync`, oldest first, and their key-log stamps
         #: (each read on first use).
@@ -101,8 +109,14 @@ class Mirror:
         self._left: set[int] = set()
 
     def sync(self, session: Any) -> None:
-        """Bring the mirror in step with the database *session* reads (once per session)."""
-        if self._synced is not None and self._synced() is session:
+        """
+        Bring the mirror in step with the database *session* reads (once per transaction of it).
+
+        Once per transaction, not per session: a session Airflow scopes to the thread
+        (``create_session()``) is the same object for every read of a long-lived process.
+        """
+        current = session.get_transaction() if hasattr(session, "get_transaction") else None
+        if current is not None and self._synced is not None and self._synced() is current:
             return
         from sqlalchemy import func, select
 
@@ -131,6 +145,7 @@ class Mirror:
                     )
                 else:
                     self._read_changes(session, marks[3], marks[4])
+                    self._bump("run_versions", self._runs_added(session, marks[0] or 0, newest))
                     log_mark, touched = self.key_stamps.sync(
                         session, marks[5:7], (self._opened, self._left), self._open_ids
                     )
@@ -156,8 +171,8 @@ class Mirror:
                 self.connection.execute("ROLLBACK")
                 raise
         try:
-            self._synced = weakref.ref(session)
-        except TypeError:  # no weak reference to it: sync on every question
+            self._synced = weakref.ref(session.get_transaction())
+        except (AttributeError, TypeError):  # no transaction to refer to: sync on every question
             self._synced = None
 
     def _start_over(self, session: Any) -> None:
@@ -165,6 +180,7 @@ class Mirror:
         self.connection.execute("DELETE FROM pending_runs WHERE db = ?", (self.db,))
         self.connection.execute("DELETE FROM pending_versions WHERE db = ?", (self.db,))
         self.gaps.clear()
+        self.run_gaps.clear()
         self._read_added(session, 0, set())
         self.connection.execute(
             "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, NULL, NULL, 0, NULL, NULL, NULL, NULL)",
@@ -197,8 +213,34 @@ class Mirror:
         self._read_added(session, held[0] or 0, changed)
         self._bump("pending_versions", changed)
 
+    def _runs_added(self, session: Any, mark: int, top: int | None) -> set[str]:
+        """
+        Return the Dags of the Dag runs added since the last sync: above its greatest id *mark*, or in a gap.
+
+        Up to *top*, the greatest id now (the next sync reads above it). Airflow gives a new Dag run
+        an id above every id in ``dag_run`` (PostgreSQL's sequence; SQLite's greatest id plus one,
+        which is a deleted newest run's id again only when the run at the mark is gone, and then
+        the mirror starts over); the ids skipped are gaps, read again for an hour: PostgreSQL may
+        commit a run after a later id's.
+        """
+        from sqlalchemy import select
+
+        from airflow_partitions.tools.state.tables import dag_run
+
+        rows = select(dag_run.c.id, dag_run.c.dag_id)
+        found = [
+            row
+            for chunk in chunks(self.run_gaps.ids())
+            for row in session.execute(rows.where(dag_run.c.id.in_(chunk)))
+        ]
+        self.run_gaps.found(row[0] for row in found)
+        added = [] if top is None else session.execute(rows.where(dag_run.c.id.between(mark + 1, top))).all()
+        self.run_gaps.add(skipped(mark, top or mark, {row[0] for row in added}))
+        self.run_gaps.expire()
+        return {row[1] for row in (*found, *added)}
+
     def _bump(self, table: str, dags: Iterable[str]) -> None:
-        """Move the versions of *dags* in *table* (``pending_versions``, ``key_versions``) one up."""
+        """Move the versions of *dags* one up in *table* (``pending_versions``, ``key_versions``, …)."""
         self.connection.executemany(
             f"INSERT INTO {table} VALUES (?, ?, 1) ON CONFLICT (db, dag) DO UPDATE SET version = version + 1",
             [(self.db, dag) for dag in dags],
@@ -377,16 +419,22 @@ class Mirror:
             )
         return {dag: counted.get(dag, 0) for dag in dag_ids}
 
-    def versions(self, dag_ids: Collection[str]) -> dict[str, tuple[str, int]]:
-        """Return ``(token, version)`` of each of *dag_ids*: what moves whenever its pending runs change."""
+    def versions(self, dag_ids: Collection[str]) -> dict[str, tuple[str, int, int]]:
+        """
+        Return ``(token, pending version, run version)`` of each of *dag_ids*.
+
+        The pending version moves whenever one of the Dag's pending runs changes, the run version
+        whenever a Dag run of it is added; the token is new at each start over.
+        """
         with self.lock:
             token = self.connection.execute(
                 "SELECT token FROM pending_marks WHERE db = ?", (self.db,)
             ).fetchone()
-            counted = dict(
-                self.connection.execute("SELECT dag, version FROM pending_versions WHERE db = ?", (self.db,))
+            pending, runs = (
+                dict(self.connection.execute(f"SELECT dag, version FROM {table} WHERE db = ?", (self.db,)))
+                for table in ("pending_versions", "run_versions")
             )
-        return {dag: (token[0] if token else "", counted.get(dag, 0)) for dag in dag_ids}
+        return {dag: (token[0] if token else "", pending.get(dag, 0), runs.get(dag, 0)) for dag in dag_ids}
 
 
 def _columns(apdr: Any) -> tuple[Any, ...]:

@@ -55,16 +55,21 @@ def rows_by_id(session: Any, query: str, ids: list[int]) -> list[tuple[Any, ...]
     """
     Return the rows of *query* (SQL text ending ``WHERE id IN ({})``) for *ids*, per :data:`CHUNK`.
 
-    Run through the driver (the placeholders its ``paramstyle`` takes), not compiled by
-    SQLAlchemy: an ``IN`` list of 27,000 ids (the open pending runs at a million partitions) took
-    SQLAlchemy 0.15 s to expand, the database 0.07 s to answer. *session*: an ORM session or a
-    Core connection.
+    Run on the driver's own cursor, in the session's transaction (the placeholders its
+    ``paramstyle`` takes): for 27,000 ids (the open pending runs at a million partitions)
+    SQLAlchemy took 0.15 s to expand the ``IN`` list and 0.15 s more to hand the rows over one by
+    one, the database 0.07 s to answer. *session*: an ORM session or a Core connection.
     """
     connection = session.connection() if hasattr(session, "get_bind") else session
     mark = "?" if connection.dialect.paramstyle == "qmark" else "%s"
     found: list[tuple[Any, ...]] = []
-    for chunk in chunks(ids):
-        found.extend(connection.exec_driver_sql(query.format(",".join([mark] * len(chunk))), tuple(chunk)))
+    cursor = connection.connection.cursor()
+    try:
+        for chunk in chunks(ids):
+            cursor.execute(query.format(",".join([mark] * len(chunk))), tuple(chunk))
+            found.extend(cursor.fetchall())
+    finally:
+        cursor.close()
     return found
 
 

@@ -152,8 +152,12 @@ def _runs(session: Session, *states: str) -> list[int]:
     return ids
 
 
-def _new_run(session: Session, key: str, state: str) -> int:
-    """Insert a run of ``weather_local_day_jfk`` for partition *key* in *state*, ids as SQLite gives them."""
+def _new_run(session: Session, key: str, state: str, run_id: int | None = None) -> int:
+    """
+    Insert a run of ``weather_local_day_jfk`` for partition *key* in *state*; return its id.
+
+    The id as SQLite gives it, or *run_id* (what a PostgreSQL transaction committed late shows).
+    """
     from sqlalchemy import insert
 
     from airflow_partitions.tools.state.tables import dag_run
@@ -161,6 +165,7 @@ def _new_run(session: Session, key: str, state: str) -> int:
     return session.execute(
         insert(dag_run)
         .values(
+            **({} if run_id is None else {"id": run_id}),
             dag_id="weather_local_day_jfk",
             run_id=f"asset_triggered__{key}T05:00:00+00:00_{state}",
             partition_key=key,
@@ -182,6 +187,8 @@ def _state(session: Session, run: int, state: str) -> None:
 
 
 def _print(session: Session) -> Any:
+    """The fingerprint a new read takes: in a transaction of its own, after the changes were committed."""
+    session.commit()
     return fingerprints(["weather_local_day_jfk"], session)["weather_local_day_jfk"]
 
 
@@ -251,6 +258,28 @@ def test_an_older_run_deleted_as_a_new_one_is_added_moves_the_fingerprint(sessio
     before = _print(session)
     session.execute(delete(dag_run).where(dag_run.c.id == oldest))
     _new_run(session, "2026-03-09", "success")
+    assert _print(session) != before
+
+
+def test_a_run_committed_below_the_mark_as_an_older_one_is_deleted_moves_the_fingerprint(
+    session: Session,
+) -> None:
+    """
+    PostgreSQL may commit a run after a later id's: the id skipped is a gap, read again.
+
+    Run 5 is read with 4 missing; run 4 commits later as the oldest run is deleted: the count
+    stays, and no run is above the mark.
+    """
+    from sqlalchemy import delete
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    oldest, *_ = _runs(session, "success", "success", "success")
+    _print(session)  # the mark: run 3
+    assert _new_run(session, "2026-03-05", "success", run_id=5) == 5
+    before = _print(session)
+    assert _new_run(session, "2026-03-04", "success", run_id=4) == 4
+    session.execute(delete(dag_run).where(dag_run.c.id == oldest))
     assert _print(session) != before
 
 
