@@ -17,13 +17,14 @@ does; ``--api-url`` opens no database.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from airflow_partitions.tools.commands import backfill, check, clean, discard, explain, requeue, status
-from airflow_partitions.tools.commands.base import FOUND, OK, USAGE, Command
+from airflow_partitions.tools.commands.base import FOUND, OK, USAGE, Command, without_gc
 from airflow_partitions.tools.source import source
 
 #: The commands, by name, in the order ``--help`` lists them.
@@ -49,9 +50,10 @@ def _guarded(command: Command, args: argparse.Namespace) -> int:
     1, a usage or loading error with exit code 2.
     """
     try:
-        return command.handler(
-            args, lambda: source(getattr(args, "api_url", None), getattr(args, "token", None))
-        )
+        with without_gc():
+            return command.handler(
+                args, lambda: source(getattr(args, "api_url", None), getattr(args, "token", None))
+            )
     except LookupError as err:  # an unknown Dag, or one that is not what the command needs
         print(f"airflow-partitions {command.name}: {err.args[0]}", file=sys.stderr)
         return FOUND
@@ -107,6 +109,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return OK
 
 
+def console() -> NoReturn:
+    """
+    Run the ``airflow-partitions`` console script: exit with :func:`main`'s code for the command line.
+
+    The collector stays off for the whole process (:func:`~airflow_partitions.tools.commands.base.
+    without_gc`), and what it made is frozen before the exit: Python's last collection at exit
+    walked every object of the process, 0.2 s of a 1.3 s ``status`` at a million partitions.
+    """
+    with without_gc():
+        code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 def get_cli_commands() -> list[Any]:
     """
     Return the ``airflow partition-tools`` command group, for Airflow's provider ``"cli"`` list.
@@ -144,4 +160,4 @@ def get_cli_commands() -> list[Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

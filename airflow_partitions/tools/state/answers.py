@@ -97,6 +97,12 @@ class Answers:
             "cacheable": "VariableMembers" not in stored,
         }
 
+    def read_ahead(self, keys: list[str]) -> None:
+        """Read at once the stored answers a page of partitions *keys* asks: late, closing, complete."""
+        if self.store is not None and self.key is not None:
+            asked = [[question, key] for key in keys for question in ("late", "closes", "complete")]
+            self.store.read_ahead(self.key, asked)
+
     def _answer(self, question: list[Any], work_out: Any, kind: Any) -> Any:
         """Return the answer to *question* (plain values), of type *kind*: stored, else worked out."""
         if self.store is None or self.key is None:

@@ -323,6 +323,9 @@ class Store:
         self.asked: Counter[str] = Counter()
         #: How many questions of each Dag key were read one by one (:meth:`fetch`).
         self.one_by_one: Counter[str] = Counter()
+        #: The answers read ahead for each Dag key (:meth:`read_ahead`), ``None`` for a question
+        #: without one.
+        self.ahead: dict[str, dict[str, str | None]] = {}
 
     @classmethod
     def open(cls, database: str) -> Store | None:
@@ -393,12 +396,31 @@ class Store:
         asked = json.dumps(question)
         with self.lock:
             text = self.unwritten.get((dag, asked))
-            if text is None and dag not in self.loaded and self.one_by_one[dag] < ONE_BY_ONE:
+            ahead = self.ahead.get(dag, {})
+            if text is None and asked in ahead:
+                text = ahead[asked]
+            elif text is None and dag not in self.loaded and self.one_by_one[dag] < ONE_BY_ONE:
                 self.one_by_one[dag] += 1
                 text = self._read(dag, [asked]).get(asked)
             elif text is None:
                 text = self._loaded(dag).get(asked)
         return None if text is None else json.loads(text)
+
+    def read_ahead(self, dag: str, questions: list[Any]) -> None:
+        """
+        Read the answers to *questions* of the Dag keyed *dag* in one query, for :meth:`fetch` to find.
+
+        A page of 1,000 partitions asks three questions of each: one query, not 500 one by one and
+        then the Dag key's every answer (60,000 at a million partitions).
+        """
+        asked = [json.dumps(question) for question in questions]
+        with self.lock:
+            if dag in self.loaded:
+                return
+            known = self.ahead.setdefault(dag, {})
+            unknown = [text for text in asked if text not in known]
+            found = self._read(dag, unknown)
+            known.update((text, found.get(text)) for text in unknown)
 
     def fetch_each(self, dag: str, questions: list[Any]) -> dict[str, Any]:
         """
@@ -462,8 +484,9 @@ class Store:
         with self.lock:
             rows, self.unwritten = [(*k, v) for k, v in self.unwritten.items()], {}
             for dag, asked, text in rows:
-                if dag in self.loaded:
-                    self.loaded[dag][asked] = text
+                for kept in (self.loaded, self.ahead):
+                    if dag in kept:
+                        kept[dag][asked] = text
             if not rows or self.connection is None:
                 return
             try:

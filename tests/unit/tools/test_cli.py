@@ -257,7 +257,7 @@ def environment(tmp_path: Path) -> dict[str, str]:
 
 def test_the_console_script_runs_as_a_process(tmp_path):
     assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"] == {
-        "airflow-partitions": "airflow_partitions.tools.cli:main"
+        "airflow-partitions": "airflow_partitions.tools.cli:console"
     }
     done = subprocess.run(
         [sys.executable, "-m", "airflow_partitions.tools.cli", "check", EXAMPLES, "--json"],
@@ -414,3 +414,22 @@ def test_status_says_when_it_shows_only_the_latest_refusals_and_how_to_see_them_
     # All of them shown: nothing cut, nothing said.
     few = format_state(ConsumerState("d", (), (), refusals=refusals[:2], refusals_total=2)).splitlines()
     assert not any("showing the latest" in line for line in few)
+
+
+def test_without_gc_turns_the_collector_off_for_the_block_and_back_as_it_was() -> None:
+    import gc
+
+    from airflow_partitions.tools.commands.base import without_gc
+
+    assert gc.isenabled()
+    with pytest.raises(LookupError), without_gc():
+        assert not gc.isenabled()
+        raise LookupError("an unknown Dag")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with without_gc():
+            pass
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        gc.enable()

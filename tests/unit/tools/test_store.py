@@ -349,3 +349,25 @@ def test_a_new_process_finds_every_answer_asked_one_by_one_and_then_all_at_once(
     ]
     (store,) = cache.STORES.values()
     assert store is not None and store.one_by_one[store.rows("weather_local_day_jfk")] == 2
+
+
+def test_answers_read_ahead_are_found_without_a_read_each_and_without_loading_the_dag_key(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's questions read in one query: found as stored, a question without one worked out and kept."""
+    monkeypatch.setattr(cache, "ONE_BY_ONE", 0)  # a fetch not read ahead would load every answer
+    store = cache.store_for(session)
+    assert store is not None
+    for day in ("2013-03-10", "2013-03-11", "2013-03-12"):
+        store.put("dag-key", ["closes", day], f"{day}T05:00:00+00:00")
+    _new_process()
+    store = cache.store_for(session)
+    assert store is not None
+    asked = [["closes", day] for day in ("2013-03-10", "2013-03-11", "2013-03-13")]
+    store.read_ahead("dag-key", asked)
+    found = [store.fetch("dag-key", question) for question in asked]
+    assert found == ["2013-03-10T05:00:00+00:00", "2013-03-11T05:00:00+00:00", None]
+    assert "dag-key" not in store.loaded  # the third answer stored was never read
+    store.put("dag-key", ["closes", "2013-03-13"], "2013-03-14T05:00:00+00:00")
+    store.flush()
+    assert store.fetch("dag-key", ["closes", "2013-03-13"]) == "2013-03-14T05:00:00+00:00"
