@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, created, skipped, stamp
 from airflow_partitions.tools.state.key_stamps import KeyStamps
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
-from airflow_partitions.tools.state.sql import chunks, rows_by_id
+from airflow_partitions.tools.state.sql import chunks, ids_without, rows_by_id
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_runs (db TEXT NOT NULL, id INTEGER NOT NULL, dag TEXT NOT NULL, "
@@ -207,8 +207,7 @@ class Mirror:
         for chunk in chunks(sorted({*opened, *gaps}) if whole else gaps):
             self._compare(session, chunk, changed)
         if not whole:
-            for chunk in chunks(sorted(opened)):
-                self._fired_or_gone(session, chunk, changed)
+            self._fired_or_gone(session, sorted(opened), changed)
         held = self.connection.execute("SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)).fetchone()
         self._read_added(session, held[0] or 0, changed)
         self._bump("pending_versions", changed)
@@ -256,21 +255,20 @@ class Mirror:
         return found
 
     def _fired_or_gone(self, session: Any, ids: list[int], changed: set[str]) -> None:
-        """Read the open rows *ids* again, their Dag run alone: keep the fired and deleted ones."""
+        """Find those of the open rows *ids* no longer open; keep them fired (their Dag run alone) or gone."""
         from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
 
-        now = dict(
-            rows_by_id(session, f"SELECT id, created_dag_run_id FROM {apdr.name} WHERE id IN ({{}})", ids)
-        )
-        moved = [i for i in ids if now.get(i, 0) is not None]  # ``None``: still open
+        moved = ids_without(session, apdr.name, "t.created_dag_run_id IS NULL", ids)
         if not moved:
             return
-        marks = ",".join("?" * len(moved))
-        dags = dict(
-            self.connection.execute(
-                f"SELECT id, dag FROM pending_runs WHERE db = ? AND id IN ({marks})", (self.db, *moved)
-            ).fetchall()
+        now = dict(
+            rows_by_id(session, f"SELECT id, created_dag_run_id FROM {apdr.name} WHERE id IN ({{}})", moved)
         )
+        dags: dict[int, str] = {}
+        for chunk in chunks(moved):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT id, dag FROM pending_runs WHERE db = ? AND id IN ({marks})"
+            dags.update(self.connection.execute(query, (self.db, *chunk)).fetchall())
         changed.update(dags.values())
         self._left.update(moved)
         for apdr_id in moved:
