@@ -210,6 +210,11 @@ def unpacked(data: Any) -> Any:
 #: How many questions of one Dag key :meth:`Store.fetch` reads one by one before reading all its answers.
 ONE_BY_ONE = 500
 
+#: The most answers of one Dag key :meth:`Store.fetch` reads at once: a larger key is read one by
+#: one for good (the closing time of every key of a Dag of 1,000,000 partitions is 3,000,000
+#: answers, 150 MB: a long-lived api-server would have held them all after its 500th question).
+LOADED_AT_MOST = 100_000
+
 #: The environment variable naming the file of :class:`Store` (a path), or ``off`` for none.
 STORE_VARIABLE = "AIRFLOW_PARTITIONS_CACHE"
 
@@ -326,6 +331,9 @@ class Store:
         #: The answers read ahead for each Dag key (:meth:`read_ahead`), ``None`` for a question
         #: without one.
         self.ahead: dict[str, dict[str, str | None]] = {}
+        #: The number of answers of each Dag key asked about past :data:`ONE_BY_ONE`, up to
+        #: :data:`LOADED_AT_MOST` plus one.
+        self.sizes: dict[str, int] = {}
 
     @classmethod
     def open(cls, database: str) -> Store | None:
@@ -391,7 +399,8 @@ class Store:
 
         The first :data:`ONE_BY_ONE` questions of a Dag key are read one by one, then its every
         answer at once (a read of every pending run asks thousands; a ``status`` about 150, of a
-        Dag key holding 60,000 answers at a million partitions: 0.11 s to read them all).
+        Dag key holding 60,000 answers at a million partitions: 0.11 s to read them all), unless
+        it holds more than :data:`LOADED_AT_MOST`.
         """
         asked = json.dumps(question)
         with self.lock:
@@ -399,7 +408,7 @@ class Store:
             ahead = self.ahead.get(dag, {})
             if text is None and asked in ahead:
                 text = ahead[asked]
-            elif text is None and dag not in self.loaded and self.one_by_one[dag] < ONE_BY_ONE:
+            elif text is None and dag not in self.loaded and not self._to_load(dag):
                 self.one_by_one[dag] += 1
                 text = self._read(dag, [asked]).get(asked)
             elif text is None:
@@ -459,6 +468,18 @@ class Store:
             except sqlite3.Error:
                 self.connection = None
         return found
+
+    def _to_load(self, dag: str) -> bool:
+        """Whether to read every answer of the Dag keyed *dag* now, not one by one (lock held)."""
+        if self.one_by_one[dag] < ONE_BY_ONE:
+            return False
+        if dag not in self.sizes and self.connection is not None:
+            query = "SELECT count(*) FROM (SELECT 1 FROM answers WHERE dag = ? LIMIT ?)"
+            try:
+                self.sizes[dag] = self.connection.execute(query, (dag, LOADED_AT_MOST + 1)).fetchone()[0]
+            except sqlite3.Error:
+                self.connection = None
+        return self.sizes.get(dag, 0) <= LOADED_AT_MOST
 
     def _loaded(self, dag: str) -> dict[str, str]:
         """Return every answer stored for the Dag keyed *dag*, read in one query on first use (lock held)."""

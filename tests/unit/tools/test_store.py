@@ -371,3 +371,26 @@ def test_answers_read_ahead_are_found_without_a_read_each_and_without_loading_th
     store.put("dag-key", ["closes", "2013-03-13"], "2013-03-14T05:00:00+00:00")
     store.flush()
     assert store.fetch("dag-key", ["closes", "2013-03-13"]) == "2013-03-14T05:00:00+00:00"
+
+
+def test_a_dag_key_of_more_answers_than_loaded_at_most_is_read_one_by_one_for_good(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the first questions, a large key is still read question by question, never held whole."""
+    monkeypatch.setattr(cache, "ONE_BY_ONE", 2)
+    monkeypatch.setattr(cache, "LOADED_AT_MOST", 3)
+    days = [f"2013-03-{day:02d}" for day in range(1, 9)]
+    store = cache.store_for(session)
+    assert store is not None
+    for name, many in (("large", days), ("small", days[:3])):
+        for day in many:
+            store.put(name, ["closes", day], f"{day}T05:00:00+00:00")
+    _new_process()
+    store = cache.store_for(session)
+    assert store is not None
+    for name, many in (("large", days), ("small", days[:3])):
+        assert [store.fetch(name, ["closes", day]) for day in many] == [
+            f"{day}T05:00:00+00:00" for day in many
+        ]
+    assert "large" not in store.loaded and store.one_by_one["large"] == 8
+    assert "small" in store.loaded and store.one_by_one["small"] == 2
