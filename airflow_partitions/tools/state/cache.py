@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
-from airflow_partitions.tools.state.plain import jsonable
+from airflow_partitions.tools.state.plain import jsonable, packed, unpacked
 
 if TYPE_CHECKING:
     from airflow_partitions.tools.state.mirror import Mirror
@@ -152,59 +152,6 @@ def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any, session: Any = None
     value = read()
     keep(memo, fingerprint, value, session)
     return value
-
-
-def packed(value: Any) -> Any:
-    """
-    Return *value* as plain JSON that :func:`unpacked` gives back equal, types and all.
-
-    For the answers read from a Dag's rows (:data:`KEPT`): tuples, sets, counters, dicts with
-    tuple keys and datetimes are tagged (``{"t": [...]}``, ``{"s": ...}``, ``{"c": ...}``,
-    ``{"m": [[key, value], ...]}``, ``{"dt": "2026-03-10T04:00:00+00:00"}``); lists, strings,
-    numbers, booleans and ``None`` are themselves, a dict of string keys ``{"d": {...}}``.
-
-    :raises TypeError: for a value of another type (it would not come back equal).
-    """
-    if value is None or isinstance(value, bool | int | float | str):
-        return value
-    if isinstance(value, datetime):
-        return {"dt": value.isoformat()}
-    if isinstance(value, Counter):
-        return {"c": [[packed(k), n] for k, n in value.items()]}
-    if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value):
-            return {"d": {k: packed(v) for k, v in value.items()}}
-        return {"m": [[packed(k), packed(v)] for k, v in value.items()]}
-    if isinstance(value, set | frozenset):
-        return {"s": sorted((packed(v) for v in value), key=repr)}
-    if isinstance(value, list):
-        return [packed(v) for v in value]
-    if isinstance(value, tuple):  # a Row too
-        return {"t": [packed(v) for v in value]}
-    raise TypeError(f"cannot keep a {type(value).__name__} across processes: {value!r}")
-
-
-def unpacked(data: Any) -> Any:
-    """Return the value :func:`packed` gave *data* for."""
-    if isinstance(data, list):
-        return [unpacked(v) if isinstance(v, list | dict) else v for v in data]
-    if not isinstance(data, dict):
-        return data
-    (tag, inner), *_ = data.items()
-    if tag == "dt":
-        return datetime.fromisoformat(inner)
-    if tag == "c":
-        return Counter({unpacked(k): n for k, n in inner})
-    if tag == "d":
-        return {k: unpacked(v) for k, v in inner.items()}
-    if tag == "m":
-        return {
-            unpacked(k) if isinstance(k, list | dict) else k: unpacked(v) if isinstance(v, list | dict) else v
-            for k, v in inner
-        }
-    if tag == "s":
-        return {unpacked(v) for v in inner}
-    return tuple(unpacked(v) for v in inner)
 
 
 #: How many questions of one Dag key :meth:`Store.fetch` reads one by one before reading all its answers.

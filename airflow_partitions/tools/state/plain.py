@@ -3,7 +3,9 @@ Answers as plain JSON and back: what the view's API, ``status --json`` and the s
 
 :func:`jsonable` turns a value (a dataclass, tuples, datetimes) into plain JSON types, datetimes
 as ISO 8601 strings (``2026-03-10T04:00:00+00:00``); :func:`rebuilt_as` turns such JSON back into
-the type a field declares. Pure: no database, no Airflow.
+the type a field declares; :func:`packed` and :func:`unpacked` keep the answers read from a Dag's
+rows in the store, types and all (tuples, sets, counters, tuple keys). Pure: no database, no
+Airflow.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import dataclasses
 import functools
 import types
 import typing
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -114,3 +117,57 @@ def jsonable(value: Any) -> Any:
 def _field_names(kind: Any) -> tuple[str, ...] | None:
     """Return the field names of the dataclass *kind*, ``None`` if it is none."""
     return tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+
+
+def packed(value: Any) -> Any:
+    """
+    Return *value* as plain JSON that :func:`unpacked` gives back equal, types and all.
+
+    For the answers read from a Dag's rows (:data:`~airflow_partitions.tools.state.cache.KEPT`):
+    tuples, sets, counters, dicts with tuple keys and datetimes are tagged (``{"t": [...]}``,
+    ``{"s": ...}``, ``{"c": ...}``, ``{"m": [[key, value], ...]}``,
+    ``{"dt": "2026-03-10T04:00:00+00:00"}``); lists, strings, numbers, booleans and ``None`` are
+    themselves, a dict of string keys ``{"d": {...}}``.
+
+    :raises TypeError: for a value of another type (it would not come back equal).
+    """
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime):
+        return {"dt": value.isoformat()}
+    if isinstance(value, Counter):
+        return {"c": [[packed(k), n] for k, n in value.items()]}
+    if isinstance(value, dict):
+        if all(isinstance(k, str) for k in value):
+            return {"d": {k: packed(v) for k, v in value.items()}}
+        return {"m": [[packed(k), packed(v)] for k, v in value.items()]}
+    if isinstance(value, set | frozenset):
+        return {"s": sorted((packed(v) for v in value), key=repr)}
+    if isinstance(value, list):
+        return [packed(v) for v in value]
+    if isinstance(value, tuple):  # a Row too
+        return {"t": [packed(v) for v in value]}
+    raise TypeError(f"cannot keep a {type(value).__name__} across processes: {value!r}")
+
+
+def unpacked(data: Any) -> Any:
+    """Return the value :func:`packed` gave *data* for."""
+    if isinstance(data, list):
+        return [unpacked(v) if isinstance(v, list | dict) else v for v in data]
+    if not isinstance(data, dict):
+        return data
+    (tag, inner), *_ = data.items()
+    if tag == "dt":
+        return datetime.fromisoformat(inner)
+    if tag == "c":
+        return Counter({unpacked(k): n for k, n in inner})
+    if tag == "d":
+        return {k: unpacked(v) for k, v in inner.items()}
+    if tag == "m":
+        return {
+            unpacked(k) if isinstance(k, list | dict) else k: unpacked(v) if isinstance(v, list | dict) else v
+            for k, v in inner
+        }
+    if tag == "s":
+        return {unpacked(v) for v in inner}
+    return tuple(unpacked(v) for v in inner)

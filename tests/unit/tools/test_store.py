@@ -15,8 +15,9 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state.cache import keep, kept, kept_value, packed, unpacked
+from airflow_partitions.tools.state.cache import keep, kept, kept_value
 from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.plain import packed, unpacked
 
 MARCH_10 = datetime(2026, 3, 10, 4, tzinfo=UTC)
 #: A Dag's fingerprint for the store's tests: any value of the types :func:`fingerprints` gives
