@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from airflow_partitions.tools.state.sql import chunks
+
 #: How long an id skipped by a later row is read again: Airflow's transactions last milliseconds.
 GAP_HOURS = 1
 #: The most ids kept as skipped (the newest), so that a sweep of deleted rows keeps no long list.
@@ -73,6 +75,20 @@ class Gaps:
         """Drop the gaps kept for longer than :data:`GAP_HOURS`."""
         expired = stamp(datetime.now(UTC) - timedelta(hours=GAP_HOURS))
         self.connection.execute(f"DELETE FROM {self.table} WHERE db = ? AND seen < ?", (self.db, expired))
+
+    def read(self, session: Any, rows: Any, column: Any, since: int, top: int) -> tuple[list[Any], list[Any]]:
+        """
+        Return the rows of *rows* (a select, the id *column* first) in a gap, and those above *since*.
+
+        Up to *top*, the greatest id now. The gaps found are dropped, the ids skipped above *since*
+        kept, those kept for longer than :data:`GAP_HOURS` dropped.
+        """
+        found = [row for ids in chunks(self.ids()) for row in session.execute(rows.where(column.in_(ids)))]
+        self.found(row[0] for row in found)
+        added = session.execute(rows.where(column > since, column <= top)).all()
+        self.add(skipped(since, top, {row[0] for row in added}))
+        self.expire()
+        return found, added
 
     def clear(self) -> None:
         """Drop every gap (a start over)."""

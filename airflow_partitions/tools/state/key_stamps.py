@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from airflow_partitions.tools.state.gaps import MAX_GAPS, Gaps, created, skipped
+from airflow_partitions.tools.state.gaps import MAX_GAPS, Gaps, created
 from airflow_partitions.tools.state.sql import chunks
 
 
@@ -62,17 +62,9 @@ class KeyStamps:
             self.gaps.clear()
             since, touched = max(top - MAX_GAPS, 0), open_ids(None)
         else:
-            found = [
-                row
-                for chunk in chunks(self.gaps.ids())
-                for row in session.execute(rows.where(key_log.c.id.in_(chunk)))
-            ]
-            self.gaps.found(row[0] for row in found)
-            since, touched = mark[0], {*opened, *(row[1] for row in found)}
-        added = session.execute(rows.where(key_log.c.id > since, key_log.c.id <= top)).all()
-        self.gaps.add(skipped(since, top, {row[0] for row in added}))
-        self.gaps.expire()
-        touched = open_ids(touched | {row[1] for row in added})
+            since, touched = mark[0], set(opened)
+        found, added = self.gaps.read(session, rows, key_log.c.id, since, top)
+        touched = open_ids(touched | {row[1] for row in (*found, *added)})
         self.connection.executemany(
             "DELETE FROM key_stamps WHERE db = ? AND id = ?", [(self.db, i) for i in {*left, *touched}]
         )

@@ -149,7 +149,7 @@ class Mirror:
                     log_mark, touched = self.key_stamps.sync(
                         session, marks[5:7], (self._opened, self._left), self._open_ids
                     )
-                self._bump("key_versions", self._held("dag", touched))
+                self._bump("key_versions", {dag for (dag,) in self._held("dag", touched)})
                 witness = self.connection.execute(
                     "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
                 ).fetchone()[0]
@@ -227,15 +227,7 @@ class Mirror:
         from airflow_partitions.tools.state.tables import dag_run
 
         rows = select(dag_run.c.id, dag_run.c.dag_id)
-        found = [
-            row
-            for chunk in chunks(self.run_gaps.ids())
-            for row in session.execute(rows.where(dag_run.c.id.in_(chunk)))
-        ]
-        self.run_gaps.found(row[0] for row in found)
-        added = [] if top is None else session.execute(rows.where(dag_run.c.id.between(mark + 1, top))).all()
-        self.run_gaps.add(skipped(mark, top or mark, {row[0] for row in added}))
-        self.run_gaps.expire()
+        found, added = self.run_gaps.read(session, rows, dag_run.c.id, mark, top or mark)
         return {row[1] for row in (*found, *added)}
 
     def _bump(self, table: str, dags: Iterable[str]) -> None:
@@ -245,13 +237,14 @@ class Mirror:
             [(self.db, dag) for dag in dags],
         )
 
-    def _held(self, column: str, ids: Iterable[int], condition: str = "") -> set[Any]:
-        """Return *column* of the rows *ids* held (that meet the SQL *condition*, ``AND …``)."""
-        found: set[Any] = set()
+    def _held(self, columns: str, ids: Iterable[int], condition: str = "") -> set[tuple[Any, ...]]:
+        """Return *columns* (``"id, dag"``) of the rows *ids* held that meet *condition* (``AND …``)."""
+        found: set[tuple[Any, ...]] = set()
         for chunk in chunks(sorted(ids)):
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT DISTINCT {column} FROM pending_runs WHERE db = ? {condition} AND id IN ({marks})"
-            found.update(row[0] for row in self.connection.execute(query, (self.db, *chunk)))
+            where = f"db = ? {condition} AND id IN ({marks})"
+            query = f"SELECT DISTINCT {columns} FROM pending_runs WHERE {where}"
+            found.update(self.connection.execute(query, (self.db, *chunk)))
         return found
 
     def _fired_or_gone(self, session: Any, ids: list[int], changed: set[str]) -> None:
@@ -264,11 +257,7 @@ class Mirror:
         now = dict(
             rows_by_id(session, f"SELECT id, created_dag_run_id FROM {apdr.name} WHERE id IN ({{}})", moved)
         )
-        dags: dict[int, str] = {}
-        for chunk in chunks(moved):
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT id, dag FROM pending_runs WHERE db = ? AND id IN ({marks})"
-            dags.update(self.connection.execute(query, (self.db, *chunk)).fetchall())
+        dags = dict(self._held("id, dag", moved))
         changed.update(dags.values())
         self._left.update(moved)
         for apdr_id in moved:
@@ -353,7 +342,7 @@ class Mirror:
         if among is None:
             query = "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL"
             return {row[0] for row in self.connection.execute(query, (self.db,))}
-        return self._held("id", among, "AND fired IS NULL")
+        return {apdr_id for (apdr_id,) in self._held("id", among, "AND fired IS NULL")}
 
     # -- what the reader asks -------------------------------------------------------------------
 
