@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable, packed, unpacked
+from airflow_partitions.tools.state.uses import Uses, today
 
 if TYPE_CHECKING:
     from airflow_partitions.tools.state.mirror import Mirror
@@ -222,7 +223,7 @@ def mirror_for(session: Any) -> Mirror:
         store = store_for(session)
         try:
             if store is not None and store.connection is not None:
-                mirror = Mirror(store.connection, digest([url])[:8], store.lock)
+                mirror = Mirror(store.connection, digest([url])[:8], store.lock, store.received)
         except sqlite3.Error:
             mirror = None
         mirror = MIRRORS[url] = mirror or in_memory()
@@ -258,9 +259,15 @@ class Store:
     turns the store off for the process: answers are then worked out, never wrong.
     """
 
-    def __init__(self, connection: sqlite3.Connection, database: str) -> None:
+    def __init__(self, connection: sqlite3.Connection, database: str, uses: Uses) -> None:
         self.connection: sqlite3.Connection | None = connection
         self.database = database
+        #: The day each key was last used, and the pruning of those unused for a week.
+        self.uses = uses
+        #: The keys asked about or written since the last :meth:`flush`, and whether this process
+        #: has pruned (once: :meth:`Uses.prune`).
+        self.touched: set[str] = set()
+        self.pruned = False
         self.lock = threading.Lock()
         #: The answers stored for each Dag key asked about, read at once (a read asks thousands).
         self.loaded: dict[str, dict[str, str]] = {}
@@ -301,18 +308,19 @@ class Store:
                 "CREATE TABLE IF NOT EXISTS answers (dag TEXT NOT NULL, question TEXT NOT NULL, "
                 "answer TEXT NOT NULL, PRIMARY KEY (dag, question)) WITHOUT ROWID"
             )
+            return cls(connection, database, Uses(connection))
         except (sqlite3.Error, OSError):
             return None
-        return cls(connection, database)
 
     def rows(self, dag_id: str) -> str:
         """
         Return the key of the answers read from the Dag *dag_id*'s rows (:func:`keep`).
 
         They hold the Dag's fingerprint, checked when read; one key per Dag, so that a read of one
-        Dag loads its own answers, not those of the deployment's every Dag.
+        Dag loads its own answers, not those of the deployment's every Dag, and per
+        :func:`environment`, so that an upgrade's new key leaves the old one to be pruned.
         """
-        return digest([self.database, "rows", dag_id])
+        return digest([self.database, "rows", dag_id, environment()])
 
     def dag_key(self, dag_id: str, dag_hash: str) -> str:
         """Return the key of a Dag's answers: its id, serialized version, the environment and database."""
@@ -351,6 +359,7 @@ class Store:
         """
         asked = json.dumps(question)
         with self.lock:
+            self.touched.add(dag)
             text = self.unwritten.get((dag, asked))
             ahead = self.ahead.get(dag, {})
             if text is None and asked in ahead:
@@ -371,6 +380,7 @@ class Store:
         """
         asked = [json.dumps(question) for question in questions]
         with self.lock:
+            self.touched.add(dag)
             if dag in self.loaded:
                 return
             known = self.ahead.setdefault(dag, {})
@@ -388,6 +398,7 @@ class Store:
         asked = [json.dumps(question) for question in questions]
         found: dict[str, str] = {}
         with self.lock:
+            self.touched.add(dag)
             known = self.loaded.get(dag, {})
             for text in asked:
                 answer = self.unwritten.get((dag, text), known.get(text))
@@ -445,21 +456,36 @@ class Store:
     def put(self, dag: str, question: Any, answer: Any) -> None:
         """Store *answer* (plain JSON, not ``None``) to *question* of the Dag *dag*: at :meth:`flush`."""
         with self.lock:
+            self.touched.add(dag)
             self.unwritten[dag, json.dumps(question)] = json.dumps(answer)
 
     def flush(self) -> None:
-        """Write the answers worked out since the last flush, in one transaction (an error: store off)."""
+        """
+        Write the answers worked out since the last flush and the keys' day of use, in one transaction.
+
+        Once per process, it then prunes the keys unused for a week (:meth:`Uses.prune`). An error
+        turns the store off.
+        """
         with self.lock:
             rows, self.unwritten = [(*k, v) for k, v in self.unwritten.items()], {}
+            touched, self.touched = self.touched, set()
             for dag, asked, text in rows:
                 for kept in (self.loaded, self.ahead):
                     if dag in kept:
                         kept[dag][asked] = text
-            if not rows or self.connection is None:
+            if self.connection is None:
                 return
+            day = today()
             try:
-                self.connection.execute("BEGIN")
+                unrecorded = self.uses.unrecorded(touched, day)
+                prune, self.pruned = not self.pruned and self.uses.due(day), True
+                if not (rows or unrecorded or prune):
+                    return
+                self.connection.execute("BEGIN IMMEDIATE")
                 self.connection.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", rows)
+                self.uses.record(unrecorded, day)
+                if prune:
+                    self.uses.prune(day)
                 self.connection.execute("COMMIT")
             except sqlite3.Error:
                 self.connection = None

@@ -82,10 +82,16 @@ class PendingRun(NamedTuple):
 class Mirror:
     """The pending runs of one metadata database, in step with it after :meth:`sync` (see the module)."""
 
-    def __init__(self, connection: sqlite3.Connection, db: str, lock: threading.Lock) -> None:
+    def __init__(
+        self, connection: sqlite3.Connection, db: str, lock: threading.Lock, received: str | None = None
+    ) -> None:
         self.connection = connection
         #: The database's digest: one file may hold the mirrors of several databases.
         self.db = db
+        #: In the store's file, the store's key of the keys logged per pending run
+        #: (:attr:`~airflow_partitions.tools.state.cache.Store.received`): a start over deletes
+        #: those of the runs no longer in the database (``clean`` deleted them).
+        self.received = received
         self.lock = lock
         with lock:
             columns = {row[1] for row in connection.execute("PRAGMA table_info(pending_marks)")}
@@ -176,12 +182,22 @@ class Mirror:
             self._synced = None
 
     def _start_over(self, session: Any) -> None:
-        """Copy every row again, under a new token (every Dag's fingerprint changes)."""
+        """
+        Copy every row again, under a new token (every Dag's fingerprint changes).
+
+        The store's logged keys of the runs not copied are deleted (:attr:`received`).
+        """
         self.connection.execute("DELETE FROM pending_runs WHERE db = ?", (self.db,))
         self.connection.execute("DELETE FROM pending_versions WHERE db = ?", (self.db,))
         self.gaps.clear()
         self.run_gaps.clear()
         self._read_added(session, 0, set())
+        if self.received is not None:
+            self.connection.execute(
+                "DELETE FROM answers WHERE dag = ? AND NOT EXISTS (SELECT 1 FROM pending_runs "
+                "WHERE db = ? AND id = CAST(answers.question AS INTEGER))",
+                (self.received, self.db),
+            )
         self.connection.execute(
             "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, NULL, NULL, 0, NULL, NULL, NULL, NULL)",
             (self.db, uuid.uuid4().hex),

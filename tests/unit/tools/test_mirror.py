@@ -421,3 +421,21 @@ def test_the_mirror_holds_what_the_database_holds_after_any_changes(
                         assert mirror.versions(DAGS)[dag] != versions[dag], (operation, dag)
     finally:
         engine.dispose()
+
+
+def test_a_start_over_deletes_the_stored_keys_of_the_cleaned_runs_only(engine: Engine) -> None:
+    db = Database(engine)
+    connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    connection.execute(
+        "CREATE TABLE answers (dag TEXT, question TEXT, answer TEXT, PRIMARY KEY (dag, question))"
+    )
+    mirror = Mirror(connection, "db", threading.Lock(), received="received")
+    cleaned, kept = db.open(DAGS[0], "2026-03-10"), db.open(DAGS[0], "2026-03-11")
+    db.fire(cleaned)
+    synced(mirror, engine)
+    stored = [("received", str(cleaned)), ("received", str(kept)), ("a Dag's key", str(cleaned))]
+    connection.executemany("INSERT INTO answers VALUES (?, ?, '{}')", stored)
+    db.clean(cleaned)
+    synced(mirror, engine)
+    left = connection.execute("SELECT dag, question FROM answers ORDER BY dag, question").fetchall()
+    assert left == [("a Dag's key", str(cleaned)), ("received", str(kept))]
