@@ -13,7 +13,7 @@ and each sync reads again only the stamps of the runs a key-log row added since 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from airflow_partitions.tools.state.gaps import MAX_GAPS, Gaps, created
@@ -75,10 +75,21 @@ class KeyStamps:
             )
         return ((top or None), None if not top else created(session, key_log, top)), touched
 
-    def stamps(self) -> dict[int, tuple[int, int]]:
-        """Return the stamp of each open pending run with key-log rows, by its id, as of the last sync."""
-        rows = self.connection.execute("SELECT id, n, last FROM key_stamps WHERE db = ?", (self.db,))
-        return {i: (n, last) for i, n, last in rows}
+    def stamps(self, apdr_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+        """
+        Return the stamp of each of the open pending runs *apdr_ids* with key-log rows, by id.
+
+        As of the last sync.
+
+        Looked up by id: a page asks for a few of the 27,000 open runs of a million partitions,
+        whose every stamp took 0.03 s to read.
+        """
+        found: dict[int, tuple[int, int]] = {}
+        for chunk in chunks(sorted(set(apdr_ids))):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT id, n, last FROM key_stamps WHERE db = ? AND id IN ({marks})"
+            found.update((i, (n, last)) for i, n, last in self.connection.execute(query, (self.db, *chunk)))
+        return found
 
 
 def read_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:

@@ -105,10 +105,8 @@ class Mirror:
             self.key_stamps = KeyStamps(connection, db)
         #: The transaction the last :meth:`sync` read in: a read syncs once, whatever it asks.
         self._synced: Any = None
-        #: The open pending runs as of the last :meth:`sync`, oldest first, and their key-log stamps
-        #: (each read on first use).
+        #: The open pending runs as of the last :meth:`sync`, oldest first (read on first use).
         self._open: list[PendingRun] | None = None
-        self._stamps: dict[int, tuple[int, int]] | None = None
         #: The ids of the rows this sync put as open (new, or an id given again), and of the open
         #: rows it saw fire or go: their key-log stamps are read again, or dropped.
         self._opened: set[int] = set()
@@ -134,7 +132,7 @@ class Mirror:
         audit = session.scalar(
             select(func.max(log.c.id)).where(log.c.event.in_([CLEANED_EVENT, DISCARDED_EVENT]))
         )
-        self._open, self._stamps = None, None
+        self._open = None
         with self.lock:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
@@ -377,12 +375,19 @@ class Mirror:
         wanted = set(dag_ids)
         return [run for run in self._open if run.dag_id in wanted]
 
-    def stamps(self) -> dict[int, tuple[int, int]]:
-        """Return each open pending run's key-log stamp (:mod:`~.key_stamps`) by id, as of the last sync."""
-        if self._stamps is None:
-            with self.lock:
-                self._stamps = self.key_stamps.stamps()
-        return self._stamps
+    def stamps(self, apdr_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+        """
+        Return the key-log stamp (:mod:`~.key_stamps`) of each of the pending runs *apdr_ids*, by id.
+
+        As of the last sync; a run not open then, or without key-log rows, is left out.
+        """
+        with self.lock:
+            return self.key_stamps.stamps(apdr_ids)
+
+    def open_ids(self, apdr_ids: Iterable[int]) -> set[int]:
+        """Return those of the pending runs *apdr_ids* that were open as of the last sync."""
+        with self.lock:
+            return self._open_ids(set(apdr_ids))
 
     def came_from(self, dag_run_ids: Collection[int]) -> dict[int, int]:
         """Return the pending run each of *dag_run_ids* fired from (the newest, if several), by Dag run id."""

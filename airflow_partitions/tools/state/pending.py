@@ -29,8 +29,7 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
     one grouped count on Airflow's index of the pending run id. A run without rows is left out.
     """
     mirror = mirror_for(session)
-    held, opened = mirror.stamps(), {run.id for run in mirror.open_runs()}
-    stamps = {apdr_id: held[apdr_id] for apdr_id in apdr_ids if apdr_id in held}
+    stamps, opened = mirror.stamps(apdr_ids), mirror.open_ids(apdr_ids)
     for chunk in chunks([apdr_id for apdr_id in apdr_ids if apdr_id not in opened]):
         stamps.update(read_stamps(session, chunk))
     return stamps
