@@ -105,8 +105,10 @@ class Mirror:
             self.key_stamps = KeyStamps(connection, db)
         #: The transaction the last :meth:`sync` read in: a read syncs once, whatever it asks.
         self._synced: Any = None
-        #: The open pending runs as of the last :meth:`sync`, oldest first (read on first use).
-        self._open: list[PendingRun] | None = None
+        #: The open pending runs, oldest first, and the stamp of the copy they were read from
+        #: (:meth:`_open_stamp`): kept across syncs while no run changed (a long-lived api-server
+        #: built 27,000 of them again on every request at a million partitions).
+        self._open: tuple[tuple[str, float], list[PendingRun]] | None = None
         #: The ids of the rows this sync put as open (new, or an id given again), and of the open
         #: rows it saw fire or go: their key-log stamps are read again, or dropped.
         self._opened: set[int] = set()
@@ -132,7 +134,6 @@ class Mirror:
         audit = session.scalar(
             select(func.max(log.c.id)).where(log.c.event.in_([CLEANED_EVENT, DISCARDED_EVENT]))
         )
-        self._open = None
         with self.lock:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
@@ -362,18 +363,37 @@ class Mirror:
 
     def open_runs(self, dag_ids: Collection[str] | None = None) -> list[PendingRun]:
         """Return the open pending runs (of *dag_ids*, else all), oldest first (``created_at``, id)."""
-        if self._open is None:
-            with self.lock:
+        with self.lock:
+            stamp = self._open_stamp()
+            if self._open is None or self._open[0] != stamp:
                 rows = self.connection.execute(
                     "SELECT id, dag, key, created FROM pending_runs WHERE db = ? AND fired IS NULL "
                     "ORDER BY created, id",
                     (self.db,),
                 ).fetchall()
-            self._open = [PendingRun(i, dag, key, EPOCH + made * MICROSECOND) for i, dag, key, made in rows]
+                self._open = (
+                    stamp,
+                    [PendingRun(i, dag, key, EPOCH + made * MICROSECOND) for i, dag, key, made in rows],
+                )
+            held = self._open[1]
         if dag_ids is None:
-            return list(self._open)
+            return list(held)
         wanted = set(dag_ids)
-        return [run for run in self._open if run.dag_id in wanted]
+        return [run for run in held if run.dag_id in wanted]
+
+    def _open_stamp(self) -> tuple[str, float]:
+        """
+        Return the copy's token and the sum of its pending versions (lock held).
+
+        Every change of a pending run moves its Dag's version up, and a start over makes a new
+        token, in whichever process synced: equal stamps, equal open runs.
+        """
+        token, total = self.connection.execute(
+            "SELECT (SELECT token FROM pending_marks WHERE db = ?), "
+            "(SELECT total(version) FROM pending_versions WHERE db = ?)",
+            (self.db, self.db),
+        ).fetchone()
+        return token or "", total
 
     def stamps(self, apdr_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
         """

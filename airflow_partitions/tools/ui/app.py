@@ -40,6 +40,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from airflow_partitions.tools.commands.base import without_gc
 from airflow_partitions.tools.commands.status import MAX_ROWS, StatusRequest
 from airflow_partitions.tools.metrics import CONTENT_TYPE, metrics_text
 from airflow_partitions.tools.source import Database
@@ -67,6 +68,21 @@ DEFAULT_LIMIT = 1_000
 MAX_LIMIT = 10_000
 
 app = FastAPI(title="airflow-partitions: Partitions", docs_url=None, redoc_url=None, openapi_url=None)
+
+
+@app.middleware("http")
+async def collector_paused(request: Request, call_next: Any) -> Response:
+    """
+    Answer each request with Python's cyclic garbage collector paused (:func:`without_gc`).
+
+    A page's answer is hundreds of thousands of objects: collections during the request move
+    them into the oldest generation, and every few requests Python then walks all the
+    api-server's objects (Airflow's too). That full collection added 0.45 s to one request in
+    eight at a million partitions. Paused, the answer's objects are freed when the request ends
+    and are never moved.
+    """
+    with without_gc():
+        return await call_next(request)
 
 
 class PlainJSON(Response):

@@ -144,3 +144,15 @@ def test_kept_late_partitions_are_read_again_once_a_partition_becomes_late(engin
     assert late_at(engine, LATE_AT - timedelta(seconds=1)) == {}
     assert late_at(engine, LATE_AT) == {"2026-03-10": (LATE_AT, None)}
     assert late_at(engine, LATE_AT + timedelta(hours=1)) == {"2026-03-10": (LATE_AT, None)}
+
+
+def test_a_kept_value_is_decoded_once_while_kept_and_again_once_kept_anew() -> None:
+    memo, fingerprint = ("late", "decoded_once_day", "mappers-v1", None, None, None), (1, 2)
+    cache.keep_until(memo, fingerprint, [["2026-03-10", "2026-03-11T06:00:00+00:00", None]], LATE_AT)
+    first = cache.kept_until(memo, fingerprint, LATE_AT - timedelta(seconds=1))
+    assert first == [["2026-03-10", "2026-03-11T06:00:00+00:00", None]]
+    assert cache.kept_until(memo, fingerprint, LATE_AT - timedelta(seconds=1)) is first  # not decoded again
+    assert cache.kept_until(memo, fingerprint, LATE_AT) is None  # its end: 2026-03-11T06:00Z
+    assert cache.kept_until(memo, (1, 3), OPENED) is None  # another fingerprint
+    cache.keep_until(memo, fingerprint, [], None)
+    assert cache.kept_until(memo, fingerprint, LATE_AT) == []

@@ -444,3 +444,25 @@ def test_a_start_over_deletes_the_stored_keys_of_the_cleaned_runs_only(engine: E
     synced(mirror, engine)
     left = connection.execute("SELECT dag, question FROM answers ORDER BY dag, question").fetchall()
     assert left == [("a Dag's key", str(cleaned)), ("received", str(kept))]
+
+
+def test_open_runs_kept_across_syncs_move_when_another_process_syncs_the_file(
+    engine: Engine, tmp_path: Path
+) -> None:
+    def on_file() -> Mirror:  # a process's own connection to the store's file
+        connection = sqlite3.connect(tmp_path / "store.sqlite", isolation_level=None, check_same_thread=False)
+        return Mirror(connection, "db", threading.Lock())
+
+    db, server, command = Database(engine), on_file(), on_file()
+    db.open(DAGS[0], "2026-03-10")
+    assert synced(server, engine).open_runs() == db.open_runs()
+    kept = server.open_runs()
+    assert synced(server, engine).open_runs() == kept  # nothing changed: the same runs
+    fired = db.open(DAGS[1], "r001|2026-03-10")
+    db.open(DAGS[0], "2026-03-11")
+    synced(command, engine)  # the command line copies the new runs; the server then reads none
+    assert synced(server, engine).open_runs() == db.open_runs() != kept
+    db.fire(fired)
+    synced(command, engine)
+    assert synced(server, engine).open_runs() == db.open_runs()
+    assert [run.partition_key for run in server.open_runs()] == ["2026-03-10", "2026-03-11"]
