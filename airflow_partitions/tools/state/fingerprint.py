@@ -8,9 +8,11 @@ read from the database is the same.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from airflow_partitions.tools.state.cache import mirror_for
+from airflow_partitions.tools.state.database import engine_of
 
 #: A 32-bit multiplicative hash of a Dag run's id (Knuth's constant), summed per state by
 #: :func:`fingerprints`: in 64-bit integers on every database for ids below 3 billion.
@@ -48,7 +50,32 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     id in order. ``versions`` is the mirror's ``(token, pending version, run version)``: the
     pending version goes up whenever one of the Dag's pending runs changes. Runs: ``()`` for a
     Dag without any.
+
+    On PostgreSQL the runs' part is read on a connection of its own while the mirror syncs
+    (:func:`~airflow_partitions.tools.state.cache.mirror_for`: 0.12 s and 0.19 s at a million
+    runs, one after the other before). Each part only moves when what it covers changes, so a
+    change between the two reads moves one of them at the next read, whichever came first.
     """
+    engine = engine_of(session)
+    if engine.dialect.name != "postgresql":
+        runs = _runs(dag_ids, session)
+        versions = mirror_for(session).versions(dag_ids)
+    else:
+        with ThreadPoolExecutor(1) as pool:
+            apart = pool.submit(_runs_apart, dag_ids, engine)
+            versions = mirror_for(session).versions(dag_ids)
+            runs = apart.result()
+    return {dag_id: (runs.get(dag_id, ()), versions[dag_id]) for dag_id in dag_ids}
+
+
+def _runs_apart(dag_ids: list[str], engine: Any) -> dict[str, tuple[Any, ...]]:
+    """Return :func:`_runs` read on a connection of *engine*'s own."""
+    with engine.connect() as connection:
+        return _runs(dag_ids, connection)
+
+
+def _runs(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
+    """Return the runs' part of each Dag's fingerprint (:func:`fingerprints`), if it has runs."""
     from sqlalchemy import func, select, union_all
 
     from airflow_partitions.tools.state.tables import dag_run
@@ -83,6 +110,4 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     by_state: dict[str, list[tuple[Any, ...]]] = {}
     for dag_id, state, *values in session.execute(others):
         by_state.setdefault(dag_id, []).append((str(state), *map(int, values)))
-    runs = {dag_id: (n, tuple(sorted(by_state.get(dag_id, [])))) for dag_id, n in counts.items()}
-    versions = mirror_for(session).versions(dag_ids)
-    return {dag_id: (runs.get(dag_id, ()), versions[dag_id]) for dag_id in dag_ids}
+    return {dag_id: (n, tuple(sorted(by_state.get(dag_id, [])))) for dag_id, n in counts.items()}
