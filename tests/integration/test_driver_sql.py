@@ -13,16 +13,14 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state.sql import ids_without, rows_by_id
-from tests.support.launcher import PostgresServer
+from tests.support.launcher import scratch_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Session]:
     """A session on a database holding ``runs``: ids 1 to 12,000, every third one fired (``fired`` set)."""
-    server = PostgresServer() if request.param == "postgresql" else None
-    url = server.start() if server else f"sqlite:///{tmp_path / 'airflow.db'}"
-    engine = create_engine(url)
-    try:
+    with scratch_database(request.param, tmp_path) as url:
+        engine = create_engine(url)
         with Session(engine) as new:
             new.execute(text("CREATE TABLE runs (id INTEGER PRIMARY KEY, fired INTEGER)"))
             new.execute(
@@ -31,10 +29,7 @@ def session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Session]
             )
             new.commit()
             yield new
-    finally:
         engine.dispose()
-        if server:
-            server.stop()
 
 
 def test_ids_without_returns_the_ids_fired_or_without_a_row(session: Session) -> None:

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.tables import dag_run, metadata
-from tests.support.launcher import PostgresServer
+from tests.support.launcher import scratch_database
 
 DAGS = ("store_region_day", "weather_local_day_jfk")
 STATES = ("success", "failed", "running", None, "queued")
@@ -35,10 +35,8 @@ def session(
     monkeypatch.setenv(cache.STORE_VARIABLE, "off")
     monkeypatch.setattr(cache, "STORES", {})
     monkeypatch.setattr(cache, "MIRRORS", {})
-    server = PostgresServer() if request.param == "postgresql" else None
-    url = server.start() if server else f"sqlite:///{tmp_path / 'airflow.db'}"
-    engine = create_engine(url)
-    try:
+    with scratch_database(request.param, tmp_path) as url:
+        engine = create_engine(url)
         metadata.create_all(engine)
         with Session(engine) as new:
             rows = [(DAGS[0], i) for i in range(300)] + [(DAGS[1], i) for i in range(120)]
@@ -57,10 +55,7 @@ def session(
             )
             new.commit()
             yield new
-    finally:
         engine.dispose()
-        if server:
-            server.stop()
 
 
 def expected(session: Session, dag_id: str) -> tuple[object, ...]:

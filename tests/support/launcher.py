@@ -38,7 +38,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -177,6 +177,20 @@ class PostgresServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def scratch_database(backend: str, folder: Path) -> Iterator[str]:
+    """
+    Yield the SQLAlchemy URL of an empty database: a SQLite file in *folder*, or a new PostgreSQL server.
+
+    *backend*: ``"sqlite"`` or ``"postgresql"`` (a :class:`PostgresServer`, stopped after).
+    """
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / 'airflow.db'}"
+        return
+    with PostgresServer() as server:
+        yield server.url
 
 
 class RedisServer:
