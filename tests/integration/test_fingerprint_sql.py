@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, insert, update
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
 
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state import store as store_file
 from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.tables import dag_run, metadata
 from tests.support.launcher import scratch_database
@@ -32,11 +34,11 @@ def session(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Session]:
     """A session on the reader's tables, 300 runs of the first Dag and 120 of the second; no store."""
-    monkeypatch.setenv(cache.STORE_VARIABLE, "off")
+    monkeypatch.setenv(store_file.STORE_VARIABLE, "off")
     monkeypatch.setattr(cache, "STORES", {})
     monkeypatch.setattr(cache, "MIRRORS", {})
     with scratch_database(request.param, tmp_path) as url:
-        engine = create_engine(url)
+        engine = create_engine(url, poolclass=NullPool)  # as the command line's: the runs read apart
         metadata.create_all(engine)
         with Session(engine) as new:
             rows = [(DAGS[0], i) for i in range(300)] + [(DAGS[1], i) for i in range(120)]

@@ -13,23 +13,17 @@ outlives a request is in one place.
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
-import os
 import sqlite3
-import sys
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable, packed, unpacked
-from airflow_partitions.tools.state.uses import Uses, today
+from airflow_partitions.tools.state.store import Store, digest
 
 if TYPE_CHECKING:
     from airflow_partitions.tools.state.mirror import Mirror
@@ -74,7 +68,7 @@ KEPT: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
 KEPT_SIZE = 4096
 
 #: What :func:`kept_until` decoded, by memo, with the text it was decoded from (not decoded again: late
-#: keys of a million partitions are 1.7 MB, 0.09 s per request of an api-server). Bounded.
+#: keys of a million partitions are 1.7 MB, 0.09 s per request of an api-server). Dropped with KEPT's.
 DECODED: dict[tuple[Any, ...], tuple[str, Any, datetime | None]] = {}
 
 
@@ -88,7 +82,7 @@ def keep(memo: tuple[Any, ...], fingerprint: Any, value: Any, session: Any = Non
     KEPT[memo] = (fingerprint, value)
     KEPT.move_to_end(memo)
     if len(KEPT) > KEPT_SIZE:
-        KEPT.popitem(last=False)
+        DECODED.pop(KEPT.popitem(last=False)[0], None)
     store = None if session is None else store_for(session)
     if store is not None:
         with contextlib.suppress(TypeError):  # a print or value of no stored type: this process only
@@ -106,10 +100,12 @@ def kept_value(
 
 def _kept(memo: tuple[Any, ...], fingerprint: Any, session: Any) -> tuple[Any, Any] | None:
     """Return ``(fingerprint, value)`` kept for *memo* under *fingerprint*: in this process, else stored."""
+    store = None if session is None else store_for(session)
     found = KEPT.get(memo)
     if found is not None and found[0] == fingerprint:
+        if store is not None:
+            store.used(store.rows(memo[1]))
         return found
-    store = None if session is None else store_for(session)
     if store is None:
         return None
     try:
@@ -144,14 +140,7 @@ def kept_until(memo: tuple[Any, ...], fingerprint: Any, now: datetime, session: 
     if decoded is None or decoded[0] is not found[1]:
         value, until = json.loads(found[1])
         decoded = DECODED[memo] = (found[1], value, None if until is None else datetime.fromisoformat(until))
-        while len(DECODED) > KEPT_SIZE:
-            DECODED.pop(next(iter(DECODED)))
     return decoded[1] if decoded[2] is None or now < decoded[2] else None
-
-
-def digest(items: Iterable[Any]) -> str:
-    """Return a short, order-free digest of *items* (strings or tuples of strings), for a memo's key."""
-    return hashlib.blake2b("\n".join(sorted(map(repr, items))).encode(), digest_size=16).hexdigest()
 
 
 def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any, session: Any = None) -> Any:
@@ -164,47 +153,9 @@ def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any, session: Any = None
     return value
 
 
-#: How many questions of one Dag key :meth:`Store.fetch` reads one by one before reading all its answers.
-ONE_BY_ONE = 500
-
-#: The most answers of one Dag key :meth:`Store.fetch` reads at once: a larger key is read one by
-#: one for good (the closing time of every key of a Dag of 1,000,000 partitions is 3,000,000
-#: answers, 150 MB: a long-lived api-server would have held them all after its 500th question).
-LOADED_AT_MOST = 100_000
-
-#: The environment variable naming the file of :class:`Store` (a path), or ``off`` for none.
-STORE_VARIABLE = "AIRFLOW_PARTITIONS_CACHE"
-
 #: The answers worked out from Dags' mappers that outlive the process, per metadata database (its
 #: URL without password); ``None``: none for it (``off``, or its file failed).
 STORES: dict[str, Store | None] = {}
-
-
-#: The distributions whose versions mappers' answers depend on (:func:`environment`), as their
-#: ``.dist-info`` folders name them.
-DEPENDED_ON = ("apache_airflow_core", "holidays", "exchange_calendars")
-
-
-@functools.lru_cache(maxsize=1)  # worked out once per process
-def environment() -> str:
-    """
-    Return a digest of what mappers' answers depend on besides the serialized Dag.
-
-    This package's files (name, size, modification time: an edited or upgraded mapper), and the
-    installed versions of Airflow, ``holidays`` and ``exchange_calendars`` (calendars are data):
-    the names of their ``.dist-info`` folders on ``sys.path`` (``holidays-0.60.dist-info``), which
-    every installer writes; ``importlib.metadata`` would cost a new process 50 ms to import.
-    """
-    root = Path(__file__).parents[2]
-    parts = [f"{p.relative_to(root)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in root.rglob("*.py")]
-    for folder in dict.fromkeys(sys.path):
-        with contextlib.suppress(OSError):
-            parts.extend(
-                f"{folder} {name}"
-                for name in os.listdir(folder or ".")
-                if name.endswith(".dist-info") and name.split("-")[0].lower() in DEPENDED_ON
-            )
-    return digest(parts)
 
 
 #: The mirror of each metadata database's pending runs (:mod:`~airflow_partitions.tools.state.
@@ -250,251 +201,3 @@ def store_for(session: Any) -> Store | None:
     if url not in STORES:
         STORES[url] = Store.open(url)
     return STORES[url]
-
-
-class Store:
-    """
-    Answers worked out from a Dag's mappers, kept in a SQLite file across processes.
-
-    A new ``airflow-partitions status`` process would otherwise import Airflow and deserialize the
-    Dag's mappers (2 to 3 s) to learn what a pending run's keys give it, when a key is late, or what
-    a run ran with. Each answer is stored under its Dag's key (:meth:`dag_key`: the Dag id, its
-    latest serialized version's ``dag_hash``, :func:`environment` and the database) and its
-    question (the partition key and a digest of the keys it was worked out from), so an answer is
-    only found again for the same mappers asked the same question: a new serialized version of the
-    Dag, an upgrade of this package, Airflow or the calendars' libraries make new keys. The file is
-    ``$AIRFLOW_HOME/partitions-cache/<digest of the database URL>.sqlite`` (WAL), or
-    ``$AIRFLOW_PARTITIONS_CACHE``; ``AIRFLOW_PARTITIONS_CACHE=off`` keeps none. Any SQLite error
-    turns the store off for the process: answers are then worked out, never wrong.
-    """
-
-    def __init__(self, connection: sqlite3.Connection, database: str, uses: Uses) -> None:
-        self.connection: sqlite3.Connection | None = connection
-        self.database = database
-        #: The day each key was last used, and the pruning of those unused for a week.
-        self.uses = uses
-        #: The keys asked about or written since the last :meth:`flush`, and whether this process
-        #: has pruned (once: :meth:`Uses.prune`).
-        self.touched: set[str] = set()
-        self.pruned = False
-        self.lock = threading.Lock()
-        #: The answers stored for each Dag key asked about, read at once (a read asks thousands).
-        self.loaded: dict[str, dict[str, str]] = {}
-        #: Answers worked out since the last :meth:`flush`, written together.
-        self.unwritten: dict[tuple[str, str], str] = {}
-        #: The key of the keys logged for pending runs (:func:`~airflow_partitions.tools.state.
-        #: pending.received_keys`): one answer per pending run ever read, fetched by run
-        #: (:meth:`fetch_each`), never loaded whole (at a million partitions, 27,000 answers and
-        #: more, while a read needs those of the few runs whose key-log rows moved).
-        self.received = digest([database, "received"])
-        #: How many answers this process found stored (``"found"``) and worked out (``"worked out"``).
-        self.asked: Counter[str] = Counter()
-        #: How many questions of each Dag key were read one by one (:meth:`fetch`).
-        self.one_by_one: Counter[str] = Counter()
-        #: The answers read ahead for each Dag key (:meth:`read_ahead`), ``None`` for a question
-        #: without one.
-        self.ahead: dict[str, dict[str, str | None]] = {}
-        #: The number of answers of each Dag key asked about past :data:`ONE_BY_ONE`, up to
-        #: :data:`LOADED_AT_MOST` plus one.
-        self.sizes: dict[str, int] = {}
-
-    @classmethod
-    def open(cls, database: str) -> Store | None:
-        """Open or create the store of the metadata database *database* (a URL); ``None``: off, or failing."""
-        from airflow_partitions.tools.state.database import airflow_home
-
-        setting = os.environ.get(STORE_VARIABLE, "")
-        if setting.lower() == "off":
-            return None
-        path = (
-            Path(setting) if setting else airflow_home() / "partitions-cache" / f"{digest([database])}.sqlite"
-        )
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS answers (dag TEXT NOT NULL, question TEXT NOT NULL, "
-                "answer TEXT NOT NULL, PRIMARY KEY (dag, question)) WITHOUT ROWID"
-            )
-            return cls(connection, database, Uses(connection))
-        except (sqlite3.Error, OSError):
-            return None
-
-    def rows(self, dag_id: str) -> str:
-        """
-        Return the key of the answers read from the Dag *dag_id*'s rows (:func:`keep`).
-
-        They hold the Dag's fingerprint, checked when read; one key per Dag, so that a read of one
-        Dag loads its own answers, not those of the deployment's every Dag, and per
-        :func:`environment`, so that an upgrade's new key leaves the old one to be pruned.
-        """
-        return digest([self.database, "rows", dag_id, environment()])
-
-    def dag_key(self, dag_id: str, dag_hash: str) -> str:
-        """Return the key of a Dag's answers: its id, serialized version, the environment and database."""
-        return digest([self.database, dag_id, dag_hash, environment()])
-
-    def answer(
-        self,
-        dag: str,
-        question: Any,
-        work_out: Callable[[], Any],
-        plain: Callable[[Any], Any],
-        rebuilt: Callable[[Any], Any],
-    ) -> Any:
-        """
-        Return the answer to *question* (plain JSON) of the Dag keyed *dag*: stored, else worked out.
-
-        *work_out* () works it out; *plain* turns it into plain JSON types, *rebuilt* back.
-        """
-        found = self.fetch(dag, question)
-        if found is not None:
-            self.asked["found"] += 1
-            return rebuilt(found)
-        self.asked["worked out"] += 1
-        value = work_out()
-        self.put(dag, question, plain(value))
-        return value
-
-    def fetch(self, dag: str, question: Any) -> Any:
-        """
-        Return the plain JSON stored for *question* of the Dag keyed *dag* (``None``: none).
-
-        The first :data:`ONE_BY_ONE` questions of a Dag key are read one by one, then its every
-        answer at once (a read of every pending run asks thousands; a ``status`` about 150, of a
-        Dag key holding 60,000 answers at a million partitions: 0.11 s to read them all), unless
-        it holds more than :data:`LOADED_AT_MOST`.
-        """
-        asked = json.dumps(question)
-        with self.lock:
-            self.touched.add(dag)
-            text = self.unwritten.get((dag, asked))
-            ahead = self.ahead.get(dag, {})
-            if text is None and asked in ahead:
-                text = ahead[asked]
-            elif text is None and dag not in self.loaded and not self._to_load(dag):
-                self.one_by_one[dag] += 1
-                text = self._read(dag, [asked]).get(asked)
-            elif text is None:
-                text = self._loaded(dag).get(asked)
-        return None if text is None else json.loads(text)
-
-    def read_ahead(self, dag: str, questions: list[Any]) -> None:
-        """
-        Read the answers to *questions* of the Dag keyed *dag* in one query, for :meth:`fetch` to find.
-
-        A page of 1,000 partitions asks three questions of each: one query, not 500 one by one and
-        then the Dag key's every answer (60,000 at a million partitions).
-        """
-        asked = [json.dumps(question) for question in questions]
-        with self.lock:
-            self.touched.add(dag)
-            if dag in self.loaded:
-                return
-            known = self.ahead.setdefault(dag, {})
-            unknown = [text for text in asked if text not in known]
-            found = self._read(dag, unknown)
-            known.update((text, found.get(text)) for text in unknown)
-
-    def fetch_each(self, dag: str, questions: list[Any]) -> dict[str, Any]:
-        """
-        Return the plain JSON stored for each of *questions* of the Dag keyed *dag*, by its JSON text.
-
-        Read by question, not the Dag's every answer (:meth:`fetch`); a question with no answer is
-        left out.
-        """
-        asked = [json.dumps(question) for question in questions]
-        found: dict[str, str] = {}
-        with self.lock:
-            self.touched.add(dag)
-            known = self.loaded.get(dag, {})
-            for text in asked:
-                answer = self.unwritten.get((dag, text), known.get(text))
-                if answer is not None:
-                    found[text] = answer
-            found.update(self._read(dag, [text for text in asked if text not in found]))
-        return {text: json.loads(answer) for text, answer in found.items()}
-
-    def _read(self, dag: str, asked: list[str]) -> dict[str, str]:
-        """Read the answers to *asked* (questions as JSON texts) of the Dag keyed *dag* (lock held)."""
-        from airflow_partitions.tools.state.sql import chunks
-
-        found: dict[str, str] = {}
-        for chunk in chunks(asked):
-            if self.connection is None:
-                break
-            marks = ",".join("?" * len(chunk))
-            try:
-                found.update(
-                    self.connection.execute(
-                        f"SELECT question, answer FROM answers WHERE dag = ? AND question IN ({marks})",
-                        (dag, *chunk),
-                    ).fetchall()
-                )
-            except sqlite3.Error:
-                self.connection = None
-        return found
-
-    def _to_load(self, dag: str) -> bool:
-        """Whether to read every answer of the Dag keyed *dag* now, not one by one (lock held)."""
-        if self.one_by_one[dag] < ONE_BY_ONE:
-            return False
-        if dag not in self.sizes and self.connection is not None:
-            query = "SELECT count(*) FROM (SELECT 1 FROM answers WHERE dag = ? LIMIT ?)"
-            try:
-                self.sizes[dag] = self.connection.execute(query, (dag, LOADED_AT_MOST + 1)).fetchone()[0]
-            except sqlite3.Error:
-                self.connection = None
-        return self.sizes.get(dag, 0) <= LOADED_AT_MOST
-
-    def _loaded(self, dag: str) -> dict[str, str]:
-        """Return every answer stored for the Dag keyed *dag*, read in one query on first use (lock held)."""
-        if dag not in self.loaded:
-            rows: list[tuple[str, str]] = []
-            if self.connection is not None:
-                try:
-                    rows = self.connection.execute(
-                        "SELECT question, answer FROM answers WHERE dag = ?", (dag,)
-                    ).fetchall()
-                except sqlite3.Error:
-                    self.connection = None
-            self.loaded[dag] = dict(rows)
-        return self.loaded[dag]
-
-    def put(self, dag: str, question: Any, answer: Any) -> None:
-        """Store *answer* (plain JSON, not ``None``) to *question* of the Dag *dag*: at :meth:`flush`."""
-        with self.lock:
-            self.touched.add(dag)
-            self.unwritten[dag, json.dumps(question)] = json.dumps(answer)
-
-    def flush(self) -> None:
-        """
-        Write the answers worked out since the last flush and the keys' day of use, in one transaction.
-
-        Once per process, it then prunes the keys unused for a week (:meth:`Uses.prune`). An error
-        turns the store off.
-        """
-        with self.lock:
-            rows, self.unwritten = [(*k, v) for k, v in self.unwritten.items()], {}
-            touched, self.touched = self.touched, set()
-            for dag, asked, text in rows:
-                for kept in (self.loaded, self.ahead):
-                    if dag in kept:
-                        kept[dag][asked] = text
-            if self.connection is None:
-                return
-            day = today()
-            try:
-                unrecorded = self.uses.unrecorded(touched, day)
-                prune, self.pruned = not self.pruned and self.uses.due(day), True
-                if not (rows or unrecorded or prune):
-                    return
-                self.connection.execute("BEGIN IMMEDIATE")
-                self.connection.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", rows)
-                self.uses.record(unrecorded, day)
-                if prune:
-                    self.uses.prune(day)
-                self.connection.execute("COMMIT")
-            except sqlite3.Error:
-                self.connection = None

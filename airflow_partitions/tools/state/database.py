@@ -91,7 +91,9 @@ def read_session() -> Iterator[Any]:
     process); through Airflow's own ``create_session`` (an ORM session) when the URL is Airflow's
     to resolve, or when this process has started Airflow already (its configuration, which a test
     or a plugin may have changed in memory, then decides). The readers take either
-    (:func:`engine_of`, :func:`orm_session`). Nothing is written: it is rolled back and closed.
+    (:func:`engine_of`, :func:`orm_session`). Nothing is written: it is rolled back and closed. The
+    engine of a plain URL has no pool (``NullPool``): a reader may open a second connection of
+    its own (:func:`~airflow_partitions.tools.state.fingerprint.fingerprints`).
     """
     url = None if "airflow.settings" in sys.modules else plain_url()
     if url is None:
@@ -101,8 +103,9 @@ def read_session() -> Iterator[Any]:
             yield session
         return
     from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
 
-    engine = create_engine(url)
+    engine = create_engine(url, poolclass=NullPool)  # no pool to wait on: each connect is its own
     try:
         with engine.connect() as connection:
             yield connection

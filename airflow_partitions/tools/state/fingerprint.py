@@ -51,13 +51,19 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     pending version goes up whenever one of the Dag's pending runs changes. Runs: ``()`` for a
     Dag without any.
 
-    On PostgreSQL the runs' part is read on a connection of its own while the mirror syncs
-    (:func:`~airflow_partitions.tools.state.cache.mirror_for`: 0.12 s and 0.19 s at a million
-    runs, one after the other before). Each part only moves when what it covers changes, so a
-    change between the two reads moves one of them at the next read, whichever came first.
+    On PostgreSQL, on an engine without a pool (the command line's,
+    :func:`~airflow_partitions.tools.state.database.read_session`), the runs' part is read on a
+    connection of its own while the mirror syncs (:func:`~airflow_partitions.tools.state.cache.
+    mirror_for`: 0.12 s and 0.19 s at a million runs, one after the other before). Each part only
+    moves when what it covers changes, so a change between the two reads moves one of them at the
+    next read, whichever came first. On a pooled engine (Airflow's, in the api-server) the two are
+    read one after the other: a second connection per read could empty the pool while every
+    request waits for one.
     """
+    from sqlalchemy.pool import NullPool
+
     engine = engine_of(session)
-    if engine.dialect.name != "postgresql":
+    if engine.dialect.name != "postgresql" or not isinstance(engine.pool, NullPool):
         runs = _runs(dag_ids, session)
         versions = mirror_for(session).versions(dag_ids)
     else:

@@ -5,7 +5,7 @@ Airflow indexes none of that table's columns but its id, so each question about 
 Dag's open ones, the scheduler's queue of all of them, the pending run a Dag run fired from, the
 fingerprint) scanned the whole table: four scans of 2,100,000 rows, 3.4 s of a ``status`` at a
 million partitions. The mirror holds the columns the reader reads, indexed, in the SQLite file of
-the store (:class:`~airflow_partitions.tools.state.cache.Store`; in memory for the process when
+the store (:class:`~airflow_partitions.tools.state.store.Store`; in memory for the process when
 there is none), and reads from Airflow only what may have changed since the last read:
 
 - rows added: ``id`` above the greatest seen (Airflow's primary key);
@@ -89,7 +89,7 @@ class Mirror:
         #: The database's digest: one file may hold the mirrors of several databases.
         self.db = db
         #: In the store's file, the store's key of the keys logged per pending run
-        #: (:attr:`~airflow_partitions.tools.state.cache.Store.received`): a start over deletes
+        #: (:attr:`~airflow_partitions.tools.state.store.Store.received`): a start over deletes
         #: those of the runs no longer in the database (``clean`` deleted them).
         self.received = received
         self.lock = lock
@@ -395,19 +395,19 @@ class Mirror:
         ).fetchone()
         return token or "", total
 
-    def stamps(self, apdr_ids: Iterable[int]) -> dict[int, tuple[int, int]]:
+    def open_stamps(self, apdr_ids: Collection[int]) -> tuple[set[int], dict[int, tuple[int, int]]]:
         """
-        Return the key-log stamp (:mod:`~.key_stamps`) of each of the pending runs *apdr_ids*, by id.
+        Return which of the pending runs *apdr_ids* are open, and their key-log stamps (:mod:`~.key_stamps`).
 
-        As of the last sync; a run not open then, or without key-log rows, is left out.
+        As the copy holds them, in one read of its file (another process may sync it between two):
+        a run without key-log rows has no stamp.
         """
         with self.lock:
-            return self.key_stamps.stamps(apdr_ids)
-
-    def open_ids(self, apdr_ids: Iterable[int]) -> set[int]:
-        """Return those of the pending runs *apdr_ids* that were open as of the last sync."""
-        with self.lock:
-            return self._open_ids(set(apdr_ids))
+            self.connection.execute("BEGIN")
+            try:
+                return self._open_ids(set(apdr_ids)), self.key_stamps.stamps(apdr_ids)
+            finally:
+                self.connection.execute("COMMIT")
 
     def came_from(self, dag_run_ids: Collection[int]) -> dict[int, int]:
         """Return the pending run each of *dag_run_ids* fired from (the newest, if several), by Dag run id."""

@@ -15,12 +15,13 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
-from airflow_partitions.tools.state.cache import digest, kept, mirror_for
+from airflow_partitions.tools.state.cache import kept, mirror_for
 from airflow_partitions.tools.state.model import Partition, RanWith, Run
 from airflow_partitions.tools.state.pending import queue_places, received_keys
 from airflow_partitions.tools.state.progress import again_state, ran_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
 from airflow_partitions.tools.state.sql import chunks, state_name
+from airflow_partitions.tools.state.store import digest
 
 #: A partition's Dag runs, oldest first: ``(run id, state, pending run id, ran_with kept)``; the
 #: pending run id is ``None`` for a run not created from one, or whose bookkeeping ``clean`` removed.

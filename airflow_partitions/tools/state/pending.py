@@ -29,7 +29,7 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
     one grouped count on Airflow's index of the pending run id. A run without rows is left out.
     """
     mirror = mirror_for(session)
-    stamps, opened = mirror.stamps(apdr_ids), mirror.open_ids(apdr_ids)
+    opened, stamps = mirror.open_stamps(apdr_ids)
     for chunk in chunks([apdr_id for apdr_id in apdr_ids if apdr_id not in opened]):
         stamps.update(read_stamps(session, chunk))
     return stamps
@@ -43,7 +43,7 @@ def received_keys(
 
     The keys are read again only for the runs whose :func:`log_stamps` (*stamps* if read
     already) changed (:data:`~airflow_partitions.tools.state.cache.RECEIVED`, and the store of the
-    database for the next process: under :attr:`~airflow_partitions.tools.state.cache.Store.
+    database for the next process: under :attr:`~airflow_partitions.tools.state.store.Store.
     received`, the question the run's id, with the stamp it was read under).
     """
     from sqlalchemy import select
@@ -55,6 +55,8 @@ def received_keys(
     stamps = {apdr_id: stamps[apdr_id] for apdr_id in apdr_ids if apdr_id in stamps}
     found: dict[int, dict[str, frozenset[str]]] = {}
     store = cache.store_for(session)
+    if store is not None:
+        store.used(store.received)
     unknown = [apdr_id for apdr_id in stamps if apdr_id not in cache.RECEIVED]
     stored = {} if store is None or not unknown else store.fetch_each(store.received, unknown)
     for apdr_id, stamp in stamps.items():

@@ -18,7 +18,7 @@ from typing import Any
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.audit_log import refusals_of
-from airflow_partitions.tools.state.cache import digest, kept, mirror_for
+from airflow_partitions.tools.state.cache import kept, mirror_for
 from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
@@ -33,6 +33,7 @@ from airflow_partitions.tools.state.pending import Queue, apdr_keys, queue, queu
 from airflow_partitions.tools.state.progress import never_counting, pending_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
 from airflow_partitions.tools.state.sql import as_utc, chunks, in_range_sql, state_name, time_part_sql
+from airflow_partitions.tools.state.store import digest
 from airflow_partitions.tools.state.tally import ranges_of, tally_of
 
 

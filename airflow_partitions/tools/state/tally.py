@@ -71,9 +71,9 @@ def tally_of(
         )
         if kept_one is not None:
             counts, overrides, strips, again = kept_one
-            found[dag_id] = (
-                counts,
-                overrides,
+            found[dag_id] = (  # copies: what kept_until returns is shared by this process's reads
+                dict(counts),
+                dict(overrides),
                 tuple((p, tuple(map(tuple, strip))) for p, strip in strips),
                 again,
             )

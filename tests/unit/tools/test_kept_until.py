@@ -24,6 +24,7 @@ from sqlalchemy import create_engine, insert
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state import store as store_file
 from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.tables import (
@@ -72,7 +73,7 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         monkeypatch.setattr(cache, memo, type(getattr(cache, memo))())
     monkeypatch.setattr(cache, "STORES", {})
     monkeypatch.setattr(cache, "MIRRORS", {})
-    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv(store_file.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
     engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
     metadata.create_all(engine)
     with Session(engine) as session, session.begin():

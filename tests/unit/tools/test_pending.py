@@ -19,6 +19,7 @@ from sqlalchemy import create_engine, insert, update
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state import store as store_file
 from airflow_partitions.tools.state.pending import received_keys
 from airflow_partitions.tools.state.tables import (
     asset,
@@ -35,7 +36,7 @@ def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Session
     monkeypatch.setattr(cache, "RECEIVED", OrderedDict())
     monkeypatch.setattr(cache, "STORES", {})
     monkeypatch.setattr(cache, "MIRRORS", {})
-    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv(store_file.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
     engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
     metadata.create_all(engine)
     with Session(engine) as new:

@@ -15,6 +15,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state import store as store_file
 from airflow_partitions.tools.state.cache import keep, kept, kept_value
 from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.plain import packed, unpacked
@@ -53,7 +54,7 @@ def test_a_value_of_another_type_is_refused_not_kept_wrong() -> None:
 @pytest.fixture
 def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Session]:
     """A session on an empty SQLite database; the store in *tmp_path*; nothing kept in the process."""
-    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
+    monkeypatch.setenv(store_file.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
     saved = (dict(cache.KEPT), dict(cache.STORES))
     cache.KEPT.clear()
     cache.STORES.clear()
@@ -110,7 +111,7 @@ def test_an_answer_kept_under_another_fingerprint_is_read_again(session: Session
 
 
 def test_off_keeps_nothing_across_processes(session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(cache.STORE_VARIABLE, "off")
+    monkeypatch.setenv(store_file.STORE_VARIABLE, "off")
     memo = ("page", "weather_local_day_jfk", None, None, 50, 0)
     keep(memo, PRINT, ["2013-03-01"], session)
     _new_process()
@@ -119,7 +120,7 @@ def test_off_keeps_nothing_across_processes(session: Session, monkeypatch: pytes
 
 def test_an_unusable_store_file_means_no_store(session: Session, tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "a-folder").mkdir()
-    monkeypatch.setenv(cache.STORE_VARIABLE, str(tmp_path / "a-folder"))
+    monkeypatch.setenv(store_file.STORE_VARIABLE, str(tmp_path / "a-folder"))
     assert cache.store_for(session) is None
 
 
@@ -131,15 +132,15 @@ def test_another_installed_version_of_a_calendar_library_makes_new_keys(
     (site / "holidays-0.60.dist-info").mkdir(parents=True)
     (site / "requests-2.32.0.dist-info").mkdir()
     monkeypatch.setattr("sys.path", [str(site)])
-    cache.environment.cache_clear()
-    before = cache.environment()
+    store_file.environment.cache_clear()
+    before = store_file.environment()
     (site / "requests-2.32.0.dist-info").rename(site / "requests-2.33.0.dist-info")
-    cache.environment.cache_clear()
-    assert cache.environment() == before  # a library mappers do not read changes nothing
+    store_file.environment.cache_clear()
+    assert store_file.environment() == before  # a library mappers do not read changes nothing
     (site / "holidays-0.60.dist-info").rename(site / "holidays-0.61.dist-info")
-    cache.environment.cache_clear()
-    assert cache.environment() != before
-    cache.environment.cache_clear()
+    store_file.environment.cache_clear()
+    assert store_file.environment() != before
+    store_file.environment.cache_clear()
 
 
 def _runs(session: Session, *states: str) -> list[int]:
@@ -337,7 +338,7 @@ def test_a_new_process_finds_every_answer_asked_one_by_one_and_then_all_at_once(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first questions of a Dag key are read one by one, the rest from all its answers read at once."""
-    monkeypatch.setattr(cache, "ONE_BY_ONE", 2)
+    monkeypatch.setattr(store_file, "ONE_BY_ONE", 2)
     memos = [("page", "weather_local_day_jfk", None, None, 50, offset) for offset in range(0, 200, 50)]
     for memo in memos:
         keep(memo, PRINT, [f"2013-03-{memo[-1] // 50 + 1:02d}"], session)
@@ -356,7 +357,7 @@ def test_answers_read_ahead_are_found_without_a_read_each_and_without_loading_th
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A page's questions read in one query: found as stored, a question without one worked out and kept."""
-    monkeypatch.setattr(cache, "ONE_BY_ONE", 0)  # a fetch not read ahead would load every answer
+    monkeypatch.setattr(store_file, "ONE_BY_ONE", 0)  # a fetch not read ahead would load every answer
     store = cache.store_for(session)
     assert store is not None
     for day in ("2013-03-10", "2013-03-11", "2013-03-12"):
@@ -378,8 +379,8 @@ def test_a_dag_key_of_more_answers_than_loaded_at_most_is_read_one_by_one_for_go
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past the first questions, a large key is still read question by question, never held whole."""
-    monkeypatch.setattr(cache, "ONE_BY_ONE", 2)
-    monkeypatch.setattr(cache, "LOADED_AT_MOST", 3)
+    monkeypatch.setattr(store_file, "ONE_BY_ONE", 2)
+    monkeypatch.setattr(store_file, "LOADED_AT_MOST", 3)
     days = [f"2013-03-{day:02d}" for day in range(1, 9)]
     store = cache.store_for(session)
     assert store is not None

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.tools.state import cache, uses
-from airflow_partitions.tools.state.cache import Store
+from airflow_partitions.tools.state import store as store_file
+from airflow_partitions.tools.state import uses
+from airflow_partitions.tools.state.store import Store
 
 DECEMBER_6 = 20_793
 
@@ -25,8 +26,8 @@ def test_today_counts_days_from_1970_in_utc(monkeypatch: pytest.MonkeyPatch) -> 
 
 def process(path: Path, monkeypatch: pytest.MonkeyPatch, day: int) -> Store:
     """A new process's store of the file *path*, on *day*."""
-    monkeypatch.setenv(cache.STORE_VARIABLE, str(path))
-    monkeypatch.setattr(cache, "today", lambda: day)
+    monkeypatch.setenv(store_file.STORE_VARIABLE, str(path))
+    monkeypatch.setattr(store_file, "today", lambda: day)
     store = Store.open("sqlite:///airflow.db")
     assert store is not None
     return store
@@ -109,3 +110,60 @@ def test_a_read_on_the_day_it_was_recorded_writes_nothing(
     assert store.fetch("key", 0) == "answer"
     store.flush()
     assert store.connection is not None and store.connection.total_changes == 2
+
+
+def test_a_long_lived_process_prunes_again_an_hour_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.sqlite"
+    clock = [1_000.0]
+    monkeypatch.setattr(store_file.time, "monotonic", lambda: clock[0])
+    old = process(path, monkeypatch, DECEMBER_6 - 8)
+    old.put("stale", 0, "answer")
+    old.flush()
+    server = process(path, monkeypatch, DECEMBER_6 - 1)  # an api-server started on 2026-12-05
+    server.put("current", 0, "answer")
+    server.flush()
+    assert stored(path) == {"current": 1, "stale": 1}  # "stale" unused for 8 days on 2026-12-06 only
+    monkeypatch.setattr(store_file, "today", lambda: DECEMBER_6)
+    clock[0] += 3_599
+    server.put("current", 1, "answer")
+    server.flush()
+    assert stored(path) == {"current": 2, "stale": 1}  # not an hour yet
+    clock[0] += 1
+    server.put("current", 2, "answer")
+    server.flush()
+    assert stored(path) == {"current": 3}
+
+
+def test_an_answer_found_in_memory_keeps_its_key_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.sqlite"
+    server = process(path, monkeypatch, DECEMBER_6 - 8)
+    server.put("rows of a Dag", 0, "answer")
+    server.flush()
+    server.used("rows of a Dag")  # found in the process's memory on 2026-12-05, not asked of the file
+    monkeypatch.setattr(store_file, "today", lambda: DECEMBER_6 - 1)
+    server.flush()
+    process(path, monkeypatch, DECEMBER_6).flush()  # unused for 1 day, not 8
+    assert stored(path) == {"rows of a Dag": 1}
+
+
+def test_a_failed_write_leaves_no_lock_for_the_other_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.sqlite"
+    failing = process(path, monkeypatch, DECEMBER_6)
+
+    def fail(day: int) -> int:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(failing.uses, "prune", fail)
+    failing.put("key", 0, "answer")
+    failing.flush()
+    assert failing.connection is None  # the store is off for that process
+    other = sqlite3.connect(path, timeout=0)  # would wait on a lock still held, and fail at once
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("COMMIT")
+    assert stored(path) == {}  # the failed transaction's answer was rolled back
