@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, created, skipped, stamp
 from airflow_partitions.tools.state.key_stamps import KeyStamps
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
-from airflow_partitions.tools.state.sql import chunks, ids_without, rows_by_id
+from airflow_partitions.tools.state.sql import chunks, ids_without, rows_among, rows_by_id
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_runs (db TEXT NOT NULL, id INTEGER NOT NULL, dag TEXT NOT NULL, "
@@ -254,13 +254,8 @@ class Mirror:
 
     def _held(self, columns: str, ids: Iterable[int], condition: str = "") -> set[tuple[Any, ...]]:
         """Return *columns* (``"id, dag"``) of the rows *ids* held that meet *condition* (``AND …``)."""
-        found: set[tuple[Any, ...]] = set()
-        for chunk in chunks(sorted(ids)):
-            marks = ",".join("?" * len(chunk))
-            where = f"db = ? {condition} AND id IN ({marks})"
-            query = f"SELECT DISTINCT {columns} FROM pending_runs WHERE {where}"
-            found.update(self.connection.execute(query, (self.db, *chunk)))
-        return found
+        query = f"SELECT DISTINCT {columns} FROM pending_runs WHERE db = ? {condition} AND id IN ({{}})"
+        return set(rows_among(self.connection, query, (self.db,), ids))
 
     def _fired_or_gone(self, session: Any, ids: list[int], changed: set[str]) -> None:
         """Find those of the open rows *ids* no longer open; keep them fired (their Dag run alone) or gone."""
@@ -411,17 +406,10 @@ class Mirror:
 
     def came_from(self, dag_run_ids: Collection[int]) -> dict[int, int]:
         """Return the pending run each of *dag_run_ids* fired from (the newest, if several), by Dag run id."""
-        found: dict[int, int] = {}
+        query = "SELECT fired, id FROM pending_runs WHERE db = ? AND fired IN ({})"
         with self.lock:
-            for chunk in chunks(sorted(set(dag_run_ids))):
-                marks = ",".join("?" * len(chunk))
-                rows = self.connection.execute(
-                    f"SELECT fired, id FROM pending_runs WHERE db = ? AND fired IN ({marks})",
-                    (self.db, *chunk),
-                ).fetchall()
-                for fired, apdr_id in sorted(rows, key=lambda row: row[1]):  # the newest last
-                    found[fired] = apdr_id
-        return found
+            rows = list(rows_among(self.connection, query, (self.db,), dag_run_ids))
+        return {fired: apdr_id for fired, apdr_id in sorted(rows, key=lambda row: row[1])}  # the newest last
 
     def fired_of(self, dag_id: str) -> dict[int, int]:
         """

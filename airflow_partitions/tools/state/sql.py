@@ -51,6 +51,19 @@ def chunks(items: list[Any], size: int = CHUNK) -> Iterator[list[Any]]:
         yield items[i : i + size]
 
 
+def rows_among(
+    connection: sqlite3.Connection, query: str, first: tuple[Any, ...], items: Iterable[Any]
+) -> Iterator[tuple[Any, ...]]:
+    """
+    Yield the rows of *query* (SQLite text ending ``IN ({})``) in the store's file for *items*, per chunk.
+
+    *first*: the parameters before the ``IN`` list (``(db,)``); *items* are read once each, in order.
+    A SQLite error goes to the caller.
+    """
+    for chunk in chunks(sorted(set(items))):
+        yield from connection.execute(query.format(",".join("?" * len(chunk))), (*first, *chunk))
+
+
 def rows_by_id(session: Any, query: str, ids: list[int]) -> list[tuple[Any, ...]]:
     """
     Return the rows of *query* (SQL text ending ``WHERE id IN ({})``) for *ids*, per :data:`CHUNK`.

@@ -237,20 +237,15 @@ class Store:
 
     def _read(self, dag: str, asked: list[str]) -> dict[str, str]:
         """Read the answers to *asked* (questions as JSON texts) of the Dag keyed *dag* (lock held)."""
-        from airflow_partitions.tools.state.sql import chunks
+        from airflow_partitions.tools.state.sql import rows_among
 
         found: dict[str, str] = {}
-        for chunk in chunks(asked):
-            if self.connection is None:
-                break
-            marks = ",".join("?" * len(chunk))
+        if self.connection is not None:
+            query = "SELECT question, answer FROM answers WHERE dag = ? AND question IN ({})"
             try:
                 found.update(
-                    self.connection.execute(
-                        f"SELECT question, answer FROM answers WHERE dag = ? AND question IN ({marks})",
-                        (dag, *chunk),
-                    ).fetchall()
-                )
+                    rows_among(self.connection, query, (dag,), asked)
+                )  # what was read before an error
             except sqlite3.Error:
                 self.connection = None
         return found
@@ -308,8 +303,10 @@ class Store:
             try:
                 unrecorded = self.uses.unrecorded(touched, day)
                 clock = time.monotonic()
-                prune = (self.pruned is None or clock - self.pruned >= PRUNE_EVERY) and self.uses.due(day)
-                self.pruned = clock if prune or self.pruned is None else self.pruned
+                looked = self.pruned is None or clock - self.pruned >= PRUNE_EVERY
+                if looked:
+                    self.pruned = clock
+                prune = looked and self.uses.due(day)
                 if not (rows or unrecorded or prune):
                     return
                 self.connection.execute("BEGIN IMMEDIATE")

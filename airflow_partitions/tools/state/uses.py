@@ -18,7 +18,7 @@ import sqlite3
 import time
 from collections.abc import Collection
 
-from airflow_partitions.tools.state.sql import chunks
+from airflow_partitions.tools.state.sql import rows_among
 
 #: Days a key of the store is kept unused (a week: a Dag read on working days keeps its answers).
 KEEP_DAYS = 7
@@ -52,14 +52,9 @@ class Uses:
 
     def unrecorded(self, keys: Collection[str], day: int) -> list[str]:
         """Return those of *keys* whose day of last use is not yet *day* (a read: no lock taken)."""
-        left = set(keys)
-        for chunk in chunks(sorted(left)):
-            marks = ",".join("?" * len(chunk))
-            found = self.connection.execute(
-                f"SELECT dag FROM used WHERE day >= ? AND dag IN ({marks})", (day, *chunk)
-            )
-            left.difference_update(dag for (dag,) in found)
-        return sorted(left)
+        query = "SELECT dag FROM used WHERE day >= ? AND dag IN ({})"
+        recorded = {dag for (dag,) in rows_among(self.connection, query, (day,), keys)}
+        return sorted(set(keys) - recorded)
 
     def record(self, keys: Collection[str], day: int) -> None:
         """Set the day of last use of *keys* to *day*."""
