@@ -35,7 +35,7 @@ from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.keys import MAX_KEY_LENGTH, OtherMember, OutsideCalendar, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
-from airflow_partitions.members import Member, MemberList, VariableMembers, listed, period_day
+from airflow_partitions.members import Member, MemberList, Unavailable, VariableMembers, listed, period_day
 from airflow_partitions.rollup import (
     _CACHE_SIZE,
     Awaited,
@@ -820,11 +820,26 @@ class DimensionRollupMapper(CountingRollupMapper):
         """
         if not self._variables:
             return super().to_upstream(downstream_key)
-        return _awaited_now(self, downstream_key, self.members_read())
+        read = self.members_read()
+        if isinstance(read, Unavailable):  # the scheduler's pending runs wait (CountingPolicy)
+            return ExpectedKeys((), None, downstream_key, hash(self), problem=read.reason)
+        return _awaited_now(self, downstream_key, read)
 
-    def members_read(self) -> tuple[int, ...] | None:
-        """Return the versions of the Variables' member lists now in use (``None``: no Variable)."""
-        return tuple(v.current().version for v in self._variables) if self._variables else None
+    def members_read(self) -> tuple[int, ...] | Unavailable | None:
+        """
+        Return the versions of the Variables' member lists now in use (``None``: no Variable).
+
+        :class:`~airflow_partitions.members.Unavailable` (why) if a Variable cannot be read or is
+        malformed, or a list mixes members with and without a group where no lookup places them.
+        """
+        if not self._variables:
+            return None
+        try:
+            for name, lookup in self._lookups.items():
+                members_of(self._listings[name]).grouped(lookup)  # memoized: checks the groups once
+            return tuple(v.current().version for v in self._variables)
+        except ValueError as err:
+            return Unavailable(str(err))
 
     def membership(self, downstream_key: str) -> list[dict[str, Any]]:
         """
@@ -890,6 +905,8 @@ class DimensionRollupMapper(CountingRollupMapper):
         """
         if not self._lookups:
             return super().route(key)
+        if isinstance(read := self.members_read(), Unavailable):  # the groups cannot be known now
+            raise ValueError(f"partition key {shown(key)}: {read.reason}")
         mapper = self.upstream_mapper
         segments = mapper.split(key)
         given = {}

@@ -7,7 +7,11 @@ windows at Dag parse, by the task helpers and by the tools.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Set
+from typing import Any, TypeVar
+
+#: A set of keys (``to_upstream``'s answer).
+Keys = TypeVar("Keys", bound=Set[str])
 
 
 def require_text(value: Any, *, owner: str, name: str, example: str) -> str:
@@ -89,3 +93,18 @@ def downstream_keys(mapper: Any, key: str) -> list[str]:
     """
     routed = mapper.to_downstream(key)
     return [routed] if isinstance(routed, str) else list(routed)
+
+
+def known_keys(expected: Keys) -> Keys:
+    """
+    Return the keys a rollup's ``to_upstream`` gave, or raise why its members cannot be known now.
+
+    What tasks and tools call instead of reading an :class:`~airflow_partitions.rollup.ExpectedKeys`
+    with a ``problem`` (a broken Variable) as an empty window.
+
+    :raises ValueError: the problem (``"Airflow Variable 'retail_stores' is not JSON …"``).
+    """
+    problem = getattr(expected, "problem", "")
+    if problem:
+        raise ValueError(problem)
+    return expected

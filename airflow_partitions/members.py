@@ -219,15 +219,25 @@ class MemberList:
         Return the members by the downstream value each counts for: its group, else *mapper*'s answer.
 
         Worked out once per list and mapper. A member the mapper maps to several values (a
-        one-to-many lookup) is in each of their groups; with no *mapper*, a member without a group
-        counts for its own value.
+        one-to-many lookup) is in each of their groups; with no *mapper*, either every member has a
+        group or none has (each then counts for its own value, the dimension kept as it is).
 
-        :raises ValueError: naming the member, if it has no group and *mapper* refuses its value.
+        :raises ValueError: naming the member, if it has no group and *mapper* refuses its value;
+            with no *mapper*, naming the members without a group when others have one (an entry
+            saved without its group would otherwise open a partition of its own, ``s002|…``, and
+            leave its group's periods no longer awaiting it).
         """
         index = self._groups.get(mapper)
         if index is None:
             from airflow_partitions.mapping import downstream_keys
 
+            lone = [m.value for m in self.members if not m.group] if mapper is None else []
+            if lone and len(lone) < len(self.members):
+                raise ValueError(
+                    f"{self.source}: members {lone[:5]!r}{' …' if len(lone) > 5 else ''} have no group "
+                    "while the others have one; give each member its group (such as "
+                    f"{json.dumps({'value': lone[0], 'group': 'north'})})."
+                )
             groups: dict[str, list[Member]] = {}
             for member in self.members:
                 try:
@@ -305,16 +315,35 @@ def listed(values: Iterable[Any], *, owner: str) -> MemberList:
 
 @dataclass
 class _Read:
-    """What this process last read of one Variable: its text, its members or error, and when."""
+    """
+    What this process last read of one Variable: its text, its members or what is wrong, and when.
+
+    ``error`` is a message, never an exception object: raising one stored object again on every
+    call grows its traceback each time (the scheduler logged 3,000-line tracebacks). ``since`` is
+    when this process first read the Variable broken, of the reads that have all failed since.
+    """
 
     text: str | None
     members: MemberList | None
-    error: ValueError | None
+    error: str | None
     checked: float  # time.monotonic() of the last read
+    since: datetime | None = None
 
 
 _READS: dict[str, _Read] = {}
 _READING = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """
+    Why the members of a rollup cannot be known now: a broken Variable, or a list mixing groups.
+
+    What :meth:`~airflow_partitions.composite.DimensionRollupMapper.members_read` returns in place
+    of the member lists' versions; hashable, so the rollup's memos are keyed by it too.
+    """
+
+    reason: str
 
 
 def read_variable(name: str) -> str | None:
@@ -412,6 +441,37 @@ class VariableMembers(ValueEquality):
 
         :raises ValueError: naming the Variable and the JSON expected, if it is missing or malformed.
         """
+        read = self._last()
+        if read.members is None:
+            raise ValueError(read.error or f"Airflow Variable {self.name!r} could not be read.")
+        return read.members
+
+    def problem(self) -> tuple[str, datetime] | None:
+        """
+        Return what is wrong with the Variable as last read, and since when (UTC), or ``None``.
+
+        ``("Airflow Variable 'retail_stores' is not JSON (…); expected …", 2026-12-07T10:02:03Z)``:
+        the message :meth:`current` raises, and when this process first read the Variable broken
+        (of the reads that have all failed since). Read as :meth:`current` reads, at most once per
+        :data:`VARIABLE_TTL` seconds.
+        """
+        read = self._last()
+        if read.members is not None or read.since is None:
+            return None
+        return read.error or f"Airflow Variable {self.name!r} could not be read.", read.since
+
+    def read_digest(self) -> str:
+        """
+        Return what the answers of rollups over this Variable depend on, as last read: its text.
+
+        The text itself (or the error read), so that answers kept across processes are keyed by
+        the value the members came from (:mod:`airflow_partitions.tools.state.answers`).
+        """
+        read = self._last()
+        return read.text if read.members is not None and read.text is not None else f"error: {read.error}"
+
+    def _last(self) -> _Read:
+        """Return this process's read of the Variable, reading it again if older than the TTL."""
         read = _READS.get(self.name)
         now = time.monotonic()
         if read is None or now - read.checked >= VARIABLE_TTL:
@@ -419,11 +479,16 @@ class VariableMembers(ValueEquality):
                 read = _READS.get(self.name)
                 if read is None or now - read.checked >= VARIABLE_TTL:
                     read = _READS[self.name] = self._read(read, now)
-        if read.members is None:
-            raise read.error or ValueError(f"Airflow Variable {self.name!r} could not be read.")
-        return read.members
+        return read
 
     def _read(self, last: _Read | None, now: float) -> _Read:
+        """
+        Read the Variable again after *last*; log one line if it is broken (one per read, not per use).
+
+        The scheduler asks for the members of every pending run on every loop: a broken Variable
+        is logged here, once per :data:`VARIABLE_TTL` seconds, and its pending runs wait without a
+        log line each (:class:`~airflow_partitions.rollup.CountingPolicy`).
+        """
         try:
             text = read_variable(self.name)
         except Exception as err:  # the database or a secrets backend failed: keep what was read
@@ -432,14 +497,24 @@ class VariableMembers(ValueEquality):
             )
             if last is not None and last.members is not None:
                 return _Read(last.text, last.members, None, now)
-            failed = ValueError(f"Airflow Variable {self.name!r} could not be read: {err}")
-            return _Read(None, None, failed, now)
+            return self._broken(last, None, f"Airflow Variable {self.name!r} could not be read: {err}", now)
         if last is not None and last.members is not None and text == last.text:
             return _Read(text, last.members, None, now)  # unchanged: the same list, memos still good
         try:
             return _Read(text, parse_members(self.name, text, datetime.now(UTC)), None, now)
         except ValueError as err:
-            return _Read(text, None, err, now)
+            return self._broken(last, text, str(err), now)
+
+    def _broken(self, last: _Read | None, text: str | None, error: str, now: float) -> _Read:
+        """Return a failed read of *error*, broken since *last*'s start if it had failed too; log it once."""
+        since = last.since if last is not None and last.since is not None else datetime.now(UTC)
+        log.error(
+            "%s Keys for rollups over it are refused and their pending runs wait until it is fixed "
+            "(broken since %s).",
+            error,
+            since.isoformat(timespec="seconds"),
+        )
+        return _Read(text, None, error, now, since)
 
     def serialize(self) -> dict[str, Any]:
         """Return ``{"variable": name, "format_version"}``: the name only, never the value."""

@@ -28,7 +28,7 @@ from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalenda
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.grains.zones import naive
 from airflow_partitions.lateness import as_expected_within, from_stored, stored_seconds
-from airflow_partitions.mapping import downstream_keys
+from airflow_partitions.mapping import downstream_keys, known_keys
 
 try:  # Airflow 3.4: the scheduler applies a rollup's rerun policy (apache/airflow PR #68778)
     from airflow.partition_mappers.rerun_policy import (  # type: ignore[import-not-found,unused-ignore]
@@ -129,12 +129,19 @@ class _AwaitedFacts:
     #: A member key that no key read on arrival can name (a period starting outside the years
     #: 0003 to 9997), or ``""``: a window awaiting it could never complete.
     unreadable: str
+    #: Why the members cannot be known now (a broken Variable, named), or ``""``. The keys are then
+    #: none: the scheduler's pending runs wait (:class:`CountingPolicy`), the tools raise it
+    #: (:func:`known_keys`).
+    problem: str
 
-    def _tell(self, closes_at: datetime | None, downstream_key: str, owner: int, unreadable: str) -> None:
+    def _tell(
+        self, closes_at: datetime | None, downstream_key: str, owner: int, unreadable: str, problem: str = ""
+    ) -> None:
         self.closes_at = closes_at
         self.downstream_key = downstream_key
         self.owner = owner
         self.unreadable = unreadable
+        self.problem = problem
 
 
 class ExpectedKeys(_AwaitedFacts, frozenset[str]):
@@ -160,11 +167,12 @@ class ExpectedKeys(_AwaitedFacts, frozenset[str]):
         downstream_key: str = "",
         owner: int = 0,
         unreadable: str = "",
+        problem: str = "",
     ) -> ExpectedKeys:
         """Build the set of *keys* (in window order) of *downstream_key*, closing at *closes_at* (UTC)."""
         in_order = tuple(dict.fromkeys(keys))
         made = super().__new__(cls, in_order)
-        made._tell(closes_at, downstream_key, owner, unreadable)
+        made._tell(closes_at, downstream_key, owner, unreadable, problem)
         made.in_order = in_order
         return made
 
@@ -377,7 +385,23 @@ class CountingPolicy(WaitPolicy):
         return hash(self.policy)
 
     def is_satisfied_by_keys(self, *, matched: Set[str], expected: Set[str]) -> PartitionSatisfaction:
-        """Return the configured policy's answer for the received keys that count, as members."""
+        """
+        Return the configured policy's answer for the received keys that count, as members.
+
+        A window whose members cannot be known now (:attr:`ExpectedKeys.problem`: a broken
+        Variable) or that awaits no key at all (its group left the members) never fires: Airflow's
+        policies call an empty window satisfied, and a run would start holding whatever keys its
+        pending run had. It is ``unreachable``, which the scheduler logs once, not per loop.
+        """
+        problem = getattr(expected, "problem", "")
+        if problem or not expected:
+            downstream_key = getattr(expected, "downstream_key", "?")
+            return PartitionSatisfaction(
+                satisfied=False,
+                unreachable=True,
+                unreachable_reason=f"the pending run for partition key {downstream_key!r} waits: "
+                + (problem or "its window awaits no keys (its group is no longer among the members)"),
+            )
         counted, never = self.rollup.count(expected, matched)
         result = self.policy.is_satisfied_by_keys(matched=counted, expected=expected)
         if result.satisfied or result.unreachable or not never:
@@ -389,8 +413,6 @@ class CountingPolicy(WaitPolicy):
                 f"the pending run for partition key {getattr(expected, 'downstream_key', '?')!r} holds "
                 f"{len(never)} key(s) it will never count ({', '.join(shown(k) for k in never[:3])}); "
                 f"it counts {len(counted)} of {len(expected)} keys spelled like {spelled_range(expected)}"
-                if expected
-                else "its window is empty"
             ),
         )
 
@@ -579,7 +601,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             if self.awaits(downstream, key):
                 continue
             try:
-                expected = self.to_upstream(downstream)
+                expected = known_keys(self.to_upstream(downstream))
             except ValueError as err:  # the scheduler would meet it on every loop: refuse now
                 why = str(err).removeprefix(f"partition key {shown(downstream)}: ")
                 raise ValueError(f"partition key {shown(key)} maps to {downstream!r}: {why}") from None
@@ -655,7 +677,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
 
         :raises ValueError: if *downstream_key* is not a key this rollup writes.
         """
-        expected = self.to_upstream(downstream_key)
+        expected = known_keys(self.to_upstream(downstream_key))
         return sorted(expected - self.count(expected, received)[0])
 
     def period_end(self, downstream_key: str) -> datetime | None:

@@ -17,7 +17,7 @@ from typing import Any
 from airflow.partition_mappers.base import PartitionMapper, is_rollup
 
 from airflow_partitions.grains.grain import Period
-from airflow_partitions.mapping import as_core
+from airflow_partitions.mapping import as_core, known_keys
 
 
 def assets_of(condition: Any) -> list[Any]:
@@ -117,7 +117,7 @@ def missing_upstream_keys(context: Any, asset: Any) -> list[str]:
     missing_keys = getattr(mapper, "missing_keys", None)
     if missing_keys is not None:
         return list(missing_keys(partition_key, received))
-    return sorted(mapper.to_upstream(partition_key) - received)
+    return sorted(known_keys(mapper.to_upstream(partition_key)) - received)
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ def period_of(mapper: Any, key: str) -> PartitionPeriod:
 
     :raises ValueError: (the mapper's) if *mapper* is a rollup and *key* not a key it writes.
     """
-    members = tuple(sorted(mapper.to_upstream(key))) if is_rollup(mapper) else ()
+    members = tuple(sorted(known_keys(mapper.to_upstream(key)))) if is_rollup(mapper) else ()
     period = _period(mapper, key)
     if period is not None:
         return PartitionPeriod(key, period.start, period.end, period.grain.timezone, members)

@@ -20,7 +20,7 @@ from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.composite import DimensionWindow
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains.zones import FIXED_ZONE
-from airflow_partitions.members import VariableMembers
+from airflow_partitions.members import Unavailable, VariableMembers
 from airflow_partitions.temporal import SlidingWindow
 from airflow_partitions.tools.findings import (
     TICK_LIMIT,
@@ -197,28 +197,34 @@ def _unchecked_findings(folder: DagFolder) -> list[Finding]:
 
 
 def _variable_findings(c: Consumer) -> list[Finding]:
-    """Report a Variable a consumer's window lists members from that is missing or malformed."""
+    """
+    Report a Variable a consumer's window lists members from that is missing or malformed.
+
+    Malformed includes a list whose members a rollup cannot group: some with a group, some without
+    one, where no lookup places them (:meth:`~airflow_partitions.members.MemberList.grouped`).
+    """
     window = getattr(c.mapper, "window", None)
     listings = window.listings() if isinstance(window, DimensionWindow) else {}
-    findings = []
-    for name, listing in listings.items():
-        if not isinstance(listing, VariableMembers):
-            continue
-        try:
-            listing.current()
-        except ValueError as err:
-            findings.append(
-                Finding(
-                    "error",
-                    c.dag_id,
-                    c.asset,
-                    f"the members of {name!r}: {err}",
-                    f'set it, e.g. airflow variables set {listing.name} \'["store-001", {{"value": '
-                    '"store-009", "start": "2026-04-06"}]\'; until then every key for this rollup is refused '
-                    "and its pending runs are not evaluated (the scheduler logs the error on each loop)",
-                )
-            )
-    return findings
+    variables = [(name, v) for name, v in listings.items() if isinstance(v, VariableMembers)]
+    if not variables:
+        return []
+    read = getattr(c.mapper, "members_read", lambda: None)()
+    problems = {name: problem[0] for name, v in variables if (problem := v.problem()) is not None}
+    if isinstance(read, Unavailable) and not problems:  # the groups, not a Variable's JSON
+        problems = {name: read.reason for name, _ in variables}
+    return [
+        Finding(
+            "error",
+            c.dag_id,
+            c.asset,
+            f"the members of {name!r}: {problem}",
+            f'set it, e.g. airflow variables set {listings[name].name} \'[{{"value": "store-001", "group": '
+            '"north"}, {"value": "store-009", "start": "2026-04-06", "group": "south"}]\'; until then every '
+            "key for this rollup is refused and its pending runs wait (the scheduler logs it once a minute; "
+            "fixed, `airflow-partitions requeue` takes back the keys refused meanwhile)",
+        )
+        for name, problem in problems.items()
+    ]
 
 
 def _unproduced_findings(folder: DagFolder) -> list[Finding]:
@@ -302,8 +308,9 @@ def check_dags(folder: DagFolder) -> list[Finding]:
         findings += _documented_pairing_findings(c, rollup) + _sliding_start_findings(c)
         findings += _rerun_findings(folder, c, rollup)
 
-        findings += _variable_findings(c)
-        for sample in feeds:
+        broken = _variable_findings(c)
+        findings += broken
+        for sample in [] if broken else feeds:  # keys meet members no one can know yet: said once, above
             findings += key_findings(c, sample) + naive_local_findings(c, sample)
             if rollup is not None:
                 findings += starvation_findings(c, rollup, sample)

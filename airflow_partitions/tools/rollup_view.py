@@ -22,6 +22,7 @@ from airflow.partition_mappers.wait_policy import WaitForAll
 from airflow_partitions.composite import CompositeKeyMapper
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.grains import Grain
+from airflow_partitions.mapping import known_keys
 from airflow_partitions.rollup import CountingRollupMapper, configured_policy, counted, rerun_policy_of
 
 
@@ -113,10 +114,10 @@ class RollupView:
         """
         Return the upstream keys *downstream_key* waits for (``to_upstream``, as the scheduler calls it).
 
-        :raises ValueError: (the mapper's) if *downstream_key* is not a key the rollup writes, or
-            its window cannot be listed.
+        :raises ValueError: (the mapper's) if *downstream_key* is not a key the rollup writes, its
+            window cannot be listed, or its members cannot be known now (a broken Variable, named).
         """
-        return self.mapper.to_upstream(downstream_key)
+        return known_keys(self.mapper.to_upstream(downstream_key))
 
     @staticmethod
     def in_order(expected: frozenset[str]) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import traceback
 from datetime import date, timedelta
 
 import pytest
@@ -33,6 +34,7 @@ from airflow_partitions import (
     VariableMembers,
 )
 from airflow_partitions import members as members_module
+from airflow_partitions.mapping import known_keys
 from airflow_partitions.members import EXPECTED_JSON, forget_reads, parse_members
 
 SYDNEY = "Australia/Sydney"
@@ -392,12 +394,48 @@ def test_a_change_is_seen_once_the_read_is_older_than_the_ttl(variable, monkeypa
 def test_a_malformed_variable_is_an_error_naming_it_and_the_json_expected(variable, value, match):
     variable(value)
     rollup = by_region_from_variable()
+    # What the scheduler asks of a pending run: no keys, and why (it must not raise: Airflow logs a
+    # traceback for each pending run on each loop); the run waits, never fires.
+    expected = rollup.to_upstream("vic|2026-04-06")
+    assert len(expected) == 0 and re.search(re.escape(match), expected.problem)
+    assert "Airflow Variable 'retail_stores'" in expected.problem and EXPECTED_JSON in expected.problem
+    answer = rollup.wait_policy.is_satisfied_by_keys(matched=keys(STORES, "2026-04-06"), expected=expected)
+    assert not answer.satisfied and answer.unreachable and expected.problem in answer.unreachable_reason
+    # What the tools and tasks ask: the error itself.
     with pytest.raises(ValueError, match=re.escape(match)) as raised:
-        rollup.to_upstream("vic|2026-04-06")
-    assert "Airflow Variable 'retail_stores'" in str(raised.value)
+        known_keys(rollup.to_upstream("vic|2026-04-06"))
     assert EXPECTED_JSON in str(raised.value)
     with pytest.raises(ValueError, match="Airflow Variable 'retail_stores'"):
         rollup.to_downstream("store-005|2026-04-06")  # the key is refused out loud, not held
+
+
+def test_a_broken_variable_is_raised_anew_each_time_and_logged_once_per_read(variable, monkeypatch, caplog):
+    clock = [1000.0]
+    monkeypatch.setattr(members_module.time, "monotonic", lambda: clock[0])
+    variable("not json")
+    rollup = by_region_from_variable()
+    raised = []
+    with caplog.at_level("ERROR", logger=members_module.__name__):
+        for _ in range(50):  # a scheduler evaluating pending runs loop after loop
+            rollup.to_upstream("vic|2026-04-06")
+            with pytest.raises(ValueError) as error:
+                rollup.to_downstream("store-005|2026-04-06")
+            raised.append(error.value)
+        assert len(caplog.records) == 1  # one line per read, not one per use
+        # A new exception each time: a stored one raised again grows its traceback on every raise.
+        assert len({id(e) for e in raised}) == len(raised)
+        depths = {len(traceback.extract_tb(e.__traceback__)) for e in raised}
+        assert len(depths) == 1
+        problem, since = VariableMembers("retail_stores").problem()
+        clock[0] += members_module.VARIABLE_TTL
+        rollup.to_upstream("vic|2026-04-06")
+        assert len(caplog.records) == 2  # read again after the TTL: logged again, still broken
+    assert VariableMembers("retail_stores").problem() == (problem, since)  # broken since the first read
+    assert "is not JSON" in problem and "broken since" in caplog.records[0].getMessage()
+    monkeypatch.setenv("AIRFLOW_VAR_RETAIL_STORES", json.dumps([*STORES]))
+    clock[0] += members_module.VARIABLE_TTL
+    assert VariableMembers("retail_stores").problem() is None
+    assert rollup.to_downstream("store-005|2026-04-06") == "vic|2026-04-06"
 
 
 def test_a_missing_variable_names_it_and_the_json_expected():
@@ -429,15 +467,50 @@ def test_an_unchanged_value_keeps_the_same_member_list_and_its_memos(variable, m
     assert VariableMembers("retail_stores").current() is first
 
 
-def test_a_variables_groups_place_stores_no_lookup_table_knows(variable):
-    variable([{"value": "store-010", "group": "vic"}, "nsw"])  # a member without a group counts for itself
-    rollup = DimensionRollupMapper(
+def stores_by_group_from_variable() -> DimensionRollupMapper:
+    """Stores' days into their groups' days, the groups read from the Variable alone (no lookup)."""
+    return DimensionRollupMapper(
         upstream_mapper=CompositeKeyMapper(["store", "day"], {"day": TemporalMapper(Day())}),
         window=DimensionWindow(store=VariableMembers("retail_stores")),
     )
+
+
+def test_a_variables_groups_place_stores_no_lookup_table_knows(variable):
+    variable([{"value": "store-010", "group": "vic"}, {"value": "store-011", "group": "nsw"}])
+    rollup = stores_by_group_from_variable()
     assert rollup.to_downstream("store-010|2026-04-06") == "vic|2026-04-06"
     assert rollup.to_upstream("vic|2026-04-06") == {"store-010|2026-04-06"}
-    assert rollup.to_upstream("nsw|2026-04-06") == {"nsw|2026-04-06"}
+    assert rollup.to_upstream("nsw|2026-04-06") == {"store-011|2026-04-06"}
+    variable(["store-010", "store-011"])  # no member has a group: each counts for its own value
+    assert rollup.to_downstream("store-010|2026-04-06") == "store-010|2026-04-06"
+
+
+def test_a_member_saved_without_its_group_is_an_error_naming_it_not_a_partition_of_its_own(variable):
+    # The half-edited JSON of the issue: store-011 lost its group. Read as its own "region", it
+    # opened store-011|… and its region's day stopped awaiting it.
+    variable([{"value": "store-010", "group": "vic"}, "store-011", {"value": "store-012", "group": "vic"}])
+    rollup = stores_by_group_from_variable()
+    with pytest.raises(ValueError, match=re.escape("members ['store-011'] have no group while the others")):
+        rollup.to_downstream("store-011|2026-04-06")
+    with pytest.raises(ValueError, match="store-011"):
+        rollup.to_downstream("store-010|2026-04-06")  # the whole list is broken, as malformed JSON is
+    expected = rollup.to_upstream("vic|2026-04-06")
+    assert len(expected) == 0 and "store-011" in expected.problem
+    assert rollup.wait_policy.is_satisfied_by_keys(matched=set(), expected=expected).unreachable
+
+
+def test_a_period_whose_group_left_the_members_awaits_nothing_and_never_fires(variable):
+    variable([{"value": "store-010", "group": "vic"}, {"value": "store-011", "group": "vic"}])
+    rollup = stores_by_group_from_variable()
+    # A pending run of a group no member has (the store's own value while its group was missing):
+    expected = rollup.to_upstream("store-011|2026-04-06")
+    assert len(expected) == 0 and expected.problem == ""
+    answer = rollup.wait_policy.is_satisfied_by_keys(matched={"store-011|2026-04-06"}, expected=expected)
+    assert not answer.satisfied and answer.unreachable
+    assert (
+        "'store-011|2026-04-06'" in answer.unreachable_reason
+        and "awaits no keys" in answer.unreachable_reason
+    )
 
 
 def test_a_new_value_builds_again_only_the_periods_whose_members_it_changes(variable):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -395,4 +396,25 @@ def test_a_malformed_member_variable_is_an_error_naming_it_and_the_json_expected
     (found,) = [f for f in errors(findings) if "Airflow Variable 'checked_stores'" in f.message]
     assert found.dag_id == "consumer"
     assert EXPECTED_JSON in found.message
+    assert "airflow variables set checked_stores" in found.fix
+
+
+def test_a_member_variable_mixing_members_with_and_without_a_group_is_an_error_naming_them(
+    tmp_path, monkeypatch
+):
+    from airflow_partitions.members import forget_reads
+
+    stores = [{"value": "store-001", "group": "north"}, "store-002", {"value": "store-003", "group": "south"}]
+    monkeypatch.setenv("AIRFLOW_VAR_CHECKED_STORES", json.dumps(stores))  # store-002 lost its group
+    forget_reads()
+    consumer = (
+        "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['store', 'day'], "
+        "{'day': TemporalMapper(Day())}), window=DimensionWindow(store=VariableMembers('checked_stores')))"
+    )
+    try:
+        findings = check(dag_folder(tmp_path, DAILY, consumer))
+    finally:
+        forget_reads()
+    (found,) = [f for f in errors(findings) if "members ['store-002'] have no group" in f.message]
+    assert found.dag_id == "consumer" and "Variable 'checked_stores'" in found.message
     assert "airflow variables set checked_stores" in found.fix
