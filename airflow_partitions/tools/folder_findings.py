@@ -209,21 +209,21 @@ def _variable_findings(c: Consumer) -> list[Finding]:
     if not variables:
         return []
     read = getattr(c.mapper, "members_read", lambda: None)()
-    problems = {name: problem[0] for name, v in variables if (problem := v.problem()) is not None}
+    problems = {(name, v): problem[0] for name, v in variables if (problem := v.problem()) is not None}
     if isinstance(read, Unavailable) and not problems:  # the groups, not a Variable's JSON
-        problems = {name: read.reason for name, _ in variables}
+        problems = {(name, v): read.reason for name, v in variables}
     return [
         Finding(
             "error",
             c.dag_id,
             c.asset,
             f"the members of {name!r}: {problem}",
-            f'set it, e.g. airflow variables set {listings[name].name} \'[{{"value": "store-001", "group": '
+            f'set it, e.g. airflow variables set {variable.name} \'[{{"value": "store-001", "group": '
             '"north"}, {"value": "store-009", "start": "2026-04-06", "group": "south"}]\'; until then every '
             "key for this rollup is refused and its pending runs wait (the scheduler logs it once a minute; "
             "fixed, `airflow-partitions requeue` takes back the keys refused meanwhile)",
         )
-        for name, problem in problems.items()
+        for (name, variable), problem in problems.items()
     ]
 
 
