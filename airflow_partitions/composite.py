@@ -530,6 +530,20 @@ class DimensionWindow(ValueEquality, Window):
         return cls(**{n: window(n, w) for n, w in windows.items()})
 
 
+def runtime_variables(mapper: Any) -> list[VariableMembers]:
+    """
+    Return the Variables a mapper's window lists members from, read at run time (``[]``: none).
+
+    A :class:`DimensionWindow` over ``store=VariableMembers("retail_stores")`` gives
+    ``[VariableMembers("retail_stores")]``; a mapper wrapping another (``mapper``) is looked into.
+    """
+    window = getattr(mapper, "window", None)
+    if isinstance(window, DimensionWindow):
+        return [v for v in window.listings().values() if isinstance(v, VariableMembers)]
+    inner = getattr(mapper, "mapper", None)
+    return runtime_variables(inner) if inner is not None else []
+
+
 def members_of(listing: Listing) -> MemberList:
     """Return a listed dimension's members now: the list, or the Variable's value as last read."""
     return listing.current() if isinstance(listing, VariableMembers) else listing

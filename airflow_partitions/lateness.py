@@ -237,3 +237,31 @@ class ExpectedWithinMapper(ValueEquality, PartitionMapper):
             decode_partition_mapper(data["mapper"]),
             expected_within=timedelta(seconds=data["expected_within_seconds"]),
         )
+
+
+def without_expectations(stored: Any) -> Any:
+    """
+    Return a stored mapper form (Airflow's encoding, or a rollup fingerprint) without ``expected_within``.
+
+    ``expected_within`` says when a partition is late; it changes nothing a period awaits. An
+    :class:`ExpectedWithinMapper` gives the form of the mapper it wraps, and every
+    ``expected_within_seconds`` is left out: two fingerprints equal after this differ only in
+    when partitions are late (:func:`expectation_changed_only`).
+    """
+    if isinstance(stored, list):
+        return [without_expectations(item) for item in stored]
+    if not isinstance(stored, dict):
+        return stored
+    if str(stored.get("__type", "")).endswith(f".{ExpectedWithinMapper.__qualname__}"):
+        return without_expectations(stored.get("__var", {}).get("mapper"))
+    return {k: without_expectations(v) for k, v in stored.items() if k != "expected_within_seconds"}
+
+
+def expectation_changed_only(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """
+    Return whether two rollup fingerprints (``compute_rollup_fingerprint``) differ in expected_within only.
+
+    Airflow's scheduler clears a Dag's pending runs whenever the fingerprint changes; for such a
+    change the api-server's watch queues their keys again (:mod:`airflow_partitions.tools.watch`).
+    """
+    return before != after and without_expectations(before) == without_expectations(after)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import threading
@@ -40,7 +41,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds a process keeps a Variable's value before reading it again: a change is seen within a
 #: minute, and a scheduler loop pays for one read (one small query) a minute, not one per call.
-VARIABLE_TTL = 60.0
+#: ``AIRFLOW_PARTITIONS_VARIABLE_TTL`` (seconds, in every Airflow process alike) sets another.
+VARIABLE_TTL = float(os.environ.get("AIRFLOW_PARTITIONS_VARIABLE_TTL") or 60.0)
 
 #: What a Variable holding members must contain, for error messages.
 EXPECTED_JSON = (
@@ -328,6 +330,7 @@ class _Read:
     error: str | None
     checked: float  # time.monotonic() of the last read
     since: datetime | None = None
+    logged: float | None = None  # time.monotonic() when its error was last logged
 
 
 _READS: dict[str, _Read] = {}
@@ -470,6 +473,11 @@ class VariableMembers(ValueEquality):
         read = self._last()
         return read.text if read.members is not None and read.text is not None else f"error: {read.error}"
 
+    def read_now(self) -> None:
+        """Read the Variable again now, whatever the age of the last read (the api-server's watch)."""
+        with _READING:
+            _READS[self.name] = self._read(_READS.get(self.name), time.monotonic())
+
     def _last(self) -> _Read:
         """Return this process's read of the Variable, reading it again if older than the TTL."""
         read = _READS.get(self.name)
@@ -506,15 +514,24 @@ class VariableMembers(ValueEquality):
             return self._broken(last, text, str(err), now)
 
     def _broken(self, last: _Read | None, text: str | None, error: str, now: float) -> _Read:
-        """Return a failed read of *error*, broken since *last*'s start if it had failed too; log it once."""
-        since = last.since if last is not None and last.since is not None else datetime.now(UTC)
-        log.error(
-            "%s Keys for rollups over it are refused and their pending runs wait until it is fixed "
-            "(broken since %s).",
-            error,
-            since.isoformat(timespec="seconds"),
-        )
-        return _Read(text, None, error, now, since)
+        """
+        Return a failed read of *error*, broken since *last*'s start if it had failed too.
+
+        Logged once per :data:`VARIABLE_TTL` seconds while the error stays the same, however often
+        it is read.
+        """
+        failing = last if last is not None and last.since is not None else None
+        since = failing.since if failing is not None and failing.since is not None else datetime.now(UTC)
+        logged = failing.logged if failing is not None and failing.error == error else None
+        if logged is None or now - logged >= VARIABLE_TTL:
+            log.error(
+                "%s Keys for rollups over it are refused and their pending runs wait until it is fixed "
+                "(broken since %s).",
+                error,
+                since.isoformat(timespec="seconds"),
+            )
+            logged = now
+        return _Read(text, None, error, now, since, logged)
 
     def serialize(self) -> dict[str, Any]:
         """Return ``{"variable": name, "format_version"}``: the name only, never the value."""

@@ -40,12 +40,15 @@ class _PartitionsApps:
     ``fastapi_apps``, built on first read: only the api-server reads it.
 
     Every Airflow process (tasks too) imports this plugin; the view's FastAPI app imports the
-    api-server's security modules (0.6 s), which nothing but the api-server needs.
+    api-server's security modules (0.6 s), which nothing but the api-server needs. The first read
+    also starts the api-server's watch (:mod:`airflow_partitions.tools.watch`).
     """
 
     def __get__(self, instance: object, owner: type | None = None) -> list[dict]:
+        from airflow_partitions.tools import watch
         from airflow_partitions.tools.ui.app import app
 
+        watch.start()  # keys follow their members (docs/members.md), in the api-server only
         return [{"app": app, "url_prefix": "/partitions", "name": "Partitions"}]
 
 

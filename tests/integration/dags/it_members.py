@@ -87,3 +87,22 @@ with DAG(
     catchup=False,
 ):
     record_partition()
+
+region_store_days = Asset("it_region_store_days")
+
+# Each region's days, its stores and their regions listed in the Airflow Variable it_region_stores
+# ([{"value": "s001", "group": "north"}, ...], set by the test), which the test changes while days
+# are pending: a store moves, loses its group, the Variable is malformed or empty, and is fixed.
+with DAG(
+    "it_region_day_from_variable",
+    default_args=RETRY_TRANSIENT_FAILURES,
+    schedule=PartitionedAssetTimetable(
+        assets=region_store_days,
+        default_partition_mapper=DimensionRollupMapper(
+            upstream_mapper=CompositeKeyMapper(["store", "day"], {"day": SYDNEY_DAY}),
+            window=DimensionWindow(store=VariableMembers("it_region_stores")),
+        ),
+    ),
+    catchup=False,
+):
+    record_partition()
