@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from typing import Any
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.tools.state import cache
+from airflow_partitions.tools.state.database import secrets_backend
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.progress import pending_times, progress_of, ran_with
@@ -36,6 +38,34 @@ def received_digest(received: Mapping[str, AbstractSet[str]]) -> str:
     return digest(
         [(name,) for name in received] + [(name, key) for name, keys in received.items() for key in keys]
     )
+
+
+def variables_digest(names: list[str], session: Any) -> str | None:
+    """
+    Return a digest of the stored values of the Airflow Variables *names*, as Airflow would find them.
+
+    Each from the environment variable ``AIRFLOW_VAR_<NAME>`` if set, else from the ``variable``
+    table (its stored text, encrypted or not: an unchanged text, the same digest), in one query.
+    ``None`` when a secrets backend of its own is configured (``[secrets] backend``): its values
+    are read only through Airflow. What the answers of rollups whose members come from a Variable
+    are keyed by (:class:`Answers`).
+    """
+    from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import variable
+
+    if secrets_backend():
+        return None
+    parts: list[tuple[str, str, str | None]] = []
+    stored = [n for n in names if f"AIRFLOW_VAR_{n.upper()}" not in os.environ]
+    parts += [("env", n, os.environ[f"AIRFLOW_VAR_{n.upper()}"]) for n in names if n not in stored]
+    found = dict(
+        session.execute(select(variable.c.key, variable.c.val).where(variable.c.key.in_(stored))).all()
+        if stored
+        else []
+    )
+    parts += [("db", n, found.get(n)) for n in stored]
+    return digest([repr(part) for part in parts])
 
 
 class Answers:
@@ -58,16 +88,25 @@ class Answers:
         #: The key of this Dag's answers in :attr:`store`; ``None``: each is worked out here.
         self.key = None if self.store is None or version is None else self.store.dag_key(dag_id, version)
         facts = self._answer(["facts"], self._facts, dict)
-        if not facts["cacheable"]:
-            self.key = None  # its members come from a Variable: they may change without the Dag
+        #: The Airflow Variables its rollups read members from at run time (sorted names).
+        self.variables: tuple[str, ...] = tuple(facts["variables"])
+        #: What its answers depend on besides the Dag and its rows: the Variables' stored values
+        #: (:func:`~airflow_partitions.tools.state.database.variables_digest`); ``""`` without
+        #: Variables, a value equal to no other when they cannot be read without Airflow.
+        self.members: Any = ""
+        if self.variables:
+            self.members = variables_digest(list(self.variables), session) or object()
+            if self.key is not None:
+                self.key = None if not isinstance(self.members, str) else f"{self.key} {self.members}"
         self.assets: list[tuple[str, str]] = [(name, uri) for name, uri in facts["assets"]]
         #: The assets whose mapper is a rollup (the others need one key).
         self.rollup_assets = frozenset(facts["rollups"])
         #: Whether a mapper of this Dag says when its partitions are expected (``expected_within``).
         self.expects: bool = facts["expects"]
-        #: Whether a run of this Dag can fire without all its keys (a deadline, a minimum count);
-        #: under WaitForAll a run exists only once every key counted.
-        self.may_fire_incomplete: bool = facts["may_fire_incomplete"]
+        #: Whether a run of this Dag can lack keys it awaits (a deadline, a minimum count; or members
+        #: read at run time, which may have changed since it ran); under WaitForAll with members
+        #: that do not change, a run exists only once every key counted.
+        self.may_fire_incomplete: bool = facts["may_fire_incomplete"] or bool(self.variables)
         #: Whether a run's creation time can prove it fired complete (:attr:`deadline`).
         self.has_deadline: bool = facts["deadline"]
         self.rerun_policies = tuple((name, policy) for name, policy in facts["rerun_policies"])
@@ -79,8 +118,9 @@ class Answers:
 
     def _facts(self) -> dict[str, Any]:
         """Work out what :meth:`__init__` keeps of the Dag's mappers (plain JSON)."""
+        from airflow_partitions.composite import runtime_variables
+
         mappers = json.dumps([r.mapper.serialize() for r in self.rollups.values() if r], sort_keys=True)
-        stored = json.dumps([getattr(m, "serialize", dict)() for m in self.mappers.values()], default=str)
         return {
             "assets": [list(a) for a in self.assets_found],
             "rollups": [name for name, rollup in self.rollups.items() if rollup is not None],
@@ -94,7 +134,7 @@ class Answers:
             "grain": None
             if (grain := timetable_grain(self.timetable, self.assets_found)) is None
             else grain.serialize(),
-            "cacheable": "VariableMembers" not in stored,
+            "variables": sorted({v.name for m in self.mappers.values() for v in runtime_variables(m)}),
         }
 
     def read_ahead(self, keys: list[str]) -> None:
@@ -125,10 +165,20 @@ class Answers:
 
     @cached_property
     def mappers(self) -> dict[str, Any]:
-        """Each upstream asset's mapper, by asset name, as the scheduler runs it."""
-        return {
+        """
+        Each upstream asset's mapper, by asset name, as the scheduler runs it.
+
+        Members read at run time are read now (:meth:`~airflow_partitions.VariableMembers.read_now`),
+        as the digest that keys the answers was (:attr:`members`).
+        """
+        mappers = {
             name: self.timetable.get_partition_mapper(name=name, uri=uri) for name, uri in self.assets_found
         }
+        from airflow_partitions.composite import runtime_variables
+
+        for variable in {v.name: v for m in mappers.values() for v in runtime_variables(m)}.values():
+            variable.read_now()
+        return mappers
 
     @cached_property
     def rollups(self) -> dict[str, Any]:
@@ -146,6 +196,10 @@ class Answers:
         (:attr:`RollupView.deadline`): then a run's creation time can prove it fired complete.
         Else ``None``: each run is read.
         """
+        from airflow_partitions.composite import runtime_variables
+
+        if any(runtime_variables(m) for m in self.mappers.values()):
+            return None  # members that change: a run made in time may still lack today's members
         deadlines = [r.deadline for r in self.rollups.values() if r is not None and r.may_fire_incomplete]
         grains = {d[0] for d in deadlines if d is not None}
         if deadlines and None not in deadlines and len(grains) == 1:

@@ -69,7 +69,7 @@ KEPT_SIZE = 4096
 
 #: What :func:`kept_until` decoded, by memo, with the text it was decoded from (not decoded again: late
 #: keys of a million partitions are 1.7 MB, 0.09 s per request of an api-server). Dropped with KEPT's.
-DECODED: dict[tuple[Any, ...], tuple[str, Any, datetime | None]] = {}
+DECODED: dict[tuple[Any, ...], tuple[str, Any, datetime | None, datetime | None]] = {}
 
 
 def keep(memo: tuple[Any, ...], fingerprint: Any, value: Any, session: Any = None) -> None:
@@ -119,28 +119,44 @@ def _kept(memo: tuple[Any, ...], fingerprint: Any, session: Any) -> tuple[Any, A
 
 
 def keep_until(
-    memo: tuple[Any, ...], fingerprint: Any, value: Any, until: datetime | None, session: Any = None
+    memo: tuple[Any, ...],
+    fingerprint: Any,
+    value: Any,
+    since: datetime,
+    until: datetime | None,
+    session: Any = None,
 ) -> None:
     """
-    Keep *value* (plain JSON) while the Dag's *fingerprint* holds and the clock is before *until*.
+    Keep *value* (plain JSON) worked out at *since*, while *fingerprint* holds, the clock before *until*.
 
     For answers that also turn on the clock (a Dag's counts by state, its late partitions):
-    *until* is the next instant one of them changes (aware; ``None``: none ahead). Kept as one
-    JSON text, read back in C (:func:`kept_until`).
+    *since* is the instant it was worked out for, *until* the next instant one of them changes
+    (aware; ``None``: none ahead). A reader whose clock is before *since* (another machine's, behind
+    this one's) works it out again rather than serve what this clock saw. Kept as one JSON text,
+    read back in C (:func:`kept_until`).
     """
-    keep(memo, fingerprint, json.dumps([value, None if until is None else until.isoformat()]), session)
+    stamped = [value, None if until is None else until.isoformat(), since.isoformat()]
+    keep(memo, fingerprint, json.dumps(stamped), session)
 
 
 def kept_until(memo: tuple[Any, ...], fingerprint: Any, now: datetime, session: Any = None) -> Any:
-    """Return what :func:`keep_until` kept for *memo* under *fingerprint* before its end (read only)."""
+    """Return what :func:`keep_until` kept for *memo* under *fingerprint*, if *now* is in its time."""
     found = _kept(memo, fingerprint, session)
     if found is None:
         return None
     decoded = DECODED.get(memo)
     if decoded is None or decoded[0] is not found[1]:
-        value, until = json.loads(found[1])
-        decoded = DECODED[memo] = (found[1], value, None if until is None else datetime.fromisoformat(until))
-    return decoded[1] if decoded[2] is None or now < decoded[2] else None
+        value, until, *since = json.loads(found[1])
+        decoded = DECODED[memo] = (
+            found[1],
+            value,
+            None if until is None else datetime.fromisoformat(until),
+            datetime.fromisoformat(since[0]) if since else None,
+        )
+    _, value, until, since = decoded
+    if since is None or now < since or (until is not None and now >= until):
+        return None
+    return value
 
 
 def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any, session: Any = None) -> Any:

@@ -126,3 +126,19 @@ def orm_session(session: Any) -> Any:
     from sqlalchemy.orm import Session
 
     return Session(bind=session)
+
+
+def secrets_backend() -> bool:
+    """Whether Airflow is configured with a secrets backend of its own (``[secrets] backend``)."""
+    if "airflow.configuration" in sys.modules:
+        from airflow.configuration import conf
+
+        return bool(conf.get("secrets", "backend", fallback=""))
+    if _env("secrets", "backend"):
+        return True
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(config_file())
+    except (configparser.Error, OSError, UnicodeDecodeError):
+        return True
+    return bool(parser.get("secrets", "backend", fallback=""))

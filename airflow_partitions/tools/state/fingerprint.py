@@ -117,3 +117,18 @@ def _runs(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]:
     for dag_id, state, *values in session.execute(others):
         by_state.setdefault(dag_id, []).append((str(state), *map(int, values)))
     return {dag_id: (n, tuple(sorted(by_state.get(dag_id, [])))) for dag_id, n in counts.items()}
+
+
+def with_members(prints: dict[str, tuple[Any, ...]], readers: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """
+    Return *prints* with, for each Dag whose members are read at run time, what they were read from.
+
+    Its rows alone do not tell everything a Dag's answers depend on when its rollups read members
+    from an Airflow Variable: a change of the Variable changes what its partitions await
+    (:attr:`~airflow_partitions.tools.state.answers.Answers.members`), so the answers kept by
+    print are kept by it too.
+    """
+    return {
+        dag_id: (*found, members) if (members := readers[dag_id].answers.members) != "" else found
+        for dag_id, found in prints.items()
+    }

@@ -79,7 +79,8 @@ def late_keys(
                 ahead.append(late_at)
         if version is not None:  # kept until the first candidate not late yet becomes late
             late = [[key, since.isoformat(), state] for key, (since, state) in found[dag_id].items()]
-            keep_until(late_memo(dag_id), prints.get(dag_id), late, min(ahead, default=None), session)
+            until = min(ahead, default=None)
+            keep_until(late_memo(dag_id), prints.get(dag_id), late, reader.now, until, session)
     return {dag_id: late for dag_id, late in found.items() if late}
 
 

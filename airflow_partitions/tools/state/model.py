@@ -194,8 +194,8 @@ class RanWith:
 
     @property
     def complete(self) -> bool:
-        """Whether every awaited key was counted."""
-        return self.counted >= self.awaited
+        """Whether every awaited key was counted, of at least one (a period awaiting none never did)."""
+        return self.awaited > 0 and self.counted >= self.awaited
 
 
 @dataclass(frozen=True)

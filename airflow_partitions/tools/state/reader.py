@@ -19,7 +19,7 @@ from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.audit_log import refusals_of
 from airflow_partitions.tools.state.cache import kept, mirror_for
-from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.fingerprint import fingerprints, with_members
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     ConsumerState,
@@ -129,7 +129,7 @@ class Reader:
         offset: int,
     ) -> ConsumerState:
         """Return the Dag's state: counts and strips of the range, a page in full (:func:`consumer_state`)."""
-        prints = fingerprints([self.dag_id], self.session)
+        prints = with_members(fingerprints([self.dag_id], self.session), {self.dag_id: self})
         self.fingerprint = prints.get(self.dag_id)
         ranges = ranges_of([self.dag_id], self.session, start, end, only, prints)
         first, last = ranges.get(self.dag_id, (None, None))

@@ -40,8 +40,8 @@ PRUNE_EVERY = 3_600
 STORE_VARIABLE = "AIRFLOW_PARTITIONS_CACHE"
 
 #: The distributions whose versions mappers' answers depend on (:func:`environment`), as their
-#: ``.dist-info`` folders name them.
-DEPENDED_ON = ("apache_airflow_core", "holidays", "exchange_calendars")
+#: ``.dist-info`` folders name them: calendars are data, and so is the time-zone database.
+DEPENDED_ON = ("apache_airflow_core", "holidays", "exchange_calendars", "tzdata", "pendulum")
 
 
 @functools.lru_cache(maxsize=1)  # worked out once per process
@@ -49,13 +49,21 @@ def environment() -> str:
     """
     Return a digest of what mappers' answers depend on besides the serialized Dag.
 
-    This package's files (name, size, modification time: an edited or upgraded mapper), and the
-    installed versions of Airflow, ``holidays`` and ``exchange_calendars`` (calendars are data):
-    the names of their ``.dist-info`` folders on ``sys.path`` (``holidays-0.60.dist-info``), which
-    every installer writes; ``importlib.metadata`` would cost a new process 50 ms to import.
+    This package's files (name, size, modification time: an edited or upgraded mapper), the
+    installed versions of Airflow, ``holidays``, ``exchange_calendars``, ``tzdata`` and
+    ``pendulum`` (calendars and time zones are data): the names of their ``.dist-info`` folders on
+    ``sys.path`` (``holidays-0.60.dist-info``), which every installer writes
+    (``importlib.metadata`` would cost a new process 50 ms to import); and the version line of the
+    system's time-zone database, which Python's ``zoneinfo`` reads first (``# version 2025b`` of
+    ``/usr/share/zoneinfo/tzdata.zi``): a time zone's rules change with it, and so do local periods.
     """
+    import zoneinfo
+
     root = Path(__file__).parents[2]
     parts = [f"{p.relative_to(root)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in root.rglob("*.py")]
+    for folder in zoneinfo.TZPATH:
+        with contextlib.suppress(OSError), open(Path(folder) / "tzdata.zi", encoding="utf-8") as zones:
+            parts.append(f"{folder} {zones.readline().strip()}")
     for folder in dict.fromkeys(sys.path):
         with contextlib.suppress(OSError):
             parts.extend(

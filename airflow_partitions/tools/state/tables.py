@@ -149,6 +149,17 @@ log = Table(
     Column("extra", Text, nullable=True),
 )
 
+#: Airflow's Variables (``Variable``): a rollup's members may be read from one (a digest of its
+#: stored value keys the answers that depend on them).
+variable = Table(
+    "variable",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String(ID_LEN), nullable=False),
+    Column("val", Text, nullable=False),
+    Column("is_encrypted", Boolean, nullable=False),
+)
+
 dag_version = Table(
     "dag_version",
     metadata,

@@ -17,7 +17,7 @@ from typing import Any
 
 from airflow_partitions.tools.state.cache import keep, keep_until, kept_until, kept_value, mirror_for
 from airflow_partitions.tools.state.database import engine_of
-from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.fingerprint import fingerprints, with_members
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     BUCKET,
@@ -84,7 +84,8 @@ def tally_of(
             found[dag_id] = tally
             memo = _memo(todo[dag_id], asked)
             if memo is not None:
-                keep_until(memo, (prints.get(dag_id), versions[dag_id]), tally, untils.get(dag_id), session)
+                fingerprint = (prints.get(dag_id), versions[dag_id])
+                keep_until(memo, fingerprint, tally, todo[dag_id].now, untils.get(dag_id), session)
     return found
 
 
@@ -363,7 +364,7 @@ def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]
     state (:func:`attention`) and its number of partitions, in time order. A few grouped queries
     for all the Dags together, whatever their number.
     """
-    prints = fingerprints(list(readers), session)
+    prints = with_members(fingerprints(list(readers), session), readers)
     for dag_id, reader in readers.items():
         reader.fingerprint = prints.get(dag_id)
     tallies = tally_of(readers, session, None, None, None, BUCKET, False, prints)

@@ -149,11 +149,23 @@ def test_kept_late_partitions_are_read_again_once_a_partition_becomes_late(engin
 
 def test_a_kept_value_is_decoded_once_while_kept_and_again_once_kept_anew() -> None:
     memo, fingerprint = ("late", "decoded_once_day", "mappers-v1", None, None, None), (1, 2)
-    cache.keep_until(memo, fingerprint, [["2026-03-10", "2026-03-11T06:00:00+00:00", None]], LATE_AT)
+    worked_out = LATE_AT - timedelta(minutes=5)
+    late = [["2026-03-10", "2026-03-11T06:00:00+00:00", None]]
+    cache.keep_until(memo, fingerprint, late, worked_out, LATE_AT)
     first = cache.kept_until(memo, fingerprint, LATE_AT - timedelta(seconds=1))
     assert first == [["2026-03-10", "2026-03-11T06:00:00+00:00", None]]
     assert cache.kept_until(memo, fingerprint, LATE_AT - timedelta(seconds=1)) is first  # not decoded again
     assert cache.kept_until(memo, fingerprint, LATE_AT) is None  # its end: 2026-03-11T06:00Z
     assert cache.kept_until(memo, (1, 3), OPENED) is None  # another fingerprint
-    cache.keep_until(memo, fingerprint, [], None)
+    cache.keep_until(memo, fingerprint, [], worked_out, None)
     assert cache.kept_until(memo, fingerprint, LATE_AT) == []
+
+
+def test_a_value_kept_by_a_clock_ahead_is_not_served_to_a_clock_behind_it() -> None:
+    # A process whose clock ran ahead worked out which partitions are late at its own now: another
+    # process, whose clock is behind that instant, must not serve them (they are not late yet there).
+    memo, fingerprint = ("late", "clocks_day", "mappers-v1", None, None, None), (1, 2)
+    ahead = LATE_AT + timedelta(minutes=10)
+    cache.keep_until(memo, fingerprint, [["2026-03-10", LATE_AT.isoformat(), None]], ahead, None)
+    assert cache.kept_until(memo, fingerprint, LATE_AT - timedelta(minutes=1)) is None
+    assert cache.kept_until(memo, fingerprint, ahead) == [["2026-03-10", LATE_AT.isoformat(), None]]

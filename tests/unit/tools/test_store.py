@@ -143,6 +143,22 @@ def test_another_installed_version_of_a_calendar_library_makes_new_keys(
     store_file.environment.cache_clear()
 
 
+def test_another_time_zone_database_makes_new_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tzdata update (the system's, which zoneinfo reads first) moves local periods: no old answer."""
+    import zoneinfo
+
+    zones = tmp_path / "zoneinfo"
+    zones.mkdir()
+    (zones / "tzdata.zi").write_text("# version 2025b\nR d 1916 o - Ap 30 23 1 S\n")
+    monkeypatch.setattr(zoneinfo, "TZPATH", (str(zones),))
+    store_file.environment.cache_clear()
+    before = store_file.environment()
+    (zones / "tzdata.zi").write_text("# version 2026a\nR d 1916 o - Ap 30 23 1 S\n")
+    store_file.environment.cache_clear()
+    assert store_file.environment() != before
+    store_file.environment.cache_clear()
+
+
 def _runs(session: Session, *states: str) -> list[int]:
     """Create the Airflow tables the reader reads and one asset-triggered run per state; their ids."""
     from airflow_partitions.tools.state.tables import metadata

@@ -25,7 +25,8 @@ def _airflow_tables() -> dict[str, Table]:
     import airflow.models.dag_version
     import airflow.models.dagrun
     import airflow.models.log
-    import airflow.models.serialized_dag  # noqa: F401  (each registers its tables)
+    import airflow.models.serialized_dag
+    import airflow.models.variable  # noqa: F401  (each registers its tables)
     from airflow.models.base import Base
 
     return dict(Base.metadata.tables)
@@ -56,6 +57,7 @@ def test_every_table_the_reader_reads_is_declared() -> None:
         "log",
         "partitioned_asset_key_log",
         "serialized_dag",
+        "variable",
     ]
 
 
