@@ -543,6 +543,16 @@ class VariableMembers(ValueEquality):
         return cls(load(data, cls)["variable"])
 
 
+def broken_since(name: str) -> datetime | None:
+    """
+    Return when this process first read the Variable *name* broken (UTC), if its last read failed.
+
+    Looks at this process's reads only: reads nothing (``None`` if not read, or read fine).
+    """
+    read = _READS.get(name)
+    return None if read is None or read.members is not None else read.since
+
+
 def forget_reads() -> None:
     """Forget every Variable read in this process: the next use reads again (for tests and tools)."""
     with _READING:

@@ -21,7 +21,10 @@ Partitions view and ``status`` show late:
   the process lives; a restarted api-server counts the rows that are left again (Prometheus
   reads that as a counter reset);
 - ``airflow_partitions_blocked{dag_id}`` (gauge): its pending partitioned Dag runs beyond the 500
-  oldest of the deployment that the scheduler evaluates per loop (not evaluated this loop).
+  oldest of the deployment that the scheduler evaluates per loop (not evaluated this loop);
+- ``airflow_partitions_members_broken{dag_id,variable}`` (gauge): 1 while an Airflow Variable its
+  rollups read members from cannot give them (missing, not JSON, a bad entry, a member without
+  its group): its keys are refused and its pending runs wait; a series only while it is broken.
 
 Label values are escaped as the format requires (backslash, double quote, line feed).
 """
@@ -72,6 +75,11 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "gauge",
         "Pending partitioned Dag runs beyond the 500 oldest the scheduler evaluates per loop.",
         ("dag_id",),
+    ),
+    "airflow_partitions_members_broken": (
+        "gauge",
+        "1 while a Variable the Dag's rollups read members from is broken: keys refused, pending runs wait.",
+        ("dag_id", "variable"),
     ),
 }
 
@@ -161,4 +169,7 @@ def metrics_text(session: Any, *, only: Collection[str] | None = None, now: date
             ((dag.dag_id, reason), refused[dag.dag_id, reason]) for reason in REASONS
         ]
         samples["airflow_partitions_blocked"].append((one, beyond[dag.dag_id]))
+        samples["airflow_partitions_members_broken"] += [
+            ((dag.dag_id, problem.variable), 1) for problem in dag.members_problems
+        ]
     return exposition(samples)

@@ -80,7 +80,11 @@ DAG_IDS = [
     "it_produce_store_days",
     "it_region_day_by_lookup",
     "it_vic_day_from_variable",
+    "it_region_day_from_variable",
 ]
+#: Each process reads a members Variable every 10 s (not every minute) and the api-server's watch
+#: looks every 2 s: test_members.py and test_member_changes.py change Variables many times.
+QUICK_TO_CHANGE = {"AIRFLOW_PARTITIONS_VARIABLE_TTL": "10", "AIRFLOW_PARTITIONS_WATCH_INTERVAL": "2"}
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]
 
@@ -92,7 +96,7 @@ def airflow(request):
     if request.param == "postgresql":
         postgres = PostgresServer()
         conn = postgres.start()
-    instance = AirflowInstance(DAGS, sql_alchemy_conn=conn)
+    instance = AirflowInstance(DAGS, sql_alchemy_conn=conn, extra_env=QUICK_TO_CHANGE)
     try:
         instance.start()
         instance.wait_for_dags(DAG_IDS, expected_import_errors=BROKEN_DAG_FILES)

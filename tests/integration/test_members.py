@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from airflow_partitions.members import VARIABLE_TTL
 from tests.integration.test_scheduler import (
     _let_the_scheduler_evaluate_pending_rollups,
     _run_with_key,
@@ -105,9 +104,9 @@ def test_a_variable_backed_region_gains_store_009_while_its_day_is_pending_and_t
     _set_variable(
         airflow, "it_vic_stores", ["store-005", "store-006", {"value": "store-009", "start": "2026-04-06"}]
     )
-    # Each process reads the Variable again at most VARIABLE_TTL seconds after its last read: a
-    # pending run evaluated with the old list would fire on store-006 alone, failing below.
-    time.sleep(VARIABLE_TTL + 5)
+    # Each process reads the Variable again at most its TTL after its last read: a pending run
+    # evaluated with the old list would fire on store-006 alone, failing below.
+    time.sleep(float(airflow.env["AIRFLOW_PARTITIONS_VARIABLE_TTL"]) + 5)
     airflow.create_asset_event("it_vic_store_days", partition_key="store-006|2026-04-06")
     _let_the_scheduler_evaluate_pending_rollups(airflow, "vic-without-store-009")
     assert _run_with_key(airflow, dag_id, "2026-04-06") is None

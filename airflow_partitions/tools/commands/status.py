@@ -149,8 +149,8 @@ examples:
   airflow-partitions status weather_airport_day --start 2013-03 --end 2013-03 --state "ran incomplete"
 
 exit codes: 0 nothing held, 1 a partition (of those selected) holds keys that never count, or a pending
-  run of the Dag is starved (queue > 500), or the Dag is unknown or not a partitioned consumer, 2 usage
-  error"""
+  run of the Dag is starved (queue > 500), or a Variable its members come from is broken, or the Dag is
+  unknown or not a partitioned consumer, 2 usage error"""
 
 
 def request_of(args: argparse.Namespace) -> StatusRequest:
@@ -177,12 +177,13 @@ def request_of(args: argparse.Namespace) -> StatusRequest:
 
 
 def run(args: argparse.Namespace, source: Opener) -> int:
-    """Handle ``status``: print a consumer's partitions; exit 1 if one is held (never counting, starved)."""
+    """Handle ``status``: print a consumer's partitions; exit 1 if one is held (never counting, starved…)."""
     request = request_of(args)
     with quiet():
         state = source().status(request)
     show(state, format_state, as_json=args.json)
-    held = state.states.get("never counting") or state.starved or any(p.starved for p in state.partitions)
+    starved = state.starved or any(p.starved for p in state.partitions)
+    held = state.states.get("never counting") or starved or state.members_problems
     return FOUND if held else OK
 
 
@@ -215,6 +216,17 @@ def _summary(state: Any) -> list[str]:
     # Every partition of the range, whatever --state selects (the page's count is "showing" below).
     every = sum(state.states.values())
     lines = [f"{state.dag_id}: {count(every, 'partition')}{span}" + (f": {counts}" if counts else "")]
+    for problem in state.members_problems:  # first: nothing fires, keys are refused, until it is fixed
+        since = "" if problem.since is None else f" since {problem.since.isoformat(timespec='seconds')}"
+        lines.append(
+            textwrap.fill(
+                f"MEMBERS BROKEN{since}: {problem.problem} Keys for its rollups are refused and their "
+                f"pending runs wait. Fix: {problem.fix}.",
+                WIDTH,
+                initial_indent="  ",
+                subsequent_indent="    ",
+            )
+        )
     lines.append(
         f"  pending partitioned runs in the deployment: {state.pending_total} (the scheduler evaluates the "
         "500 oldest per loop)" + (f"; {state.starved} of this Dag's beyond them" if state.starved else "")

@@ -15,14 +15,15 @@ import json
 import os
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
 from airflow_partitions.grains import Grain
+from airflow_partitions.members import broken_since
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.database import secrets_backend
-from airflow_partitions.tools.state.model import AssetProgress, RanWith
+from airflow_partitions.tools.state.model import AssetProgress, MembersProblem, RanWith
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.progress import pending_times, progress_of, ran_with
 from airflow_partitions.tools.state.serialized import consumer_timetable, dag_version, timetable_grain
@@ -66,6 +67,16 @@ def variables_digest(names: list[str], session: Any) -> str | None:
     )
     parts += [("db", n, found.get(n)) for n in stored]
     return digest([repr(part) for part in parts])
+
+
+def members_fix(dag_id: str, variable: str, since: datetime) -> str:
+    """Return how to fix a broken member Variable, and what becomes of the keys refused meanwhile."""
+    return (
+        f'set it to a JSON list of members (airflow variables set {variable} \'[{{"value": "store-001", '
+        f'"group": "north"}}, …]\'); once it is fixed, the api-server\'s watch queues again the keys '
+        f"refused meanwhile (or run: airflow-partitions requeue {dag_id} --start "
+        f"{since.isoformat(timespec='seconds')} --yes)"
+    )
 
 
 class Answers:
@@ -136,6 +147,40 @@ class Answers:
             else grain.serialize(),
             "variables": sorted({v.name for m in self.mappers.values() for v in runtime_variables(m)}),
         }
+
+    def members_problems(self) -> tuple[MembersProblem, ...]:
+        """
+        Return the Variables its rollups read members from that cannot give them now (``()``: none).
+
+        Kept under the Variables' values (:attr:`members`), with the time it was first worked out
+        on this machine (or this process's first failed read, if earlier) as ``since``.
+        """
+        if not self.variables:
+            return ()
+        found = self._answer(["members problems"], self._members_problems, list)
+        problems = []
+        for name, problem, since in found:
+            read = broken_since(name)
+            first = min([t for t in (read, datetime.fromisoformat(since)) if t is not None])
+            problems.append(MembersProblem(name, problem, first, members_fix(self.dag_id, name, first)))
+        return tuple(problems)
+
+    def _members_problems(self) -> list[list[str]]:
+        """Work out :meth:`members_problems`: ``[[variable, problem, since], …]`` (plain JSON)."""
+        from airflow_partitions.composite import runtime_variables
+        from airflow_partitions.members import Unavailable
+
+        now = datetime.now(UTC).isoformat()
+        found: dict[str, str] = {}
+        for mapper in self.mappers.values():
+            read = getattr(mapper, "members_read", lambda: None)()
+            for variable in runtime_variables(mapper):
+                problem = variable.problem()
+                if problem is not None:
+                    found.setdefault(variable.name, problem[0])
+                elif isinstance(read, Unavailable):  # its members, not its JSON (a group missing)
+                    found.setdefault(variable.name, read.reason)
+        return [[name, problem, now] for name, problem in sorted(found.items())]
 
     def read_ahead(self, keys: list[str]) -> None:
         """Read at once the stored answers a page of partitions *keys* asks: late, closing, complete."""

@@ -330,6 +330,23 @@ _REFUSED = re.compile(
 
 
 @dataclass(frozen=True)
+class MembersProblem:
+    """
+    An Airflow Variable a Dag's rollups read members from that cannot give them now, and what to do.
+
+    ``MembersProblem("retail_stores", "Airflow Variable 'retail_stores' is not JSON (…); expected …",
+    since)``: while it lasts, every key for those rollups is refused on arrival and their pending
+    runs wait (none fires). ``since`` is when it was first read so (UTC), by a process of this
+    machine. ``fix`` says how to set it right, and what becomes of the keys refused meanwhile.
+    """
+
+    variable: str
+    problem: str
+    since: datetime | None = None
+    fix: str = ""
+
+
+@dataclass(frozen=True)
 class ConsumerState:
     """
     The partition state of one partitioned consumer Dag: one page of its partitions, counts of all.
@@ -346,7 +363,9 @@ class ConsumerState:
     ``states`` by their latest run's state: see :class:`Partition`); ``rerun_policies``, per asset
     under a rollup, what a key for a period that already ran does (``[["hours", "hold"]]``:
     Airflow 3.4's ``RerunPolicy`` by name; ``"hold"`` on 3.3). ``late`` counts the selected
-    partitions that are late now (:attr:`Partition.late_since`). ``overview`` lays every
+    partitions that are late now (:attr:`Partition.late_since`). ``members_problems`` names
+    the Variables its rollups read members from that cannot give them now (:class:`MembersProblem`).
+    ``overview`` lays every
     selected partition out (not only the page) as strips of states, one per key prefix (``jfk``
     of ``jfk|2013-03-10``; ``""`` for plain keys): ``(bucket, worst state, partitions)`` per
     *bucket* characters of the time part (:func:`bucket_length`: ``2013-03`` months over a long
@@ -373,6 +392,7 @@ class ConsumerState:
     again: int = 0
     rerun_policies: tuple[tuple[str, str], ...] = ()
     late: int = 0
+    members_problems: tuple[MembersProblem, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types (times as ISO 8601 strings), each partition with its ``ran_with``."""
@@ -389,7 +409,8 @@ class ConsumerDag:
     characters of the time part: a month of day and hour keys, ``FY2026-`` of fiscal ones),
     ``[bucket, worst state, partitions]``, in time order; and ``again``: its partitions with a
     pending run beside their Dag runs (a key sent again after the period ran), counted apart;
-    ``late``: its partitions late now (:attr:`Partition.late_since`), counted apart too.
+    ``late``: its partitions late now (:attr:`Partition.late_since`), counted apart too;
+    ``members_problems``: its broken member Variables (:class:`MembersProblem`).
     """
 
     dag_id: str
@@ -401,6 +422,7 @@ class ConsumerDag:
     strip: tuple[tuple[str, str, int], ...] = ()
     again: int = 0
     late: int = 0
+    members_problems: tuple[MembersProblem, ...] = ()
 
     @property
     def attention(self) -> int:

@@ -168,6 +168,7 @@ class Reader:
             again=again,
             rerun_policies=self.answers.rerun_policies,
             late=len(late),
+            members_problems=self.answers.members_problems(),
         )
         if self.store is not None:
             self.store.flush()

@@ -380,6 +380,7 @@ def summaries(readers: dict[str, Any], session: Any) -> dict[str, dict[str, Any]
             "strip": strips[0][1] if strips else (),
             "again": again,
             "late": len(late.get(dag_id, {})),
+            "members_problems": readers[dag_id].answers.members_problems(),
         }
         for dag_id, (states, _, strips, again) in tallies.items()
     }

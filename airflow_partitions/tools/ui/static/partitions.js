@@ -121,7 +121,8 @@ function dagRow(d) {
   const counts = [...MEANING.keys()].filter((s) => d.states[s]).map((s) =>
     `<span class="count" data-state="${esc(s)}"><span class="swatch ${cls(s)}"></span>${d.states[s]} ${esc(s)}</span>`).join("")
     + (d.again ? `<span class="count again" data-again="${d.again}" title="partitions that ran and also have a pending run a key sent again opened (airflow-partitions discard removes them)">${d.again} with keys after they ran</span>` : "")
-    + (d.late ? `<span class="count late" data-late="${d.late}" title="partitions without a successful run although their period ended longer ago than expected_within">${d.late} late</span>` : "");
+    + (d.late ? `<span class="count late" data-late="${d.late}" title="partitions without a successful run although their period ended longer ago than expected_within">${d.late} late</span>` : "")
+    + (d.members_problems || []).map((p) => `<span class="count broken-members" data-members-broken="${esc(p.variable)}" title="${esc(p.problem)}">members Variable ${esc(p.variable)} broken</span>`).join("");
   return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
     <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
     <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
@@ -200,7 +201,15 @@ async function showDag(dagId, query) {
   if (key && view.byKey.has(key)) showDetail(key);
 }
 
+function renderMembersBroken(problems) {
+  const banner = $("members-broken");
+  banner.hidden = !problems.length;
+  banner.innerHTML = problems.map((p) => `<p><strong>Members Variable ${esc(p.variable)} broken${p.since ? ` since ${esc(p.since)}` : ""}</strong>: ${esc(p.problem)}
+    Keys for its rollups are refused and their pending runs wait. <span class="muted">Fix: ${esc(p.fix)}.</span></p>`).join("");
+}
+
 function renderSummary(answer) {
+  renderMembersBroken(answer.members_problems || []);
   const { first, last, total_entries: total, range } = answer;
   const parts = [];
   parts.push(total ? `${plural(total, "partition")}${first ? `, keys ${esc(first)}${last !== first ? ` – ${esc(last)}` : ""}` : ""}` : "No partition");
