@@ -356,9 +356,9 @@ def read_variable(name: str) -> str | None:
     In a task (the task SDK's supervisor is present), through ``airflow.sdk.Variable``. In the
     scheduler, the api-server and the command line, through Airflow's secrets backends in their
     configured order (environment variables ``AIRFLOW_VAR_<NAME>``, any configured backend, then the
-    metadata database), the database read in a session of its own: ``airflow.models.Variable.get``
-    would use the thread's scoped session, which in the scheduler is the loop's own, and commit and
-    close it under the loop.
+    metadata database), the database read on a connection of its own (:func:`_reading_engine`):
+    ``airflow.models.Variable.get`` would use the thread's scoped session, which in the scheduler is
+    the loop's own, and commit and close it under the loop.
     """
     if hasattr(sys.modules.get("airflow.sdk.execution_time.task_runner"), "SUPERVISOR_COMMS"):
         from airflow.sdk import Variable
@@ -367,17 +367,41 @@ def read_variable(name: str) -> str | None:
         return None if value is None else str(value)
     from airflow.configuration import ensure_secrets_loaded
     from airflow.secrets.metastore import MetastoreBackend
-    from airflow.utils.session import create_session
+    from sqlalchemy.orm import Session
 
     for backend in ensure_secrets_loaded():
         if isinstance(backend, MetastoreBackend):
-            with create_session(scoped=False) as session:
+            with Session(bind=_reading_engine()) as session:
                 found = backend.get_variable(name, session=session)
         else:
             found = backend.get_variable(name)
         if found is not None:
             return found
     return None
+
+
+def _reading_engine() -> Any:
+    """
+    Return this process's engine for reading Variables: Airflow's database, without a pool.
+
+    Never a connection of Airflow's pool: a thread holding one for its request and waiting for
+    another (the pool empty, its connections held by requests waiting on this thread's
+    transaction) would wait for the pool's timeout. A connection of its own, opened per read
+    (once a minute per Variable).
+    """
+    global _ENGINE
+    if _ENGINE is None:
+        from airflow import settings
+        from sqlalchemy import create_engine
+        from sqlalchemy.pool import NullPool
+
+        if settings.engine is None:
+            raise RuntimeError("Airflow's metadata database is not configured in this process.")
+        _ENGINE = create_engine(settings.engine.url, poolclass=NullPool)
+    return _ENGINE
+
+
+_ENGINE: Any = None
 
 
 def parse_members(name: str, text: str | None, read_at: datetime) -> MemberList:
@@ -475,19 +499,30 @@ class VariableMembers(ValueEquality):
 
     def read_now(self) -> None:
         """Read the Variable again now, whatever the age of the last read (the api-server's watch)."""
-        with _READING:
-            _READS[self.name] = self._read(_READS.get(self.name), time.monotonic())
+        self._keep(self._read(_READS.get(self.name), time.monotonic()))
 
     def _last(self) -> _Read:
-        """Return this process's read of the Variable, reading it again if older than the TTL."""
+        """
+        Return this process's read of the Variable, reading it again if older than the TTL.
+
+        The read itself holds no lock: a thread that would wait on another's database read while
+        holding Airflow's transaction (an api-server mapping a new event's key) could close a
+        circle with threads waiting on that transaction. Two threads may both read; the newer read
+        is kept.
+        """
         read = _READS.get(self.name)
         now = time.monotonic()
         if read is None or now - read.checked >= VARIABLE_TTL:
-            with _READING:
-                read = _READS.get(self.name)
-                if read is None or now - read.checked >= VARIABLE_TTL:
-                    read = _READS[self.name] = self._read(read, now)
+            read = self._keep(self._read(read, now))
         return read
+
+    def _keep(self, read: _Read) -> _Read:
+        """Keep *read* unless a newer one was kept meanwhile; return the one kept."""
+        with _READING:
+            kept = _READS.get(self.name)
+            if kept is None or kept.checked <= read.checked:
+                kept = _READS[self.name] = read
+        return kept
 
     def _read(self, last: _Read | None, now: float) -> _Read:
         """

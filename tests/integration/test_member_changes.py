@@ -113,9 +113,11 @@ def test_members_that_move_break_and_come_back_strand_no_key_and_fake_no_run(air
         "SELECT extra, owner FROM log WHERE event = 'partition-tools reroute' AND dag_id = :dag ORDER BY id",
         dag=DAG,
     )
-    assert (json.loads(rerouted)["moved"], json.loads(rerouted)["keys"], owner) == (
-        1,
-        ["s004|2026-12-01"],
+    done = json.loads(rerouted)
+    assert (done["moved"], done["copied"], done["keys"], owner) == (
+        1,  # out of north's pending run of 2026-12-01
+        1,  # into south's of 2026-11-30, which awaits it now
+        ["s004|2026-11-30", "s004|2026-12-01"],
         "airflow-partitions",
     )
 

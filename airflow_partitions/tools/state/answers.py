@@ -23,7 +23,7 @@ from airflow_partitions.grains import Grain
 from airflow_partitions.members import broken_since
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.database import secrets_backend
-from airflow_partitions.tools.state.model import AssetProgress, MembersProblem, RanWith
+from airflow_partitions.tools.state.model import LISTED, AssetProgress, MembersProblem, RanWith
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.progress import pending_times, progress_of, ran_with
 from airflow_partitions.tools.state.serialized import consumer_timetable, dag_version, timetable_grain
@@ -121,8 +121,8 @@ class Answers:
         #: Whether a run's creation time can prove it fired complete (:attr:`deadline`).
         self.has_deadline: bool = facts["deadline"]
         self.rerun_policies = tuple((name, policy) for name, policy in facts["rerun_policies"])
-        #: What identifies the Dag's rollups within this process (memos' keys).
-        self.identity: str = facts["identity"]
+        #: What identifies the Dag's rollups within this process (memos' keys), with their members.
+        self.identity: Any = facts["identity"] if not self.variables else (facts["identity"], self.members)
         #: The grain of the periods its keys name (:func:`~airflow_partitions.tools.state.serialized.
         #: consumer_grain`), ``None`` if its mappers name no one grain.
         self.grain = None if facts.get("grain") is None else Grain.deserialize(facts["grain"])
@@ -261,8 +261,27 @@ class Answers:
             if name in received
         )
 
+    @cached_property
+    def broken(self) -> bool:
+        """Whether a Variable its rollups read members from cannot give them (:meth:`members_problems`)."""
+        return bool(self.variables) and bool(self.members_problems())
+
     def pending(self, key: str, received: Mapping[str, AbstractSet[str]]) -> PendingAnswer:
-        """Return what a pending run of *key* has from its *received* keys, and when its state turns."""
+        """
+        Return what a pending run of *key* has from its *received* keys, and when its state turns.
+
+        While its members cannot be known (:attr:`broken`), the keys received alone: none is
+        counted nor missing, and its state turns on nothing (the scheduler holds it too).
+        """
+        if self.broken:
+            received_only = tuple(
+                AssetProgress(
+                    name, tuple(sorted(received[name]))[:LISTED], received_total=len(received[name])
+                )
+                for name, _ in self.assets
+                if name in received
+            )
+            return received_only, None, None, False
 
         def work_out() -> PendingAnswer:
             progress = self.progress(key, received)
@@ -270,8 +289,15 @@ class Answers:
 
         return self._answer(["pending", key, received_digest(received)], work_out, PendingAnswer)
 
-    def ran_with(self, key: str, together: Mapping[str, AbstractSet[str]]) -> RanWith:
-        """Return what runs of *key* that received *together* (by asset name) ran with."""
+    def ran_with(self, key: str, together: Mapping[str, AbstractSet[str]]) -> RanWith | None:
+        """
+        Return what runs of *key* that received *together* (by asset name) ran with.
+
+        ``None`` (not known) while its members cannot be known (:attr:`broken`): a run is then
+        told by its state alone, never called incomplete for want of members.
+        """
+        if self.broken:
+            return None
         return self._answer(
             ["ran", key, received_digest(together)],
             lambda: ran_with(self.progress(key, together), self.rollups, self.assets),
@@ -329,6 +355,8 @@ class Answers:
         Each under the mapper the timetable gives that asset (:meth:`~airflow_partitions.tools.
         rollup_view.RollupView.never_counts`); any key counts for a mapper that is no rollup.
         """
+        if self.broken:  # which keys count cannot be known now
+            return False
         return bool(
             self._answer(["never counting", digest(logged)], lambda: self._never_counting_only(logged), bool)
         )

@@ -252,16 +252,19 @@ class Reader:
         state = pending_state(never_counting(progress), fires_at, ends, deadline, self.now)
         return state, Partition(key, state, progress=progress, fires_at=fires_at)
 
-    def ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith]:
+    def ran_with_of(self, groups: Iterable[tuple[int, ...]]) -> dict[tuple[int, ...], RanWith | None]:
         """
         Return what each group of fired pending runs of one partition ran with, together.
 
         A group of one is what that run ran with; of all the runs of a partition, what they ran
         with together: a rerun for keys that came late (a refresh) completes its period once every
         key came in one run or another. Memoized per process: a fired run's keys never change.
+        ``None`` for a group whose Dag's members cannot be known now (not memoized).
         """
         groups = list(dict.fromkeys(groups))
-        found = {g: cache.RAN_WITH[self.identity, g] for g in groups if (self.identity, g) in cache.RAN_WITH}
+        found: dict[tuple[int, ...], RanWith | None] = {
+            g: cache.RAN_WITH[self.identity, g] for g in groups if (self.identity, g) in cache.RAN_WITH
+        }
         todo = [g for g in groups if g not in found]
         if not todo:
             return found
@@ -275,8 +278,10 @@ class Reader:
             for apdr_id in group:
                 for name, logged in received.get(apdr_id, {}).items():
                     together[name] |= logged
-            ran = self.answers.ran_with(keys[group[0]], together)
-            found[group] = cache.RAN_WITH[self.identity, group] = ran
+            ran = found[group] = self.answers.ran_with(keys[group[0]], together)
+            if ran is None:
+                continue
+            cache.RAN_WITH[self.identity, group] = ran
             if len(cache.RAN_WITH) > cache.RAN_WITH_SIZE:
                 cache.RAN_WITH.popitem(last=False)
         return found

@@ -298,7 +298,7 @@ def read_run_cells(
         }
         ran = reader.ran_with_of(groups.values())
         for key, group in groups.items():
-            if not ran[group].complete:
+            if (told := ran[group]) is not None and not told.complete:
                 incomplete[dag_id][key] = "ran incomplete"
                 head, _, key_part = key.rpartition(SEPARATOR)
                 cell = mine[dag_id][head if by_prefix else "", key_part[:length]]
