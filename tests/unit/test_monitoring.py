@@ -59,7 +59,7 @@ def test_the_alert_rules_pass_their_promtool_tests():
         ("airflow_partitions_blocked > 0", "airflow_partitions_blocked > 500", "PartitionsBlocked"),
         ("offset 30m", "offset 5m", "PartitionRanIncomplete"),
         ("for: 1h", "for: 2h", "PartitionsOverdue"),
-        ('airflow_partitions_partitions{state="overdue"}', "airflow_partitions_partitions", "PartitionsOverdue"),
+        ('partitions{state="overdue"} > 0', "partitions > 0", "PartitionsOverdue"),
         ("35 * 86400", "36 * 86400", "PartitionPendingTooLong"),
     ],
     ids=[
