@@ -4,7 +4,7 @@ Partitions laid out as the Partitions view draws them: pure functions on ``Consu
 A key is placed by its shape, read off its spelling (no mapper needed):
 
 - a composite key (``jfk|2013-03-10``): one row per first dimension, cells in time order under a
-  date axis (labels where the month or day changes, not on every cell);
+  date axis: the month where it changes, each column's day under it (:func:`time_axis`);
 - a day (``2013-03-10``): a month calendar, weeks from Monday; under a grain with days off
   (trading sessions, business days), a date without a period is a closed place, not an
   unopened one;
@@ -115,10 +115,11 @@ def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list
     consumer_grain`): under ``TradingSession(ExchangeCalendar("XNYS"))`` a month's weekends and
     holidays are :data:`CLOSED` places.
 
-    - ``rows``: composite keys; ``columns`` (the rest of each key, in time order), ``axis``
-      (``[column index, label]`` where the month, or the day, changes) and ``rows`` (``{"title":
-      first dimension, "cells": [...]}``, one cell per column);
-    - ``periods``: periods of a year; ``columns`` (``Q1`` …) and ``rows`` (one per year);
+    - ``rows``: composite keys; ``columns`` (the rest of each key, in time order), ``axis`` and
+      ``heads`` (:func:`time_axis`: ``[column index, month]`` where the month changes, each column's
+      day) and ``rows`` (``{"title": first dimension, "cells": [...]}``, one cell per column);
+    - ``periods``: periods of a year; ``columns`` (``Q1`` …), ``heads`` (each column's number:
+      ``05`` of ``W05``) and ``rows`` (one per year);
     - ``month``: days; ``weeks`` of seven cells from Monday (``None`` outside the month; state
       :data:`CLOSED` on a date *grain* has no period on);
     - ``day``: hours of one date; ``cells`` in time order, hours 00 to 23 (an unopened place for
@@ -212,18 +213,13 @@ def _rows(rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     columns = sorted(
         {rest for by_rest in rows.values() for rest in by_rest}, key=lambda r: (r.split(SEPARATOR)[-1], r)
     )
-    axis, previous = [], None
-    parts = [column.split(SEPARATOR)[-1] for column in columns]
-    unit = 10 if len({p[:7] for p in parts}) == 1 else 7  # label days within one month, else months
-    for index, part in enumerate(parts):
-        if part[:unit] != previous:
-            axis.append([index, part[:unit]])
-            previous = part[:unit]
+    axis, heads = time_axis([column.split(SEPARATOR)[-1] for column in columns])
     return {
         "kind": "rows",
         "title": "by first dimension",
         "columns": columns,
         "axis": axis,
+        "heads": heads,
         "rows": [
             {
                 "title": first,
@@ -257,6 +253,7 @@ def _periods(kind: tuple[str, str | None], by_year: dict[str, dict[str, dict[str
         "kind": "periods",
         "title": f"{label} {name}" if label else name,
         "columns": columns,
+        "heads": [_head(column) for column in columns],
         "rows": [
             {
                 "title": year,
@@ -296,15 +293,85 @@ def _offset_minutes(offset: str | None) -> int:
     return minutes if offset[0] == "+" else -minutes
 
 
+def time_axis(parts: list[str]) -> tuple[list[list[Any]], list[str]]:
+    """
+    Return the labels of grid columns whose time parts are *parts*, in order: ``(axis, heads)``.
+
+    ``axis`` names the coarser unit where it changes, ``[column index, label]``; ``heads`` each
+    column's own place in it, so every month and every day drawn is named:
+    ``["2026-11-29", "2026-11-30", "2026-12-01"]`` gives ``[[0, "2026-11"], [2, "2026-12"]]`` and
+    ``["29", "30", "01"]``. Days over hours (``2026-03-10T05``: ``2026-03-10``, ``05``), hours over
+    minutes (``2026-04-01T05:15``: ``2026-04-01T05``, ``15``), years over months (``2013-03``:
+    ``2013``, ``03``) and over periods of a year (``R2026-W44``: ``R2026``, ``44``), each year of
+    years; a part of no such shape has no coarser label and no head.
+    """
+    axis: list[list[Any]] = []
+    heads, previous = [], None
+    # Minute keys (a 15-minute grain) hold "T05:00" too: a minute, not an hour (as :func:`layout`).
+    minutes = any((time := _TIME.match(part)) and time["minute"] not in (None, "00") for part in parts)
+    for index, part in enumerate(parts):
+        major, head = _major_and_head(part, minutes)
+        if major is not None and major != previous:
+            axis.append([index, major])
+        previous = major
+        heads.append(head)
+    return axis, heads
+
+
+def _major_and_head(part: str, minutes: bool) -> tuple[str | None, str]:
+    """Return the coarser unit a time part lies in and its own label there (:func:`time_axis`)."""
+    if time := _TIME.match(part):
+        if time["minute"] is not None and minutes:
+            return f"{time['date']}T{time['hour']}", time["minute"]
+        return time["date"], time["hour"]
+    if day := _DAY.match(part):
+        return f"{day[1]}-{day[2]}", day[3]
+    if period := _PERIOD.match(part.rstrip("-")):
+        year = period["label"] + period["year"]
+        return (year, _head(period["part"])) if period["part"] else (year, "")
+    return None, ""
+
+
+def _head(period: str) -> str:
+    """Return a period of a year as its column's head: ``05`` of ``W05``; ``Q3`` and ``03`` as they are."""
+    return period if len(period) <= 2 else re.sub(r"^[A-Za-z]+", "", period)
+
+
+#: What a bucket of the overview holds, by its shape (:func:`bucket_unit`).
+_UNITS = {"": "month", "W": "week", "M": "month", "Q": "quarter", "H": "half"}
+
+
+def bucket_unit(bucket: str) -> str:
+    """
+    Return what a bucket of a Dag's overview holds: ``hour``, ``day``, ``week``, ``month``, ``year``, etc.
+
+    By its spelling: ``2026-03-10T05`` an hour, ``2026-03-10`` a day, ``2026-03`` a month,
+    ``R2026-W44`` and ``2026-W05`` a week, ``FY2026-Q3`` a quarter, ``2026`` and ``FY2026-`` a
+    year; ``period`` for any other.
+    """
+    if time := _TIME.match(bucket):
+        return "minute" if time["minute"] not in (None, "00") else "hour"
+    if _DAY.match(bucket):
+        return "day"
+    if period := _PERIOD.match(bucket.rstrip("-")):
+        part = period["part"]
+        return "year" if not part else _UNITS.get(re.sub(r"\d", "", part), "period")
+    return "period"
+
+
 def overview(state: dict[str, Any]) -> dict[str, Any]:
     """
     Return the Dag's selected partitions as strips of buckets (``ConsumerState.overview``): the head.
 
-    ``{"bucket": 7, "rows": [{"title": "jfk", "cells": [{"bucket": "2013-03", "state": …,
-    "count": "31", "zoom": ["2013-03", "2013-03"]}, …]}]}``: every selected partition, not
-    only the page, in buckets of ``bucket`` characters of the time part; a cell zooms the page
-    to its bucket.
+    ``{"bucket": 7, "unit": "month", "columns": ["2013-03", "2013-04"], "axis": [[0, "2013"]],
+    "heads": ["03", "04"], "rows": [{"title": "jfk", "cells": [{"bucket": "2013-03", "state": …,
+    "count": "31", "zoom": ["2013-03", "2013-03"]}, …]}]}``: every selected partition, not only
+    the page, in buckets of ``bucket`` characters of the time part, each a ``unit``
+    (:func:`bucket_unit`); ``columns`` every bucket of any row, in time order, labelled by
+    :func:`time_axis`; a cell zooms the page to its bucket.
     """
+    columns = sorted({bucket for _, strip in state["overview"] for bucket, _, _ in strip})
+    axis, heads = time_axis(columns)
     rows = [
         {
             "title": prefix,
@@ -315,7 +382,15 @@ def overview(state: dict[str, Any]) -> dict[str, Any]:
         }
         for prefix, strip in state["overview"]
     ]
-    return {"bucket": state["bucket"], "rows": rows}
+    unit = bucket_unit(columns[0]) if columns else "period"
+    return {
+        "bucket": state["bucket"],
+        "unit": unit,
+        "columns": columns,
+        "axis": axis,
+        "heads": heads,
+        "rows": rows,
+    }
 
 
 #: Days listed between an asset's first and last day at most; a longer span lists only its days with keys.

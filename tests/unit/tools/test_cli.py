@@ -450,3 +450,27 @@ def test_requeue_without_end_reads_until_now(monkeypatch, capsys):
     assert code == 0 and out.endswith("dry run: pass --yes to re-queue 0 events into 0 partitions\n")
     assert seen["start"] == datetime(2026, 4, 1, tzinfo=UTC)
     assert before <= seen["end"] <= datetime.now(UTC)
+
+
+def test_status_marks_the_refused_keys_re_queued_since_and_counts_them():
+    from airflow_partitions.tools.commands.status import format_state
+    from airflow_partitions.tools.state import ConsumerState, Refusal
+
+    # Four keys of a store its region's Variable did not list yet, the last two re-queued since.
+    keys = [f"store-007|2026-11-{d}" for d in (27, 28, 29, 30)]
+    refusals = tuple(
+        Refusal(None, "", partition_key=key, reason="not listed", requeued=n >= 2)
+        for n, key in enumerate(keys)
+    )
+    lines = format_state(ConsumerState("d", (), (), refusals=refusals, refusals_total=4)).splitlines()
+    assert lines[-5] == (
+        "  4 keys refused on arrival (Airflow's audit log); of the latest 4, 0 by the calendar's rule, "
+        "4 mistaken; 2 re-queued since (their events feed a run now)"
+    )
+    assert [line.split(":")[0].split(None, 1)[1] for line in lines[-4:-1]] == [
+        "store-007|2026-11-28",
+        "store-007|2026-11-29 (re-queued since)",
+        "store-007|2026-11-30 (re-queued since)",
+    ]
+    none_again = format_state(ConsumerState("d", (), (), refusals=refusals[:2], refusals_total=2))
+    assert "re-queued" not in none_again
