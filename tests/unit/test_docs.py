@@ -143,7 +143,8 @@ def command_examples(page: Path) -> list[Example]:
         if m:
             inside = not inside and m["lang"].lower() == "console"
             continue
-        if not (inside and line.startswith("$ ") and re.search(r"\bairflow-partitions (explain|check) ", line)):
+        ours = re.search(r"\bairflow-partitions (explain|check) ", line)
+        if not (inside and line.startswith("$ ") and ours):
             continue
         words = shlex.split(line.removeprefix("$ "))
         env = []

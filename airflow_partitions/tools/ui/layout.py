@@ -32,6 +32,7 @@ from zoneinfo import ZoneInfo
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.tools.state import PENDING_STATES, SEPARATOR, STATES, attention, has_period_on
+from airflow_partitions.tools.ui.axis import DAY, PERIOD, TIME, bucket_unit, period_head, time_axis
 
 #: The states the view colours: a partition's own (:data:`~airflow_partitions.tools.state.STATES`)
 #: and a place of the grid no partition has opened yet.
@@ -39,15 +40,6 @@ VIEW_STATES = (*STATES, "not opened")
 #: A place of a month calendar where the Dag's grain has no period (a weekend of business days,
 #: a day without a trading session): no state, drawn blank with its date.
 CLOSED = "closed"
-_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-#: An hour or minute key: its date, hour, minute, and offset (``Z``, ``+02:00``) if any.
-_TIME = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<hour>\d{2})(?::?(?P<minute>\d{2})(?::?00(?:\.0+)?)?)?"
-    r"(?P<offset>Z|[+-]\d{2}(?::?\d{2})?)?$"
-)
-#: A period of a year: an optional label (``FY``, ``R``), the year, an optional period within it
-#: (``03``, ``Q3``, ``W05``, ``M01``, ``H2``).
-_PERIOD = re.compile(r"^(?P<label>[A-Za-z]*)(?P<year>\d{4})(?:-(?P<part>[A-Za-z]*\d{1,2}))?$")
 #: Periods of a year a grid shows in full (unopened places included), by their letter.
 _PERIODS_OF_A_YEAR = {"": 12, "Q": 4, "M": 12, "H": 2, "W": 52}
 _PERIOD_NAMES = {"": "months", "Q": "quarters", "M": "months", "H": "halves", "W": "weeks"}
@@ -118,8 +110,7 @@ def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list
     - ``rows``: composite keys; ``columns`` (the rest of each key, in time order), ``axis`` and
       ``heads`` (:func:`time_axis`: ``[column index, month]`` where the month changes, each column's
       day) and ``rows`` (``{"title": first dimension, "cells": [...]}``, one cell per column);
-    - ``periods``: periods of a year; ``columns`` (``Q1`` …), ``heads`` (each column's number:
-      ``05`` of ``W05``) and ``rows`` (one per year);
+    - ``periods``: periods of a year; ``columns`` (``Q1`` …), ``heads`` (``05`` of ``W05``), ``rows``;
     - ``month``: days; ``weeks`` of seven cells from Monday (``None`` outside the month; state
       :data:`CLOSED` on a date *grain* has no period on);
     - ``day``: hours of one date; ``cells`` in time order, hours 00 to 23 (an unopened place for
@@ -140,20 +131,20 @@ def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list
     others: list[dict[str, Any]] = []
     # A page of minute keys (a 15-minute grain) holds "T05:00" too: a minute key, not an hour.
     minute_keys = any(
-        (time := _TIME.match(p["partition_key"])) and time["minute"] not in (None, "00") for p in partitions
+        (time := TIME.match(p["partition_key"])) and time["minute"] not in (None, "00") for p in partitions
     )
     for partition in partitions:
         key = partition["partition_key"]
         if SEPARATOR in key:
             first, rest = key.split(SEPARATOR, 1)
             rows[first][rest] = partition
-        elif day := _DAY.match(key):
+        elif day := DAY.match(key):
             months[int(day[1]), int(day[2])][int(day[3])] = partition
-        elif (time := _TIME.match(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
+        elif (time := TIME.match(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
             minutes[time["date"]][time["hour"]].append(partition)
         elif time:
             hours[time["date"]].append((time, partition))
-        elif period := _PERIOD.match(key):
+        elif period := PERIOD.match(key):
             part = period["part"] or ""
             kind = (period["label"], re.sub(r"\d", "", part) if part else None)
             periods[kind][period["label"] + period["year"]][part] = partition
@@ -253,7 +244,7 @@ def _periods(kind: tuple[str, str | None], by_year: dict[str, dict[str, dict[str
         "kind": "periods",
         "title": f"{label} {name}" if label else name,
         "columns": columns,
-        "heads": [_head(column) for column in columns],
+        "heads": [period_head(column) for column in columns],
         "rows": [
             {
                 "title": year,
@@ -293,72 +284,6 @@ def _offset_minutes(offset: str | None) -> int:
     return minutes if offset[0] == "+" else -minutes
 
 
-def time_axis(parts: list[str]) -> tuple[list[list[Any]], list[str]]:
-    """
-    Return the labels of grid columns whose time parts are *parts*, in order: ``(axis, heads)``.
-
-    ``axis`` names the coarser unit where it changes, ``[column index, label]``; ``heads`` each
-    column's own place in it, so every month and every day drawn is named:
-    ``["2026-11-29", "2026-11-30", "2026-12-01"]`` gives ``[[0, "2026-11"], [2, "2026-12"]]`` and
-    ``["29", "30", "01"]``. Days over hours (``2026-03-10T05``: ``2026-03-10``, ``05``), hours over
-    minutes (``2026-04-01T05:15``: ``2026-04-01T05``, ``15``), years over months (``2013-03``:
-    ``2013``, ``03``) and over periods of a year (``R2026-W44``: ``R2026``, ``44``), each year of
-    years; a part of no such shape has no coarser label and no head.
-    """
-    axis: list[list[Any]] = []
-    heads, previous = [], None
-    # Minute keys (a 15-minute grain) hold "T05:00" too: a minute, not an hour (as :func:`layout`).
-    minutes = any((time := _TIME.match(part)) and time["minute"] not in (None, "00") for part in parts)
-    for index, part in enumerate(parts):
-        major, head = _major_and_head(part, minutes)
-        if major is not None and major != previous:
-            axis.append([index, major])
-        previous = major
-        heads.append(head)
-    return axis, heads
-
-
-def _major_and_head(part: str, minutes: bool) -> tuple[str | None, str]:
-    """Return the coarser unit a time part lies in and its own label there (:func:`time_axis`)."""
-    if time := _TIME.match(part):
-        if time["minute"] is not None and minutes:
-            return f"{time['date']}T{time['hour']}", time["minute"]
-        return time["date"], time["hour"]
-    if day := _DAY.match(part):
-        return f"{day[1]}-{day[2]}", day[3]
-    if period := _PERIOD.match(part.rstrip("-")):
-        year = period["label"] + period["year"]
-        return (year, _head(period["part"])) if period["part"] else (year, "")
-    return None, ""
-
-
-def _head(period: str) -> str:
-    """Return a period of a year as its column's head: ``05`` of ``W05``; ``Q3`` and ``03`` as they are."""
-    return period if len(period) <= 2 else re.sub(r"^[A-Za-z]+", "", period)
-
-
-#: What a bucket of the overview holds, by its shape (:func:`bucket_unit`).
-_UNITS = {"": "month", "W": "week", "M": "month", "Q": "quarter", "H": "half"}
-
-
-def bucket_unit(bucket: str) -> str:
-    """
-    Return what a bucket of a Dag's overview holds: ``hour``, ``day``, ``week``, ``month``, ``year``, etc.
-
-    By its spelling: ``2026-03-10T05`` an hour, ``2026-03-10`` a day, ``2026-03`` a month,
-    ``R2026-W44`` and ``2026-W05`` a week, ``FY2026-Q3`` a quarter, ``2026`` and ``FY2026-`` a
-    year; ``period`` for any other.
-    """
-    if time := _TIME.match(bucket):
-        return "minute" if time["minute"] not in (None, "00") else "hour"
-    if _DAY.match(bucket):
-        return "day"
-    if period := _PERIOD.match(bucket.rstrip("-")):
-        part = period["part"]
-        return "year" if not part else _UNITS.get(re.sub(r"\d", "", part), "period")
-    return "period"
-
-
 def overview(state: dict[str, Any]) -> dict[str, Any]:
     """
     Return the Dag's selected partitions as strips of buckets (``ConsumerState.overview``): the head.
@@ -394,7 +319,7 @@ def overview(state: dict[str, Any]) -> dict[str, Any]:
 
 
 #: Days listed between an asset's first and last day at most; a longer span lists only its days with keys.
-MAX_COVERAGE_DAYS = 3660
+MAX_COVERAGEDAYS = 3660
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
@@ -416,7 +341,7 @@ def coverage(
     ``until`` (``days`` of them: :func:`_spans`), ``missing_hours`` the local hours of a day with
     hour keys that have none (``"01-05:00"`` for an occurrence of a repeated hour). Keys with no
     date, or naming no real time (``2013-03-13T99``), go to ``other``.
-    Over :data:`MAX_COVERAGE_DAYS`, only the days with keys are listed.
+    Over :data:`MAX_COVERAGEDAYS`, only the days with keys are listed.
 
     *awaited* (:func:`~airflow_partitions.tools.state.awaited_by_date` of the consumer's mapper,
     for a grain with days off) says what the period of each date awaits, ``None`` for a date
@@ -434,7 +359,7 @@ def coverage(
     other = []
     for item in keys:
         prefix, _, part = item["partition_key"].rpartition(SEPARATOR)
-        time = _TIME.match(part)
+        time = TIME.match(part)
         try:
             local = _instant(time, naive_tz).astimezone(tz) if time else None
         except ValueError:  # "2013-03-13T99": no such hour (its consumers refused it)
@@ -452,7 +377,7 @@ def coverage(
         span = (last - first).days + 1
         days = (
             [(first + timedelta(n)).isoformat() for n in range(span)]
-            if span <= MAX_COVERAGE_DAYS
+            if span <= MAX_COVERAGEDAYS
             else sorted(by_day)
         )
         listed = [_day(d, by_day.get(d, []), tz) for d in days]
@@ -536,7 +461,7 @@ def _awaited_day(
         return {**day, "gap": False, "closed": True, "strip": [], "missing_hours": []}
     strip = []
     for key in expected:
-        time = _TIME.match(key)
+        time = TIME.match(key)
         at = _instant(time, naive_tz) if time else None
         seen = key in arrived or (at is not None and at.astimezone(UTC).isoformat() in arrived)
         label = at.astimezone(tz).strftime("%H:%M") if at is not None else key

@@ -12,7 +12,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from airflow_partitions.tools.ui.layout import bucket_unit, counted, coverage, layout, overview, time_axis
+from airflow_partitions.tools.ui.axis import bucket_unit, time_axis
+from airflow_partitions.tools.ui.layout import counted, coverage, layout, overview
 
 
 def _p(key, state="success", progress=(), ran_with=None):
