@@ -72,6 +72,8 @@ DAG_IDS = [
     "it_shape_deadline_day",
     "it_shape_month_of_hours",
     "it_shape_business_month",
+    "it_shape_store_day",
+    "it_shape_retail_week",
     # it_sessions.py: trading sessions (test_sessions.py)
     "it_session_of_bars",
     "it_session_producer",

@@ -269,8 +269,10 @@ def test_a_real_prometheus_scrapes_one_success_and_one_late_partition(prometheus
     assert sorted(rule["name"] for rule in rules) == [
         "PartitionKeysRefused",
         "PartitionLate",
+        "PartitionPendingTooLong",
         "PartitionRanIncomplete",
         "PartitionsBlocked",
+        "PartitionsOverdue",
     ]
     assert all(rule["health"] == "ok" for rule in rules), rules
     wait_until(
@@ -282,6 +284,12 @@ def test_a_real_prometheus_scrapes_one_success_and_one_late_partition(prometheus
     )
     [late] = [r for r in _rules(prometheus) if r["name"] == "PartitionLate"]
     assert [(a["labels"]["dag_id"], a["state"]) for a in late["alerts"]] == [("it_late_day", "pending")]
+    # Its overdue day alerts with no setting too (pending for the rule's hour); nothing waits 35 days.
+    overdue = [r for r in _rules(prometheus) if r["name"] == "PartitionsOverdue"]
+    assert [(a["labels"]["dag_id"], a["state"]) for r in overdue for a in r["alerts"]] == [
+        ("it_late_day", "pending")
+    ]
+    assert [r["alerts"] for r in _rules(prometheus) if r["name"] == "PartitionPendingTooLong"] == [[]]
 
 
 def _rules(prometheus: str) -> list[dict]:

@@ -17,7 +17,7 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections import Counter, defaultdict
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,8 +27,9 @@ from airflow_partitions.tools.state import STATES, attention, bucket_length
 from airflow_partitions.tools.ui import layout
 from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
+from tests.integration.test_members import _set_variable
 from tests.integration.test_no_silent_holds import _send, _settle
-from tests.integration.test_status import _state
+from tests.integration.test_status import _cli, _state
 from tests.support.launcher import free_port, wait_until
 
 #: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
@@ -50,6 +51,17 @@ AIRPORTS = ("ewr", "jfk", "lga")
 #: it_shape_airport_day's days (2026-02-15 to 2026-03-10): one hour each, all 24 for FULL_AIRPORT_DAY.
 AIRPORT_DAYS = [(date(2026, 2, 15) + timedelta(days=n)).isoformat() for n in range(24)]
 FULL_AIRPORT_DAY = "jfk|2026-02-20"
+#: it_shape_store_day's stores (the Variable it_shape_stores) and days: 2025-11-28 from both stores
+#: (it runs), four days from one store each (overdue and late), and a key of store-003, which the
+#: Variable lists only after it was refused (then re-queued).
+STORES = ["store-001", "store-002"]
+STORE_DAYS = ["2025-11-28", "2025-11-29", "2025-11-30", "2025-12-01", "2025-12-02"]
+REQUEUED_KEY = "store-003|2025-12-01"
+#: it_shape_retail_week's days: one in each of the NRF 2025 weeks R2025-W01 to W14 (from Sunday
+#: 2 February 2025, a week apart).
+RETAIL_DAYS = [(date(2025, 2, 2) + timedelta(weeks=n)).isoformat() for n in range(14)]
+#: The window sizes users have, for the pictures and the label checks.
+SIZES = [(1280, 800), (1920, 1080)]
 
 
 def _http(airflow, path: str, token: str | None = None, method: str = "GET") -> tuple[int, object]:
@@ -155,6 +167,7 @@ def shapes(airflow):
     _send(airflow, "it_shape_five_minutes", [*five, "2026-04-01T07:50"])
     _send(airflow, "it_shape_month_hours", ["2026-03-10T05"])
     _send(airflow, "it_shape_business_days", ["2026-08-03", "2026-08-01", "2026-8-3"])  # a Saturday, a typo
+    _send(airflow, "it_shape_retail_days", RETAIL_DAYS)  # 14 weeks with a day each: overdue
     runs = {
         "it_shape_month_of_days": 1,
         "it_shape_fiscal_quarter": 1,
@@ -173,6 +186,30 @@ def shapes(airflow):
         [sys.executable, "-c", CLEAN_UP, *SHAPES], env=airflow.env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def stores(airflow, shapes):
+    """
+    it_shape_store_day's days (:data:`STORE_DAYS`), the stores listed in the Variable it_shape_stores.
+
+    2025-11-28 from both stores runs; the others, from one store each, are overdue and late (each
+    expected within an hour of its end). :data:`REQUEUED_KEY` is refused (store-003 is not listed);
+    then the Variable lists store-003 and ``requeue --yes`` (without ``--end``: until now) queues its
+    stored event again for the Dag. Its pending runs are deleted with the shapes' after the module.
+    """
+    _set_variable(airflow, "it_shape_stores", STORES)
+    sent_from = datetime.now(UTC)
+    first, *others = STORE_DAYS
+    _send(airflow, "it_shape_store_days", [f"{store}|{first}" for store in STORES])
+    _send(airflow, "it_shape_store_days", [f"{STORES[n % 2]}|{day}" for n, day in enumerate(others)])
+    _send(airflow, "it_shape_store_days", [REQUEUED_KEY])
+    airflow.wait_for_runs("it_shape_store_day", 1, timeout=180)
+    _set_variable(airflow, "it_shape_stores", [*STORES, "store-003"])
+    done = _cli(airflow, "requeue", "it_shape_store_day", "--start", sent_from.isoformat(), "--yes")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == "re-queued 1 events into 1 partitions", done.stdout
+    _settle(airflow, "stores")
 
 
 def canned_answer(partitions: int) -> dict:
@@ -434,9 +471,9 @@ needs_chromium = pytest.mark.skipif(
 )
 
 
-def _browser(airflow) -> Browser:
-    """A cold headless Chromium signed in to *airflow* (Airflow's UI session cookie, ``_token``)."""
-    browser = Browser()
+def _browser(airflow, width: int = 1400, height: int = 900) -> Browser:
+    """A cold headless Chromium of *width* by *height* px signed in to *airflow* (its ``_token`` cookie)."""
+    browser = Browser(width, height)
     browser.set_cookie(airflow.url, "_token", airflow._bearer())
     return browser
 
@@ -569,7 +606,7 @@ def test_the_overview_shows_each_dags_counts_range_and_strip_as_the_database(air
                 database = _http(airflow, f"/api/dags/{dag_id}", airflow._bearer())[1]
             assert shown[dag_id]["states"] == api["states"] == database["states"], dag_id
             assert shown[dag_id]["strip"] == api["strip"], dag_id
-            span = {database["first"], database["last"]}
+            span = {database["first"], database["last"]} - {None}  # none before its keys are sent
             assert shown[dag_id]["range"] == f" {DASH} ".join(sorted(span)), dag_id
         deadline = shown["it_shape_deadline_day"]  # the rerun for its late hours completed 2026-01-22
         assert deadline["states"] == {"success": 2, "ran incomplete": 1}
@@ -885,6 +922,8 @@ def test_the_dag_page_links_to_its_asset_page_which_shows_its_keys_and_gaps(airf
         assert "Days are local days in UTC, as it_status_day reads them" in browser.eval(
             "document.getElementById('asset-zone').innerText"
         )
+        assert "refused on arrival" in browser.eval("document.getElementById('asset-refusals').innerText")
+        browser.click("#asset-refusals details.refusals summary")  # the count, then the keys
         refusals = browser.eval("document.getElementById('asset-refusals').innerText")
         assert REFUSED_DAY in refusals and "it_status_day" in refusals and "would never count" in refusals
         browser.screenshot(SCREENSHOTS / "partitions-asset.png")
@@ -916,6 +955,123 @@ def test_the_page_without_a_session_asks_to_sign_in(signed_in):
         message = browser.wait_for("document.getElementById('message').innerText")
         assert "not signed in" in message
         assert browser.eval("document.querySelectorAll('.cell').length") == 0
+
+
+def test_status_marks_the_refused_key_re_queued_since_and_a_range_leaves_out_the_refusals_outside_it(
+    airflow, stores
+):
+    done = _cli(airflow, "status", "it_shape_store_day")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        "  1 key refused on arrival (Airflow's audit log); of the latest 1, 0 by the calendar's rule, 1 for "
+        "other members (another Dag's), 0 mistaken; 1 re-queued since (their events feed a run now)\n"
+    ) in done.stdout
+    assert f"other member    {REQUEUED_KEY} (re-queued since): partition key '{REQUEUED_KEY}'" in done.stdout
+    # Its day is 2025-12-01: a range from the next day lists no refusal.
+    later = _cli(airflow, "status", "it_shape_store_day", "--start", "2025-12-02", "--all")
+    assert later.returncode == 0 and "2025-12-02" in later.stdout and "refused" not in later.stdout, (
+        later.stdout
+    )
+    token = airflow._bearer()
+    _, day = _http(airflow, "/api/dags/it_shape_store_day?start=2025-12-01&end=2025-12-01", token)
+    assert [(r["partition_key"], r["requeued"]) for r in day["refusals"]] == [(REQUEUED_KEY, True)]
+    assert day["refusals_total"] == 1
+    _, november = _http(airflow, "/api/dags/it_shape_store_day?end=2025-11", token)
+    assert (november["refusals"], november["refusals_total"]) == ([], 0)
+
+
+#: Every label of the page's grids that must be readable: [left, right, top, bottom, text] of the
+#: axis ticks (months over days) and the column heads (each column's day, hour, period).
+LABELS = """[...document.querySelectorAll('.tick, .colhead')].map((t) => {
+  const r = t.getBoundingClientRect(); return [r.left, r.right, r.top, r.bottom, t.textContent]; })"""
+#: Each axis tick under *where*: the month (day, year) it names in full, the text it shows, whether
+#: that text shows whole (not cut by the tick's room).
+TICK_TEXTS = """((where) => [...document.querySelectorAll(where + ' .tick')].map(
+  (t) => [t.title, t.textContent, t.scrollWidth <= t.clientWidth + 1]))"""
+#: The corner an element *selector* finds draws after itself (``::after``): its content and colour.
+CORNER = """((s) => { const a = getComputedStyle(document.querySelector(s), '::after');
+  return [a.content, a.borderTopColor]; })"""
+
+
+def _heads(browser: Browser, where: str) -> dict[str, str]:
+    """The head over each cell *where* finds (as :data:`PLACES` reads them): key to head, each one named."""
+    places = browser.eval(PLACES + f"({json.dumps(where)})")
+    assert places and all(head for _, _, head, _ in places), places
+    return {key: head for key, _, head, _ in places}
+
+
+@needs_chromium
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_view_names_every_month_and_day_it_draws_at_the_sizes_users_have(airflow, shapes, stores, size):
+    width, height = size
+    with _browser(airflow, width, height) as browser:
+        # Airport-days from 27 February to 2 March: two days of each month under one axis.
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_airport_day?start=2026-02-27&end=2026-03-02")
+        ticks = browser.eval(TICK_TEXTS + "('#grid .rows')")
+        assert [title for title, _, _ in ticks] == ["2026-02", "2026-03"], ticks  # both months
+        assert all(text and title.endswith(text) and whole for title, text, whole in ticks), ticks
+        heads = _heads(browser, "#grid .rows .cell[data-key]")
+        assert {key.split("|")[1]: head for key, head in heads.items()} == {
+            "2026-02-27": "27",
+            "2026-02-28": "28",
+            "2026-03-01": "01",
+            "2026-03-02": "02",
+        }
+        assert not _overlapping(browser.eval(LABELS))
+        if size == SIZES[1]:
+            browser.screenshot(SCREENSHOTS / "partitions-rows-two-months.png")
+        _store_days_are_two_titled_months_late_apart_and_the_refusal_one_click_away(airflow, browser, size)
+
+        # Retail weeks: a heatmap by week, every week of the year numbered over the grid.
+        _show(browser, f"{airflow.url}/partitions/dags/it_shape_retail_week")
+        heading = browser.eval("document.querySelector('#overview h4').innerText")
+        assert heading.startswith("All 14 partitions of the selection by week:"), heading
+        overview = browser.eval(
+            "[...document.querySelectorAll('#overview .colhead')].map(h => h.textContent)"
+        )
+        assert overview == [f"{n:02d}" for n in range(1, 15)]
+        weeks = _heads(browser, "#grid .periods .cell[data-key]")
+        assert weeks == {f"R2025-W{n:02d}": f"{n:02d}" for n in range(1, 15)}
+        assert browser.eval("document.querySelectorAll('#grid .periods .colhead').length") == 52
+        assert not _overlapping(browser.eval(LABELS))
+
+
+def _store_days_are_two_titled_months_late_apart_and_the_refusal_one_click_away(
+    airflow, browser: Browser, size: tuple[int, int]
+) -> None:
+    _show(browser, f"{airflow.url}/partitions/dags/it_shape_store_day")
+    _, answer = _http(airflow, "/api/dags/it_shape_store_day", airflow._bearer())
+    titles = browser.eval("[...document.querySelectorAll('#grid .month-block')].map(b => b.dataset.title)")
+    assert titles == ["2025-11", "2025-12"]
+    # Late: the days from one store each, ended over an hour ago; marked by a corner of their own.
+    late = {p["partition_key"] for p in answer["partitions"] if p["late_since"]}
+    assert late == set(STORE_DAYS[1:]) and answer["late"] == len(late)
+    marked = browser.eval("[...document.querySelectorAll('#grid .cell.late')].map(c => c.dataset.key)")
+    assert set(marked) == late
+    content, colour = browser.eval(CORNER + f"('.cell.late[data-key=\"{STORE_DAYS[1]}\"]')")
+    assert content != "none" and browser.eval(CORNER + "('#legend .late-key .swatch')") == [content, colour]
+    assert browser.eval(CORNER + f"('.cell[data-key=\"{STORE_DAYS[0]}\"]')")[0] == "none"  # it ran: not late
+    hatch = _style(browser, f'.cell[data-key="{STORE_DAYS[1]}"]', "background-image")[0]
+    assert "gradient" in hatch and colour not in hatch  # overdue's hatch, late's corner over it
+    legend = browser.eval("document.querySelector('#legend .late-key').innerText")
+    assert legend.split() == ["late", str(len(late))]
+    # The refused key: one line with its count, the grid above the fold; a click lists it.
+    summary, opened, tall = browser.eval(
+        "(() => { const d = document.querySelector('#refusals details.refusals');"
+        " return [d.querySelector('summary').innerText, d.open, d.getBoundingClientRect().height]; })()"
+    )
+    assert summary == "1 key refused on arrival: 1 for other members; 1 re-queued since"
+    assert not opened and tall < 40, (opened, tall)
+    top = browser.eval("document.querySelector('#grid .cell[data-key]').getBoundingClientRect().top")
+    assert top < size[1], top
+    if size == SIZES[0]:
+        browser.screenshot(SCREENSHOTS / "partitions-late-days.png")
+    browser.click("#refusals details.refusals summary")
+    shown = f"document.querySelector('#refusals li[data-key=\"{REQUEUED_KEY}\"]')"
+    item = browser.wait_for(f"{shown}.offsetHeight && {shown}.innerText")
+    assert (
+        item.startswith(f"re-queued since {REQUEUED_KEY}") and "not one of ['store-001', 'store-002']" in item
+    )
 
 
 FAB = "airflow.providers.fab.auth_manager.fab_auth_manager.FabAuthManager"

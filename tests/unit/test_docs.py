@@ -106,7 +106,9 @@ class Example:
     One ``$ airflow-partitions explain …`` or ``check …`` of a ``console`` block, with its output.
 
     Shown with its exit code (``# exit code 0``), the output is the whole of it; without, it may be
-    an excerpt (``check --json``'s first findings), the start of what is printed.
+    an excerpt (``check --json``'s first findings), the start of what is printed. Variables set
+    before the command (``$ AIRFLOW_VAR_RETAIL_STORES='[…]' airflow-partitions check …``) are
+    set for it.
     """
 
     page: Path
@@ -114,6 +116,7 @@ class Example:
     argv: tuple[str, ...]
     output: str
     exit_code: int | None  # from a ``# exit code N`` line, if the page shows one
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -124,6 +127,8 @@ class Example:
 #: those runs here.
 _DEPLOYMENT = ("--from-db", "--api-url")
 _EXIT_CODE = re.compile(r"^# exit code (?P<code>\d+)$")
+#: A variable set for the command it comes before: ``AIRFLOW_VAR_RETAIL_STORES='["store-001"]'``.
+_ASSIGNMENT = re.compile(r"(?P<name>[A-Z_][A-Z0-9_]*)=(?P<value>.*)", re.DOTALL)
 
 
 def command_examples(page: Path) -> list[Example]:
@@ -138,9 +143,17 @@ def command_examples(page: Path) -> list[Example]:
         if m:
             inside = not inside and m["lang"].lower() == "console"
             continue
-        if not (inside and line.startswith(("$ airflow-partitions explain ", "$ airflow-partitions check "))):
+        ours = re.search(r"\bairflow-partitions (explain|check) ", line)
+        if not (inside and line.startswith("$ ") and ours):
             continue
-        argv = tuple(shlex.split(line.removeprefix("$ airflow-partitions ")))
+        words = shlex.split(line.removeprefix("$ "))
+        env = []
+        while words and (assigned := _ASSIGNMENT.fullmatch(words[0])):
+            env.append((assigned["name"], assigned["value"]))
+            words.pop(0)
+        if words[:1] != ["airflow-partitions"] or words[1:2] not in (["explain"], ["check"]):
+            continue
+        argv = tuple(words[1:])
         if any(option in argv for option in _DEPLOYMENT):
             continue
         output, code = [], None
@@ -151,7 +164,7 @@ def command_examples(page: Path) -> list[Example]:
                 code = int(ended["code"])
                 break
             output.append(after)
-        found.append(Example(page, number, argv, "\n".join(output) + "\n", code))
+        found.append(Example(page, number, argv, "\n".join(output) + "\n", code, tuple(env)))
     return found
 
 
@@ -161,18 +174,26 @@ ALL_EXAMPLES = [example for page in PAGES for example in command_examples(page)]
 def test_command_examples_are_collected():
     # explain: README.md's one, docs/cli.md's six (three of a mapper expression, among them a
     # fan-out and a --json, three of the example Dags), docs/trading.md's one; check: docs/cli.md's
-    # two (text, and the start of --json).
+    # two (text, and the start of --json), docs/deployment.md's with a Variable in the environment.
     assert sum(e.argv[0] == "explain" for e in ALL_EXAMPLES) >= 8
-    assert sum(e.argv[0] == "check" for e in ALL_EXAMPLES) >= 2
+    assert sum(e.argv[0] == "check" for e in ALL_EXAMPLES) >= 3
+    assert any(e.env and e.argv[0] == "check" for e in ALL_EXAMPLES)
 
 
 @pytest.mark.parametrize("example", ALL_EXAMPLES, ids=lambda example: example.id)
 def test_a_command_example_prints_what_its_page_shows(example: Example, capsys, monkeypatch):
     # The pages' "example_dags" is the repository's: run from its root, as the pages' readers do.
+    from airflow_partitions.members import forget_reads
     from airflow_partitions.tools.cli import main
 
     monkeypatch.chdir(ROOT)
-    code = main(list(example.argv))
+    for name, value in example.env:
+        monkeypatch.setenv(name, value)
+    forget_reads()  # a Variable read before, by another test, is not the one this command is given
+    try:
+        code = main(list(example.argv))
+    finally:
+        forget_reads()
     printed = capsys.readouterr().out
     if example.exit_code is None:  # an excerpt: what is printed starts with it
         assert printed[: len(example.output)] == example.output

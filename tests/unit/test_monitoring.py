@@ -45,7 +45,7 @@ def promtool(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[s
 def test_the_alert_rules_are_valid_prometheus_rules():
     checked = promtool("check", "rules", str(RULES))
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 5 rules found" in checked.stdout
+    assert "SUCCESS: 7 rules found" in checked.stdout
 
 
 def test_the_alert_rules_pass_their_promtool_tests():
@@ -59,8 +59,18 @@ def test_the_alert_rules_pass_their_promtool_tests():
         ("for: 5m", "for: 50m", "PartitionLate"),
         ("airflow_partitions_blocked > 0", "airflow_partitions_blocked > 500", "PartitionsBlocked"),
         ("offset 30m", "offset 5m", "PartitionRanIncomplete"),
+        ("for: 1h", "for: 2h", "PartitionsOverdue"),
+        ('partitions{state="overdue"} > 0', "partitions > 0", "PartitionsOverdue"),
+        ("35 * 86400", "36 * 86400", "PartitionPendingTooLong"),
     ],
-    ids=["late waits too long", "blocked threshold", "incomplete window"],
+    ids=[
+        "late waits too long",
+        "blocked threshold",
+        "incomplete window",
+        "overdue waits too long",
+        "overdue of any state",
+        "pending age threshold",
+    ],
 )
 def test_promtool_fails_the_rules_with_a_wrong_rule(tmp_path, wrong, right, alert):
     # The same tests against a copy of the rules with one rule changed: they must fail, naming it.
@@ -95,10 +105,15 @@ def test_the_alert_rules_name_only_metrics_that_exist():
     expressions = _rule_expressions()
     named = {name for expression in expressions for name in NAMES.findall(expression)}
     assert named <= set(METRICS), named - set(METRICS)
-    assert named == set(METRICS) - {
+    # Overdue partitions and the oldest pending age too: rules that need no setting on the Dag.
+    assert {
         "airflow_partitions_partitions",
+        "airflow_partitions_late",
         "airflow_partitions_oldest_pending_age_seconds",
-    }
+        "airflow_partitions_ran_incomplete",
+        "airflow_partitions_refused_keys_total",
+        "airflow_partitions_blocked",
+    } <= named
 
 
 def test_the_dashboard_parses_and_shows_every_metric_and_only_those():

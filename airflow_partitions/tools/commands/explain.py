@@ -141,6 +141,7 @@ def format_explanation(explanation: Any) -> str:
         if len(e.keys) > 1:
             lines.append(f"  {k.key}")
         lines.append(wrap("partition_date", k.partition_date or "(none)"))
+        lines.extend(_members(k.members or ()))  # which stores it awaits, before the keys they make
         if k.waits_for is not None:
             lines.append(
                 wrap("waits for", f"{len(k.waits_for)} keys under {k.wait_policy}: {listed(k.waits_for)}")
@@ -150,21 +151,6 @@ def format_explanation(explanation: Any) -> str:
             deadline = k.rerun_policy == "hold" and k.fires_at is not None
             meaning = RERUN_MEANING[k.rerun_policy] + ("; its deadline then fires it" if deadline else "")
             lines.append(wrap("sent again", meaning))
-        for m in k.members or ():
-            read = f", read {m['read_at']}" if m["read_at"] else ""
-            group = f" of {m['group']}" if m["group"] else ""
-            lines.append(
-                wrap(
-                    f"{m['dimension']}s",
-                    f"{len(m['awaited'])} awaited{group} ({m['source']}{read}): {listed(m['awaited'])}",
-                )
-            )
-            for d in m["dated"]:
-                span = " ".join(f"{w} {d[f]}" for w, f in (("from", "start"), ("until", "end")) if f in d)
-                state = (
-                    "awaited" if d["awaited"] else f"not awaited by the period beginning {m['period_begins']}"
-                )
-                lines.append(wrap("", f"{d['value']}: {span} (end exclusive), {state}"))
         if k.closes_at:
             lines.append(wrap("closes at", k.closes_at))
         if k.late_at:
@@ -173,6 +159,25 @@ def format_explanation(explanation: Any) -> str:
             lines.append(wrap("fires at", f"{k.fires_at} with at least {count(k.needed, 'key')}"))
             lines.append(wrap("", f"{k.fires_at_below_minimum} with fewer (and at least one)"))
     return "\n".join(lines)
+
+
+def _members(members: Any) -> list[str]:
+    """Return the lines of the members a downstream key awaits, per dimension: ``stores  4 awaited …``."""
+    lines = []
+    for m in members:
+        read = f", read {m['read_at']}" if m["read_at"] else ""
+        group = f" of {m['group']}" if m["group"] else ""
+        lines.append(
+            wrap(
+                f"{m['dimension']}s",
+                f"{len(m['awaited'])} awaited{group} ({m['source']}{read}): {listed(m['awaited'])}",
+            )
+        )
+        for d in m["dated"]:
+            span = " ".join(f"{w} {d[f]}" for w, f in (("from", "start"), ("until", "end")) if f in d)
+            state = "awaited" if d["awaited"] else f"not awaited by the period beginning {m['period_begins']}"
+            lines.append(wrap("", f"{d['value']}: {span} (end exclusive), {state}"))
+    return lines
 
 
 COMMAND = Command(

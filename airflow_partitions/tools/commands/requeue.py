@@ -1,5 +1,5 @@
 """
-``requeue DAG_ID --start --end``: the stored asset events a consumer's cleared pending runs had received.
+``requeue DAG_ID --start [--end]``: the stored asset events a consumer's cleared pending runs had received.
 
 :class:`RequeueRequest` lists them (a source's ``orphans``); with ``--yes`` it queues them again
 for this Dag alone (a source's ``requeue``), as the scheduler does on an event's arrival.
@@ -73,7 +73,7 @@ class RequeueRequest(Request):
 ARGUMENTS: list[Argument] = [
     (("dag_id",), {"help": "the partitioned consumer Dag whose rollup definition changed"}),
     (("--start",), {"required": True, "help": "earliest asset event time, ISO 8601 (naive means UTC)"}),
-    (("--end",), {"required": True, "help": "latest asset event time, inclusive (a date: to its end)"}),
+    (("--end",), {"help": "latest asset event time, inclusive (a date: to its end); default: now"}),
     (("--yes",), {"action": "store_true", "help": "queue them (without it: a dry run that lists them)"}),
     JSON_ARG,
     *API_ARGS,
@@ -82,7 +82,7 @@ ARGUMENTS: list[Argument] = [
 EXAMPLES = """\
 examples:
   airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30
-  airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --end 2026-04-30 --yes
+  airflow-partitions requeue weather_local_day_jfk --start 2026-04-01 --yes    # sent from April 1 until now
 
 exit codes: 0 listed (dry run) or re-queued, 1 an unknown Dag or one that is not a partitioned consumer
   (or, with --api-url, too little access), 2 usage error (or, with --yes, runs of the previous rollup
@@ -90,10 +90,11 @@ exit codes: 0 listed (dry run) or re-queued, 1 an unknown Dag or one that is not
 
 
 def run(args: argparse.Namespace, source: Opener) -> int:
-    """Handle ``requeue``: list (or, with --yes, queue again) the stored events a Dag's runs lost."""
-    request = RequeueRequest(
-        args.dag_id, parse_date("--start", args.start), parse_date("--end", args.end, end_of_day=True)
-    )
+    """Handle ``requeue``: list (or, with --yes, queue again) the events a Dag's runs lost (no --end: now)."""
+    from datetime import UTC
+
+    end = datetime.now(UTC) if args.end is None else parse_date("--end", args.end, end_of_day=True)
+    request = RequeueRequest(args.dag_id, parse_date("--start", args.start), end)
     with quiet():
         deployment = source()
         orphans = deployment.requeue(request) if args.yes else deployment.orphans(request)
@@ -140,9 +141,10 @@ COMMAND = Command(
     "queue again the stored asset events a consumer's cleared pending runs had received",
     "After a consumer's rollup definition changed (even only max_downstream_keys), Airflow clears its "
     "pending partitioned runs with the keys they had received and replays nothing. List the stored asset "
-    "events of its upstream assets, sent in [--start, --end], that feed none of its runs, per downstream "
-    "key under its current mapper; with --yes, queue them again for this Dag alone, as the scheduler "
-    "does on an event's arrival (no new asset event: other consumers are not triggered).",
+    "events of its upstream assets, sent in [--start, --end] (without --end: until now), that feed none "
+    "of its runs, per downstream key under its current mapper; with --yes, queue them again for this "
+    "Dag alone, as the scheduler does on an event's arrival (no new asset event: other consumers are "
+    "not triggered).",
     EXAMPLES,
     ARGUMENTS,
     run,

@@ -305,17 +305,19 @@ def _refusals(state: Any) -> list[str]:
     others = sum(r.other_member for r in state.refusals)
     ruled = sum(r.expected for r in state.refusals) - others
     mistaken = len(state.refusals) - ruled - others
+    requeued = sum(r.requeued for r in state.refusals)
     lines = [
         f"  {count(state.refusals_total, 'key')} refused on arrival (Airflow's audit log); of the "
         f"latest {len(state.refusals)}, {ruled} by the calendar's rule, "
         + (f"{others} for other members (another Dag's), " if others else "")
         + f"{mistaken} mistaken"
+        + (f"; {requeued} re-queued since (their events feed a run now)" if requeued else "")
     ]
     shown = state.refusals[-REFUSALS_SHOWN:]
     lines.extend(
         wrap(
             "other member" if r.other_member else "outside" if r.expected else "refused",
-            f"{r.partition_key or ''}: {r.reason}".lstrip(": "),
+            f"{r.partition_key or ''}{' (re-queued since)' if r.requeued else ''}: {r.reason}".lstrip(": "),
         )
         for r in shown
     )

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 
 #: The terminal's width the text output is laid out for.
 WIDTH = 120
-#: Keys listed in full in text output; a longer list shows its first and last halves of this.
-LISTED_KEYS = 100
+#: Keys listed in full in text output (a local day's 23 to 25 hours); a longer list shows its first and
+#: last :data:`LISTED_ENDS` keys and how many it leaves out between them.
+LISTED_KEYS = 25
+LISTED_ENDS = 6
 
 
 def wrap(label: str, text: str) -> str:
@@ -24,12 +26,15 @@ def wrap(label: str, text: str) -> str:
 
 
 def listed(keys: Sequence[str]) -> str:
-    """Return *keys* comma-separated, or for more than :data:`LISTED_KEYS` the first and last 50."""
+    """
+    Return *keys* comma-separated, or for more than :data:`LISTED_KEYS` the first and last six and a count.
+
+    96 keys: ``"k1, …, k6, … (84 more; --json lists all) …, k91, …, k96"``.
+    """
     if len(keys) <= LISTED_KEYS:
         return ", ".join(keys)
-    half = LISTED_KEYS // 2
-    more = f"… ({len(keys) - LISTED_KEYS} more; --json lists all) …"
-    return ", ".join([*keys[:half], more, *keys[-half:]])
+    more = f"… ({len(keys) - 2 * LISTED_ENDS} more; --json lists all) …"
+    return ", ".join([*keys[:LISTED_ENDS], more, *keys[-LISTED_ENDS:]])
 
 
 def count(n: int, noun: str) -> str:

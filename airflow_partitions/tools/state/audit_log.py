@@ -2,33 +2,119 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import replace
 from typing import Any
 
-from airflow_partitions.tools.state.model import LISTED, REFUSED_EVENT, Refusal, in_time_range
+from airflow_partitions.grains import Grain
+from airflow_partitions.tools.state.model import LISTED, REFUSED_EVENT, Refusal, in_time_range, time_part
+from airflow_partitions.tools.state.sql import chunks
 
 
-def refusals_of(session: Any, dag_id: str, only: str | None) -> tuple[tuple[Refusal, ...], int]:
+def refusals_of(
+    session: Any,
+    dag_id: str,
+    only: str | None,
+    start: str | None = None,
+    end: str | None = None,
+    grain: Grain | None = None,
+) -> tuple[tuple[Refusal, ...], int]:
     """
     Return the latest keys refused on arrival for *dag_id* (at most :data:`LISTED`, oldest first), and all.
 
-    Of the partition *only*, if given (``status --key``).
+    Of the partition *only*, if given (``status --key``); else of the time range [*start*, *end*]
+    (bounds on the Dag's keys, :func:`in_selected_range`), if given: ``status --start 2026-12-02``
+    leaves out a refused ``store-007|2026-11-29``. Each marked :func:`requeued` if it was.
     """
     from sqlalchemy import func, select
 
     from airflow_partitions.tools.state.tables import log
 
     conditions = [log.c.event == REFUSED_EVENT, log.c.extra.contains(f"in target Dag '{dag_id}'")]
+    if only is None and (start is not None or end is not None):
+        rows = session.execute(select(log.c.dttm, log.c.extra).where(*conditions).order_by(log.c.id))
+        selected = [
+            r
+            for r in (Refusal.read(when, extra) for when, extra in rows)
+            if in_selected_range(r, start, end, grain)
+        ]
+        return requeued(session, selected[-LISTED:]), len(selected)
     if only is not None:
         conditions.append(log.c.extra.contains(f"'{only}'"))
     total = session.scalar(select(func.count(log.c.id)).where(*conditions)) or 0
     latest = session.execute(
         select(log.c.dttm, log.c.extra).where(*conditions).order_by(log.c.id.desc()).limit(LISTED)
     )
-    return tuple(reversed([Refusal.read(when, extra) for when, extra in latest])), total
+    return requeued(session, reversed([Refusal.read(when, extra) for when, extra in latest])), total
+
+
+def in_selected_range(refusal: Refusal, start: str | None, end: str | None, grain: Grain | None) -> bool:
+    """
+    Return whether *refusal*'s key lies in [*start*, *end*], bounds on the time part of the Dag's keys.
+
+    The refused key's time part is read as the Dag's keys are, in its *grain* (the period it falls
+    in: ``2026-11-29T05`` is the day ``2026-11-29``, the retail week ``R2026-W44``), and compared as
+    :func:`in_time_range` compares keys; as written where *grain* is ``None`` or cannot read it (a
+    Saturday under business days). A row not in Airflow 3.3's wording has no key: never in a range.
+    """
+    if refusal.partition_key is None:
+        return False
+    part = time_part(refusal.partition_key)
+    if grain is not None:
+        with suppress(ValueError):
+            part = grain.key(grain.floor_key(part))
+    return in_time_range(part, start, end)
+
+
+def requeued(session: Any, refusals: Iterable[Refusal]) -> tuple[Refusal, ...]:
+    """
+    Return *refusals* with ``requeued`` set on each whose refused asset event now feeds a run of its Dag.
+
+    After ``airflow-partitions requeue --yes`` queued it (once a changed mapper, or a Variable's new
+    members, took the key): a ``partitioned_asset_key_log`` row of the Dag for the key and asset,
+    written after the refusal, links an asset event sent no later than the refusal (the refused
+    one). A key sent again later and counted is a new event: its refusal stays unmarked. One query
+    per 1,000 keys.
+    """
+    from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset, asset_event, partitioned_asset_key_log
+
+    refusals = tuple(refusals)
+    keys = sorted({r.partition_key for r in refusals if r.partition_key is not None})
+    dags = sorted({r.dag_id for r in refusals if r.dag_id is not None})
+    log = partitioned_asset_key_log
+    linked: dict[tuple[str | None, ...], list[tuple[Any, Any]]] = defaultdict(list)
+    for some in chunks(keys):
+        for dag, name, key, written, sent in session.execute(
+            select(
+                log.c.target_dag_id,
+                asset.c.name,
+                log.c.source_partition_key,
+                log.c.created_at,
+                asset_event.c.timestamp,
+            )
+            .join(asset, asset.c.id == log.c.asset_id)
+            .join(asset_event, asset_event.c.id == log.c.asset_event_id)
+            .where(log.c.source_partition_key.in_(some), log.c.target_dag_id.in_(dags))
+        ):
+            linked[dag, name, key].append((written, sent))
+
+    def taken_again(r: Refusal) -> bool:
+        links = linked.get((r.dag_id, r.asset, r.partition_key), ())
+        return r.when is not None and any(sent <= r.when < written for written, sent in links)
+
+    return tuple(replace(r, requeued=True) if taken_again(r) else r for r in refusals)
 
 
 def asset_refusals(session: Any, asset_name: str, start: str | None, end: str | None) -> list[Refusal]:
-    """Return the keys of *asset_name* refused on arrival, oldest first, in the time range (start, end)."""
+    """
+    Return the keys of *asset_name* refused on arrival, oldest first, in the time range (start, end).
+
+    Each marked :func:`requeued` if it was.
+    """
     from sqlalchemy import select
 
     from airflow_partitions.tools.state.tables import log
@@ -42,7 +128,7 @@ def asset_refusals(session: Any, asset_name: str, start: str | None, end: str | 
         refusal = Refusal.read(when, extra)
         if refusal.partition_key is None or in_time_range(refusal.partition_key, start, end):
             refusals.append(refusal)
-    return refusals
+    return list(requeued(session, refusals))
 
 
 def refusals_after(session: Any, last_id: int) -> list[tuple[int, Refusal]]:

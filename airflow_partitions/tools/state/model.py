@@ -289,7 +289,9 @@ class Refusal:
     mistake (a key the mapper cannot read, a misconfigured mapper); ``other_member``, among those,
     a key for a member the window does not list (:class:`~airflow_partitions.OtherMember`: another
     region's store in a per-region Dag). ``partition_key``, ``asset`` and ``dag_id`` are ``None``
-    for a row not in Airflow 3.3's wording.
+    for a row not in Airflow 3.3's wording. ``requeued``: the refused event feeds a run of the Dag
+    now, queued again after the refusal (``airflow-partitions requeue --yes``, once the mapper took
+    the key: :func:`~airflow_partitions.tools.state.audit_log.requeued`).
     """
 
     when: datetime | None
@@ -300,6 +302,7 @@ class Refusal:
     reason: str = ""
     expected: bool = False
     other_member: bool = False
+    requeued: bool = False
 
     @classmethod
     def read(cls, when: datetime | None, extra: str | None) -> Refusal:

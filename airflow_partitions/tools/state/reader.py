@@ -145,7 +145,9 @@ class Reader:
             .items()
             if wanted is None or overrides.get(key, state or "pending") in wanted
         ]
-        refusals, refusals_total = refusals_of(self.session, self.dag_id, only)
+        refusals, refusals_total = refusals_of(
+            self.session, self.dag_id, only, start, end, self.answers.grain
+        )
         pending_total, blocked, starved = queue_summary(self.session, self.queue, self.dag_id, only)
         answer = ConsumerState(
             dag_id=self.dag_id,

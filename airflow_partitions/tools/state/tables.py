@@ -108,6 +108,7 @@ partitioned_asset_key_log = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("asset_id", Integer, nullable=False),
+    Column("asset_event_id", Integer, nullable=False),
     Column("asset_partition_dag_run_id", Integer, nullable=False),
     Column("source_partition_key", String(ID_LEN), nullable=False),
     Column("target_dag_id", String(ID_LEN), nullable=False),

@@ -4,7 +4,7 @@ Partitions laid out as the Partitions view draws them: pure functions on ``Consu
 A key is placed by its shape, read off its spelling (no mapper needed):
 
 - a composite key (``jfk|2013-03-10``): one row per first dimension, cells in time order under a
-  date axis (labels where the month or day changes, not on every cell);
+  date axis: the month where it changes, each column's day under it (:func:`time_axis`);
 - a day (``2013-03-10``): a month calendar, weeks from Monday; under a grain with days off
   (trading sessions, business days), a date without a period is a closed place, not an
   unopened one;
@@ -32,6 +32,7 @@ from zoneinfo import ZoneInfo
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.tools.state import PENDING_STATES, SEPARATOR, STATES, attention, has_period_on
+from airflow_partitions.tools.ui.axis import DAY, PERIOD, TIME, bucket_unit, period_head, time_axis
 
 #: The states the view colours: a partition's own (:data:`~airflow_partitions.tools.state.STATES`)
 #: and a place of the grid no partition has opened yet.
@@ -39,15 +40,6 @@ VIEW_STATES = (*STATES, "not opened")
 #: A place of a month calendar where the Dag's grain has no period (a weekend of business days,
 #: a day without a trading session): no state, drawn blank with its date.
 CLOSED = "closed"
-_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-#: An hour or minute key: its date, hour, minute, and offset (``Z``, ``+02:00``) if any.
-_TIME = re.compile(
-    r"^(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<hour>\d{2})(?::?(?P<minute>\d{2})(?::?00(?:\.0+)?)?)?"
-    r"(?P<offset>Z|[+-]\d{2}(?::?\d{2})?)?$"
-)
-#: A period of a year: an optional label (``FY``, ``R``), the year, an optional period within it
-#: (``03``, ``Q3``, ``W05``, ``M01``, ``H2``).
-_PERIOD = re.compile(r"^(?P<label>[A-Za-z]*)(?P<year>\d{4})(?:-(?P<part>[A-Za-z]*\d{1,2}))?$")
 #: Periods of a year a grid shows in full (unopened places included), by their letter.
 _PERIODS_OF_A_YEAR = {"": 12, "Q": 4, "M": 12, "H": 2, "W": 52}
 _PERIOD_NAMES = {"": "months", "Q": "quarters", "M": "months", "H": "halves", "W": "weeks"}
@@ -115,10 +107,10 @@ def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list
     consumer_grain`): under ``TradingSession(ExchangeCalendar("XNYS"))`` a month's weekends and
     holidays are :data:`CLOSED` places.
 
-    - ``rows``: composite keys; ``columns`` (the rest of each key, in time order), ``axis``
-      (``[column index, label]`` where the month, or the day, changes) and ``rows`` (``{"title":
-      first dimension, "cells": [...]}``, one cell per column);
-    - ``periods``: periods of a year; ``columns`` (``Q1`` …) and ``rows`` (one per year);
+    - ``rows``: composite keys; ``columns`` (the rest of each key, in time order), ``axis`` and
+      ``heads`` (:func:`time_axis`: ``[column index, month]`` where the month changes, each column's
+      day) and ``rows`` (``{"title": first dimension, "cells": [...]}``, one cell per column);
+    - ``periods``: periods of a year; ``columns`` (``Q1`` …), ``heads`` (``05`` of ``W05``), ``rows``;
     - ``month``: days; ``weeks`` of seven cells from Monday (``None`` outside the month; state
       :data:`CLOSED` on a date *grain* has no period on);
     - ``day``: hours of one date; ``cells`` in time order, hours 00 to 23 (an unopened place for
@@ -139,20 +131,20 @@ def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list
     others: list[dict[str, Any]] = []
     # A page of minute keys (a 15-minute grain) holds "T05:00" too: a minute key, not an hour.
     minute_keys = any(
-        (time := _TIME.match(p["partition_key"])) and time["minute"] not in (None, "00") for p in partitions
+        (time := TIME.match(p["partition_key"])) and time["minute"] not in (None, "00") for p in partitions
     )
     for partition in partitions:
         key = partition["partition_key"]
         if SEPARATOR in key:
             first, rest = key.split(SEPARATOR, 1)
             rows[first][rest] = partition
-        elif day := _DAY.match(key):
+        elif day := DAY.match(key):
             months[int(day[1]), int(day[2])][int(day[3])] = partition
-        elif (time := _TIME.match(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
+        elif (time := TIME.match(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
             minutes[time["date"]][time["hour"]].append(partition)
         elif time:
             hours[time["date"]].append((time, partition))
-        elif period := _PERIOD.match(key):
+        elif period := PERIOD.match(key):
             part = period["part"] or ""
             kind = (period["label"], re.sub(r"\d", "", part) if part else None)
             periods[kind][period["label"] + period["year"]][part] = partition
@@ -212,18 +204,13 @@ def _rows(rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     columns = sorted(
         {rest for by_rest in rows.values() for rest in by_rest}, key=lambda r: (r.split(SEPARATOR)[-1], r)
     )
-    axis, previous = [], None
-    parts = [column.split(SEPARATOR)[-1] for column in columns]
-    unit = 10 if len({p[:7] for p in parts}) == 1 else 7  # label days within one month, else months
-    for index, part in enumerate(parts):
-        if part[:unit] != previous:
-            axis.append([index, part[:unit]])
-            previous = part[:unit]
+    axis, heads = time_axis([column.split(SEPARATOR)[-1] for column in columns])
     return {
         "kind": "rows",
         "title": "by first dimension",
         "columns": columns,
         "axis": axis,
+        "heads": heads,
         "rows": [
             {
                 "title": first,
@@ -257,6 +244,7 @@ def _periods(kind: tuple[str, str | None], by_year: dict[str, dict[str, dict[str
         "kind": "periods",
         "title": f"{label} {name}" if label else name,
         "columns": columns,
+        "heads": [period_head(column) for column in columns],
         "rows": [
             {
                 "title": year,
@@ -300,11 +288,15 @@ def overview(state: dict[str, Any]) -> dict[str, Any]:
     """
     Return the Dag's selected partitions as strips of buckets (``ConsumerState.overview``): the head.
 
-    ``{"bucket": 7, "rows": [{"title": "jfk", "cells": [{"bucket": "2013-03", "state": …,
-    "count": "31", "zoom": ["2013-03", "2013-03"]}, …]}]}``: every selected partition, not
-    only the page, in buckets of ``bucket`` characters of the time part; a cell zooms the page
-    to its bucket.
+    ``{"bucket": 7, "unit": "month", "columns": ["2013-03", "2013-04"], "axis": [[0, "2013"]],
+    "heads": ["03", "04"], "rows": [{"title": "jfk", "cells": [{"bucket": "2013-03", "state": …,
+    "count": "31", "zoom": ["2013-03", "2013-03"]}, …]}]}``: every selected partition, not only
+    the page, in buckets of ``bucket`` characters of the time part, each a ``unit``
+    (:func:`bucket_unit`); ``columns`` every bucket of any row, in time order, labelled by
+    :func:`time_axis`; a cell zooms the page to its bucket.
     """
+    columns = sorted({bucket for _, strip in state["overview"] for bucket, _, _ in strip})
+    axis, heads = time_axis(columns)
     rows = [
         {
             "title": prefix,
@@ -315,11 +307,19 @@ def overview(state: dict[str, Any]) -> dict[str, Any]:
         }
         for prefix, strip in state["overview"]
     ]
-    return {"bucket": state["bucket"], "rows": rows}
+    unit = bucket_unit(columns[0]) if columns else "period"
+    return {
+        "bucket": state["bucket"],
+        "unit": unit,
+        "columns": columns,
+        "axis": axis,
+        "heads": heads,
+        "rows": rows,
+    }
 
 
 #: Days listed between an asset's first and last day at most; a longer span lists only its days with keys.
-MAX_COVERAGE_DAYS = 3660
+MAX_COVERAGEDAYS = 3660
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
@@ -341,7 +341,7 @@ def coverage(
     ``until`` (``days`` of them: :func:`_spans`), ``missing_hours`` the local hours of a day with
     hour keys that have none (``"01-05:00"`` for an occurrence of a repeated hour). Keys with no
     date, or naming no real time (``2013-03-13T99``), go to ``other``.
-    Over :data:`MAX_COVERAGE_DAYS`, only the days with keys are listed.
+    Over :data:`MAX_COVERAGEDAYS`, only the days with keys are listed.
 
     *awaited* (:func:`~airflow_partitions.tools.state.awaited_by_date` of the consumer's mapper,
     for a grain with days off) says what the period of each date awaits, ``None`` for a date
@@ -359,7 +359,7 @@ def coverage(
     other = []
     for item in keys:
         prefix, _, part = item["partition_key"].rpartition(SEPARATOR)
-        time = _TIME.match(part)
+        time = TIME.match(part)
         try:
             local = _instant(time, naive_tz).astimezone(tz) if time else None
         except ValueError:  # "2013-03-13T99": no such hour (its consumers refused it)
@@ -377,7 +377,7 @@ def coverage(
         span = (last - first).days + 1
         days = (
             [(first + timedelta(n)).isoformat() for n in range(span)]
-            if span <= MAX_COVERAGE_DAYS
+            if span <= MAX_COVERAGEDAYS
             else sorted(by_day)
         )
         listed = [_day(d, by_day.get(d, []), tz) for d in days]
@@ -461,7 +461,7 @@ def _awaited_day(
         return {**day, "gap": False, "closed": True, "strip": [], "missing_hours": []}
     strip = []
     for key in expected:
-        time = _TIME.match(key)
+        time = TIME.match(key)
         at = _instant(time, naive_tz) if time else None
         seen = key in arrived or (at is not None and at.astimezone(UTC).isoformat() in arrived)
         label = at.astimezone(tz).strftime("%H:%M") if at is not None else key

@@ -25,9 +25,11 @@ from airflow_partitions import (
     Hour,
     Minutes,
     Month,
+    RetailWeek,
     TemporalMapper,
     TemporalRollupMapper,
     TemporalWindow,
+    VariableMembers,
 )
 
 #: How long a day with keys missing must see no new key before its (long past) deadline fires it.
@@ -100,4 +102,22 @@ shape(
     "it_shape_business_month",
     "it_shape_business_days",
     TemporalRollupMapper(upstream_mapper=TemporalMapper(Month()), window=BusinessDayWindow()),
+)
+# Stores' days into days (store-001|2025-11-29 -> 2025-11-29), the stores the Variable it_shape_stores
+# lists, each day expected within an hour of its end: days of November and December, late; a store
+# the Variable does not list yet is refused, then re-queued once it does.
+shape(
+    "it_shape_store_day",
+    "it_shape_store_days",
+    DimensionRollupMapper(
+        upstream_mapper=CompositeKeyMapper(["store", "day"], {"day": TemporalMapper(Day())}, output=["day"]),
+        window=DimensionWindow(store=VariableMembers("it_shape_stores")),
+        expected_within=timedelta(hours=1),
+    ),
+)
+# Days into NRF retail weeks (R2025-W01 is 2 to 8 February 2025): a year of weeks, its heatmap by week.
+shape(
+    "it_shape_retail_week",
+    "it_shape_retail_days",
+    TemporalRollupMapper(upstream_mapper=TemporalMapper(RetailWeek()), window=TemporalWindow(Day())),
 )

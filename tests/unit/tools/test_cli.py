@@ -40,12 +40,12 @@ def test_explain_prints_a_table_a_person_reads_and_exits_0(capsys):
     assert max(len(line) for line in out.splitlines()) <= 120
 
 
-def test_explain_of_a_huge_window_lists_its_first_and_last_50_keys_and_how_many_more(capsys):
+def test_explain_of_a_huge_window_lists_its_first_and_last_6_keys_and_how_many_more(capsys):
     minutes = "TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Minutes(1)))"
     code, out = run(capsys, "explain", "--mapper", minutes, "2026-03-10T05:07")
     text = " ".join(out.split())  # unwrapped
-    assert code == 0 and "1440 keys" in text and "… (1340 more; --json lists all) …" in text
-    assert "2026-03-10T00:49, …" in text and "…, 2026-03-10T23:10," in text and "2026-03-10T12:00" not in text
+    assert code == 0 and "1440 keys" in text and "… (1428 more; --json lists all) …" in text
+    assert "2026-03-10T00:05, …" in text and "…, 2026-03-10T23:54," in text and "2026-03-10T00:06" not in text
     code, out = run(capsys, "explain", "--mapper", minutes, "--json", "2026-03-10T05:07")
     assert len(json.loads(out)["keys"][0]["waits_for"]) == 1440
 
@@ -433,3 +433,44 @@ def test_without_gc_turns_the_collector_off_for_the_block_and_back_as_it_was() -
         assert not gc.isenabled()  # off before: left off
     finally:
         gc.enable()
+
+
+def test_requeue_without_end_reads_until_now(monkeypatch, capsys):
+    seen = {}
+
+    def orphaned_events(dag_id, start, end, session=None):
+        seen.update(start=start, end=end)
+        return orphans(events=())
+
+    monkeypatch.setattr(
+        importlib.import_module("airflow_partitions.tools.write.requeue"), "orphaned_events", orphaned_events
+    )
+    before = datetime.now(UTC)
+    code, out = run(capsys, "requeue", "ny_day", "--start", "2026-04-01")
+    assert code == 0 and out.endswith("dry run: pass --yes to re-queue 0 events into 0 partitions\n")
+    assert seen["start"] == datetime(2026, 4, 1, tzinfo=UTC)
+    assert before <= seen["end"] <= datetime.now(UTC)
+
+
+def test_status_marks_the_refused_keys_re_queued_since_and_counts_them():
+    from airflow_partitions.tools.commands.status import format_state
+    from airflow_partitions.tools.state import ConsumerState, Refusal
+
+    # Four keys of a store its region's Variable did not list yet, the last two re-queued since.
+    keys = [f"store-007|2026-11-{d}" for d in (27, 28, 29, 30)]
+    refusals = tuple(
+        Refusal(None, "", partition_key=key, reason="not listed", requeued=n >= 2)
+        for n, key in enumerate(keys)
+    )
+    lines = format_state(ConsumerState("d", (), (), refusals=refusals, refusals_total=4)).splitlines()
+    assert lines[-5] == (
+        "  4 keys refused on arrival (Airflow's audit log); of the latest 4, 0 by the calendar's rule, "
+        "4 mistaken; 2 re-queued since (their events feed a run now)"
+    )
+    assert [line.split(":")[0].split(None, 1)[1] for line in lines[-4:-1]] == [
+        "store-007|2026-11-28",
+        "store-007|2026-11-29 (re-queued since)",
+        "store-007|2026-11-30 (re-queued since)",
+    ]
+    none_again = format_state(ConsumerState("d", (), (), refusals=refusals[:2], refusals_total=2))
+    assert "re-queued" not in none_again

@@ -202,3 +202,33 @@ def test_a_variables_members_name_the_variable_and_when_it_was_read(monkeypatch)
     assert members["source"] == "Variable 'explained_stores'"
     assert datetime.fromisoformat(members["read_at"]) >= before
     assert members["awaited"] == ["store-005", "store-006"]
+
+
+def test_a_region_day_of_96_hours_leads_with_its_stores_and_counts_the_keys_it_leaves_out():
+    from airflow_partitions.tools.commands.explain import format_explanation
+
+    stores = [f"store-00{n}" for n in range(1, 5)]
+    mapper = load_mapper(
+        "DimensionRollupMapper(upstream_mapper=CompositeKeyMapper(['store', 'time'], {'store': LookupMapper("
+        f"{dict.fromkeys(stores, 'nsw')!r}), 'time': TemporalMapper(Day())}}), "
+        f"window=DimensionWindow(store={stores!r}, time=TemporalWindow(Hour())))"
+    )
+    text = format_explanation(explain(mapper, "nsw|2026-11-29", downstream=True))
+    # The four stores times the day's 24 UTC hours, in key order: 96, of which the first and last 6 show.
+    awaited = [f"{store}|2026-11-29T{h:02d}" for store in stores for h in range(24)]
+    lines = text.splitlines()
+    [stores_at] = [i for i, line in enumerate(lines) if line.startswith("  stores ")]
+    [keys_at] = [i for i, line in enumerate(lines) if line.startswith("  waits for ")]
+    assert stores_at < keys_at, text  # which stores it awaits, before the keys they make
+    assert lines[stores_at].split(None, 1)[1] == (
+        "4 awaited of nsw (listed in the Dag file): store-001, store-002, store-003, store-004"
+    )
+    shown = " ".join(" ".join(lines[keys_at : keys_at + 4]).split())  # the line, unwrapped
+    first = "waits for 96 keys under WaitForAll(): " + ", ".join(awaited[:6])
+    assert shown.startswith(first + ", … (84 more; --json lists all) …, "), shown
+    assert shown.endswith("…, " + ", ".join(awaited[-6:])), shown
+    assert all(key not in text for key in awaited[6:-6])
+    # A local day of 25 hours is listed whole.
+    fall_back = format_explanation(explain(load_mapper(LOCAL_DAY), "2026-11-01", downstream=True))
+    assert all(key in fall_back for key in utc_hours_of_new_york_day(date(2026, 11, 1)))
+    assert "more; --json lists all" not in fall_back

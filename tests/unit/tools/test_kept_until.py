@@ -102,6 +102,7 @@ def log(engine: Any, log_id: int, key: str) -> None:
             insert(partitioned_asset_key_log).values(
                 id=log_id,
                 asset_id=1,
+                asset_event_id=log_id,
                 asset_partition_dag_run_id=1,
                 source_partition_key=key,
                 target_dag_id=DAG,

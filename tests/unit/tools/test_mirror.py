@@ -83,6 +83,7 @@ class Database:
         session.execute(
             insert(key_log).values(
                 asset_id=1,
+                asset_event_id=1,
                 asset_partition_dag_run_id=apdr_id,
                 source_partition_key=f"{key}T{self.clock % 24:02d}",
                 target_dag_id=dag,
@@ -311,6 +312,7 @@ def test_a_key_log_row_committed_after_a_later_id_is_read_on_a_later_sync(engine
                 insert(key_log).values(
                     id=log_id,
                     asset_id=1,
+                    asset_event_id=log_id,
                     asset_partition_dag_run_id=first,
                     source_partition_key=f"2026-03-10T{log_id:02d}",
                     target_dag_id=DAGS[0],

@@ -48,6 +48,7 @@ def _log(log_id: int, key: str, dag_id: str, target: str) -> dict[str, object]:
     return {
         "id": log_id,
         "asset_id": 1,
+        "asset_event_id": log_id,
         "asset_partition_dag_run_id": 7,
         "source_partition_key": key,
         "target_dag_id": dag_id,

@@ -19,6 +19,8 @@ const MEANING = new Map([
   ["not opened", "a place of the calendar with no partition yet"],
 ]);
 const PENDING = new Set(["never counting", "past deadline", "overdue", "pending"]);
+// Late is no state: a partition of any state but success can be late, marked with a corner of its own.
+const LATE = "late: no successful run although its period ended longer ago than its expected_within (a corner mark, whatever its state)";
 const PAGE = 100;                                     // keys per page of a list in the detail
 const $ = (id) => document.getElementById(id);
 const esc = (text) => String(text ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -233,23 +235,27 @@ function renderLegend(answer, wanted) {
     const pressed = wanted.includes(state);
     return `<li><button type="button" class="chip${n ? "" : " none"}" data-filter="${esc(state)}" aria-pressed="${pressed}"
       title="${esc(MEANING.get(state))}: click to show only these">${swatch}${esc(state)}<span class="n">${n}</span></button></li>`;
-  }).join("") + (wanted.length ? `<li><button type="button" class="chip" data-filter="">every state</button></li>` : "");
+  }).join("") + `<li class="late-key" data-late="${answer.late || 0}" title="${esc(LATE)}"><span class="swatch late-mark"></span>late<span class="n">${answer.late || 0}</span></li>`
+    + (wanted.length ? `<li><button type="button" class="chip" data-filter="">every state</button></li>` : "");
 }
 
 function tip(cell) {
   if (cell.zoom) return `${cell.label}: ${plural(Number(cell.count), "partition")}, the worst ${cell.state}. Zoom in`;
   if (cell.state === "closed") return `${cell.label}: no period of this Dag's calendar (a day off)`;
   if (!cell.key) return `${cell.label}: not yet opened`;
-  const again = againText(view.byKey && view.byKey.get(cell.key));
-  return `${cell.key}: ${cell.state}${cell.count ? " " + cell.count : ""}${again ? " · " + again : ""}`;
+  const partition = view.byKey && view.byKey.get(cell.key);
+  const again = againText(partition);
+  const late = partition && partition.late_since ? ` · late since ${when(partition.late_since)}` : "";
+  return `${cell.key}: ${cell.state}${cell.count ? " " + cell.count : ""}${again ? " · " + again : ""}${late}`;
 }
 
 /** One cell, one element: a button for a partition or a bucket to zoom into, else a span. */
 function cellHtml(cell, small) {
   if (cell === null) return '<span class="blank"></span>';
   const body = small ? "" : `${esc(cell.label)}${cell.count ? `<small>${esc(cell.count)}</small>` : ""}`;
-  const again = cell.key && view.byKey && view.byKey.get(cell.key)?.pending_again ? " again" : "";
-  const common = `class="cell ${cls(cell.state)}${again}" data-state="${esc(cell.state)}" title="${esc(tip(cell))}"`;
+  const partition = cell.key && view.byKey ? view.byKey.get(cell.key) : null;
+  const marks = (partition?.pending_again ? " again" : "") + (partition?.late_since ? " late" : "");
+  const common = `class="cell ${cls(cell.state)}${marks}" data-state="${esc(cell.state)}" title="${esc(tip(cell))}"`;
   if (cell.key) return `<button type="button" ${common} data-key="${esc(cell.key)}">${body}</button>`;
   if (cell.zoom) return `<button type="button" ${common} data-zoom="${esc(cell.zoom[0])}" data-zoom-end="${esc(cell.zoom[1])}">${body}</button>`;
   return `<span ${common}>${body}</span>`;
@@ -277,7 +283,7 @@ function blockHtml(block) {
   return `<div class="block ${esc(block.kind)}-block" data-kind="${esc(block.kind)}" data-title="${esc(block.title)}"><h4>${esc(title)}</h4>${body}</div>`;
 }
 
-// Axis labels: placed in the order of their priority where they do not overlap a placed one.
+// Axis labels: the server's (layout.time_axis), every one drawn, each fitted to its own span.
 const AXIS_FONT_SIZE = 10;
 let measure = null;
 function textWidth(text) {
@@ -285,91 +291,66 @@ function textWidth(text) {
     measure = document.createElement("canvas").getContext("2d");
     measure.font = `${AXIS_FONT_SIZE}px ${getComputedStyle(document.body).fontFamily}`;
   }
-  return measure.measureText(text).width + 4;          // the tick's padding
+  return measure.measureText(text).width + 4;          // the tick's padding and edge
 }
 
 /**
- * Return the HTML of an axis: *labels* ([column, text, full text, priority]) at *pitch* px per
- * column, the ones of higher priority first, each only where it overlaps no other, none past *columns*.
+ * The two label rows over a grid of *n* columns at *pitch* px: *axis* ([column, label]: the month
+ * where it changes) as ticks, each in the longest spelling that fits before the next ("2026-12",
+ * else "12"), none overlapping another; then *heads* (each column's day, hour or period), one per column.
  */
-function axisHtml(labels, pitch, columns) {
-  const placed = [];
-  const width = columns * pitch;
-  const order = labels.map((label, i) => [label, i]).sort((a, b) => (b[0][3] || 0) - (a[0][3] || 0) || a[1] - b[1]);
-  for (const [[column, text, full]] of order) {
-    const x = column * pitch;
-    const end = x + textWidth(text);
-    if (end > width + 40 && placed.length) continue;   // the last may stand out a little
-    if (placed.some(([a, b]) => x < b + 4 && a < end + 4)) continue;
-    placed.push([x, end, text, full]);
-  }
-  placed.sort((a, b) => a[0] - b[0]);
-  return placed.map(([x, , text, full]) => `<span class="tick" style="left:${x}px" title="${esc(full)}">${esc(text)}</span>`).join("");
+function axisRowsHtml(axis, heads, pitch, n) {
+  const ticks = axis.map(([column, label], i) => {
+    const last = i === axis.length - 1;
+    const room = ((last ? n : axis[i + 1][0]) - column) * pitch - 2 + (last ? 40 : 0);  // the last may stand out
+    const spellings = [label, label.split(/[-T]/).pop(), label.slice(-2)];
+    const text = spellings.find((t) => textWidth(t) <= room) ?? spellings[2];
+    return `<span class="tick" style="left:${column * pitch}px;max-width:${room}px" title="${esc(label)}">${esc(text)}</span>`;
+  }).join("");
+  const row = heads.some(Boolean) ? `<span></span>${heads.map((h) => `<span class="colhead">${esc(h)}</span>`).join("")}` : "";
+  return `${axis.length ? `<span></span><div class="axis">${ticks}</div>` : ""}${row}`;
 }
 
-const ROW_CELL = 12, GAP = 2;
+const ROW_CELL = 14, GAP = 2;
 
-/** A block of composite keys: one row per first dimension, small cells, a date axis above. */
+/** A block of composite keys: one row per first dimension, small cells, the month and each column's day above. */
 function rowsHtml(block) {
   const n = block.columns.length;
-  const labels = block.axis.map(([column, label]) => label);
-  const month = labels.length && labels.every((l) => l.length === 10 && l.slice(0, 7) === labels[0].slice(0, 7)) ? labels[0].slice(0, 7) : null;
   const parts = block.columns.map((c) => c.split("|").pop());
-  // The server's labels where the month (or the day) changes, then days of the month between them.
-  const major = new Set(block.axis.map(([column]) => column));
-  const minor = month ? [] : parts.flatMap((part, column) =>
-    !major.has(column) && /^\d{4}-\d{2}-(08|15|22)$/.test(part) && part !== parts[column - 1] ? [[column, part.slice(8), part, 0]] : []);
-  const axis = axisHtml([...block.axis.map(([column, label]) =>
-    [column, month ? label.slice(8) : label, label, 2]), ...minor], ROW_CELL + GAP, n);
   const span = parts.length ? `${parts[0]}${parts.length > 1 ? ` – ${parts[parts.length - 1]}` : ""}` : "";
-  const title = `${block.title}: ${plural(block.rows.length, "row")}, ${span}${month ? ` (days of ${month})` : ""}`;
+  const title = `${block.title}: ${plural(block.rows.length, "row")}, ${span}`;
   const rows = block.rows.map((row) =>
     `<span class="rowtitle">${esc(row.title)}</span>${row.cells.map((c) => cellHtml(c, true)).join("")}`).join("");
-  return [title, `<div class="rows" style="--n:${n};--c:${ROW_CELL}px;--g:${GAP}px"><span></span><div class="axis">${axis}</div>${rows}</div>`];
+  return [title, `<div class="rows" style="--n:${n};--c:${ROW_CELL}px;--g:${GAP}px">${axisRowsHtml(block.axis, block.heads, ROW_CELL + GAP, n)}${rows}</div>`];
 }
 
-/** A block of periods of a year: a row per year, a column per period (Q1 …), weeks with an axis. */
+/** A block of periods of a year: a row per year, a column per period (Q1 …), its number over each of many. */
 function periodsHtml(block) {
   const n = block.columns.length;
   const wide = n <= 13;
   const head = wide
-    ? block.columns.map((c) => `<span class="colhead">${esc(c)}</span>`).join("")
-    : `<div class="axis">${axisHtml(block.columns.map((c, i) => [i, c, c, i % 4 === 0 ? 1 : 0]), ROW_CELL + GAP, n)}</div>`;
+    ? `<span></span>${block.columns.map((c) => `<span class="colhead">${esc(c)}</span>`).join("")}`
+    : axisRowsHtml([], block.heads, 0, n);
   const rows = block.rows.map((row) =>
     `<span class="rowtitle">${esc(row.title)}</span>${row.cells.map((c) => cellHtml(c, !wide)).join("")}`).join("");
-  return `<div class="periods${wide ? " wide" : ""}" style="--n:${n}"><span></span>${head}${rows}</div>`;
-}
-
-/** What a bucket of the overview is: its unit, and how many characters name the next coarser one. */
-function bucketUnit(length, label) {
-  if (length >= 13) return ["hour", 10];
-  if (length >= 10) return ["day", 7];
-  if (/^\d{4}-\d{2}$/.test(label)) return ["month", 4];
-  if (/^([A-Za-z]*\d{4}-?)$/.test(label)) return ["year", 0];
-  return ["period", 0];
+  return `<div class="periods${wide ? " wide" : ""}" style="--n:${n}">${head}${rows}</div>`;
 }
 
 /** The heatmap of every selected partition: a row per key prefix, a cell per bucket in its worst state. */
 function overviewHtml(overview, answer) {
   if (!overview || !overview.rows.length) return "";
-  const columns = [...new Set(overview.rows.flatMap((r) => r.cells.map((c) => c.label)))].sort();
+  const { columns } = overview;
   // Worth drawing when it shows more than the grid does: partitions beyond the page, key prefixes, a long range.
   if (answer.total_entries <= answer.partitions.length && overview.rows.length < 2 && columns.length <= 12) return "";
   const place = new Map(columns.map((c, i) => [c, i]));
-  const size = columns.length <= 24 ? 28 : columns.length <= 40 ? 22 : columns.length <= 90 ? 14 : 10;
-  const [unit, coarse] = bucketUnit(overview.bucket, columns[0]);
-  // The full label where the coarser unit changes (the year of months), else its last part ("04").
-  const axis = axisHtml(columns.map((c, i) => {
-    const changes = i === 0 || (coarse && c.slice(0, coarse) !== columns[i - 1].slice(0, coarse));
-    return [i, changes || !coarse ? c : c.slice(coarse + 1), c, changes ? 1 : 0];
-  }), size + GAP, columns.length);
+  const size = columns.length <= 24 ? 28 : columns.length <= 40 ? 22 : ROW_CELL;
   const rows = overview.rows.map((row) => {
     const cells = new Array(columns.length).fill('<span class="blank"></span>');
     for (const c of row.cells) cells[place.get(c.label)] = cellHtml(c, true);
     return `<span class="rowtitle">${esc(row.title || "all")}</span>${cells.join("")}`;
   }).join("");
-  return `<div class="block overview-block" data-kind="overview"><h4>All ${plural(answer.total_entries, "partition")} of the selection by ${unit}: the worst state of each (click one to zoom in)</h4>
-    <div class="rows" style="--n:${columns.length};--c:${size}px;--g:${GAP}px"><span></span><div class="axis">${axis}</div>${rows}</div></div>`;
+  return `<div class="block overview-block" data-kind="overview" data-unit="${esc(overview.unit)}"><h4>All ${plural(answer.total_entries, "partition")} of the selection by ${esc(overview.unit)}: the worst state of each (click one to zoom in)</h4>
+    <div class="rows" style="--n:${columns.length};--c:${size}px;--g:${GAP}px">${axisRowsHtml(overview.axis, overview.heads, size + GAP, columns.length)}${rows}</div></div>`;
 }
 
 function renderPaging(answer) {
@@ -391,20 +372,26 @@ function zoomedOut(start, end) {
 
 // -- refused keys: our reason first, the calendar's rule apart from mistakes ------------------
 
+/** The keys refused on arrival, collapsed to their count: one click on it shows them, our reason first. */
 function refusalsHtml(refusals, total, withDag) {
   if (!refusals.length) return "";
-  const item = (r) => `<li data-key="${esc(r.partition_key ?? "")}">
-    <code>${esc(r.partition_key ?? "(a key)")}</code>${r.asset && !withDag ? ` from <a href="${esc(ROOT)}/assets/${esc(enc(r.asset))}" data-asset="${esc(r.asset)}">${esc(r.asset)}</a>` : ""}${withDag && r.dag_id ? ` into <a href="${esc(ROOT)}/dags/${esc(enc(r.dag_id))}" data-dag="${esc(r.dag_id)}">${esc(r.dag_id)}</a>` : ""}:
+  const requeued = `<span class="requeued" title="its event was queued again since (airflow-partitions requeue --yes): it feeds a run of the Dag now">re-queued since</span> `;
+  const item = (r) => `<li data-key="${esc(r.partition_key ?? "")}"${r.requeued ? ' data-requeued="1"' : ""}>
+    ${r.requeued ? requeued : ""}<code>${esc(r.partition_key ?? "(a key)")}</code>${r.asset && !withDag ? ` from <a href="${esc(ROOT)}/assets/${esc(enc(r.asset))}" data-asset="${esc(r.asset)}">${esc(r.asset)}</a>` : ""}${withDag && r.dag_id ? ` into <a href="${esc(ROOT)}/dags/${esc(enc(r.dag_id))}" data-dag="${esc(r.dag_id)}">${esc(r.dag_id)}</a>` : ""}:
     <span class="reason">${esc(r.reason || r.message)}</span> <span class="muted">${esc(when(r.when))}</span>
     <details><summary>Airflow's message</summary><pre>${esc(r.message)}</pre></details></li>`;
   const mistakes = refusals.filter((r) => !r.expected);
   const expected = refusals.filter((r) => r.expected && !r.other_member);
   const others = refusals.filter((r) => r.other_member);
-  return `<h3>Keys refused on arrival</h3>
+  const again = refusals.filter((r) => r.requeued).length;
+  const kinds = [[mistakes, "mistake"], [expected, "by the calendar's rule"], [others, "for other members"]]
+    .filter(([list]) => list.length).map(([list, kind]) => kind === "mistake" ? plural(list.length, kind) : `${list.length} ${kind}`);
+  const latest = total > refusals.length ? ` (the latest ${refusals.length}: ` : ": ";
+  return `<details class="refusals"><summary><strong>${plural(total, "key")} refused on arrival</strong>${latest}${kinds.join(", ")}${again ? `; ${again} re-queued since` : ""}${total > refusals.length ? ")" : ""}</summary>
     ${mistakes.length ? `<section class="refused mistakes"><h4>${plural(mistakes.length, "mistake")}: a key the mapper cannot read, or a mapper that does not fit the keys</h4><ul>${mistakes.map(item).join("")}</ul></section>` : ""}
     ${expected.length ? `<section class="refused expected"><h4>${plural(expected.length, "key")} refused by the calendar's rule, as expected (nothing to fix)</h4><ul>${expected.map(item).join("")}</ul></section>` : ""}
     ${others.length ? `<section class="refused expected other-members"><h4>${plural(others.length, "key")} for other members: members this Dag's window does not list, such as another region's store (nothing to fix)</h4><ul>${others.map(item).join("")}</ul></section>` : ""}
-    ${total > refusals.length ? `<p class="muted">The latest ${refusals.length} of ${total} refused keys (Airflow's audit log: failed to map partition_key).</p>` : ""}`;
+    ${total > refusals.length ? `<p class="muted">The latest ${refusals.length} of ${total} refused keys (Airflow's audit log: failed to map partition_key).</p>` : ""}</details>`;
 }
 
 // -- the detail of one partition: its state, what it ran with, its runs, what each asset gave --

@@ -10,6 +10,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
+
+from airflow_partitions.tools.ui.axis import bucket_unit, time_axis
 from airflow_partitions.tools.ui.layout import counted, coverage, layout, overview
 
 
@@ -75,6 +78,7 @@ def test_composite_keys_make_one_row_per_first_dimension_in_time_order_under_a_d
     [block] = layout([_p(k, "pending" if k.startswith("lga") else "success") for k in keys])
     assert block["kind"] == "rows" and block["columns"] == ["2013-03-10", "2013-03-11", "2013-04-01"]
     assert block["axis"] == [[0, "2013-03"], [2, "2013-04"]]  # labels where the month changes
+    assert block["heads"] == ["10", "11", "01"]  # and each column's day
     jfk, lga = block["rows"]
     assert (jfk["title"], [c["key"] for c in jfk["cells"]]) == (
         "jfk",
@@ -82,7 +86,7 @@ def test_composite_keys_make_one_row_per_first_dimension_in_time_order_under_a_d
     )
     assert [c["state"] for c in lga["cells"]] == ["not opened", "pending", "not opened"]
     [one_month] = layout([_p("jfk|2013-03-10"), _p("jfk|2013-03-11")])
-    assert one_month["axis"] == [[0, "2013-03-10"], [1, "2013-03-11"]]  # within a month: days
+    assert (one_month["axis"], one_month["heads"]) == ([[0, "2013-03"]], ["10", "11"])  # its month named too
 
 
 def test_months_quarters_weeks_and_fiscal_keys_make_grids_of_years_by_period():
@@ -148,7 +152,8 @@ def test_the_overview_makes_cells_that_zoom_into_their_bucket():
         "overview": [["jfk", [["2013-03", "ran incomplete", 31], ["2013-04", "success", 30]]]],
     }
     answer = overview(state)
-    assert answer["bucket"] == 7
+    assert (answer["bucket"], answer["unit"], answer["columns"]) == (7, "month", ["2013-03", "2013-04"])
+    assert (answer["axis"], answer["heads"]) == ([[0, "2013"]], ["03", "04"])
     [row] = answer["rows"]
     assert row["title"] == "jfk"
     assert row["cells"][0] == {
@@ -345,3 +350,57 @@ def test_a_session_rollup_of_bars_shows_each_session_as_a_strip_of_its_bars():
     plain = {d["day"]: d for d in coverage(keys, "America/New_York")["series"][0]["days"]}
     assert plain["2026-11-23"]["missing_hours"][:2] == ["00", "01"] and plain["2026-11-26"]["gap"] is False
     assert plain["2026-11-28"]["gap"] is True
+
+
+@pytest.mark.parametrize(
+    ("parts", "axis", "heads"),
+    [
+        # Days of two months (region-days from 29 November): both months named, every day numbered.
+        (
+            ["2026-11-29", "2026-11-30", "2026-12-01", "2026-12-02"],
+            [[0, "2026-11"], [2, "2026-12"]],
+            ["29", "30", "01", "02"],
+        ),
+        # Hours across midnight: the days over their hours.
+        (
+            ["2026-03-10T22", "2026-03-10T23", "2026-03-11T00"],
+            [[0, "2026-03-10"], [2, "2026-03-11"]],
+            ["22", "23", "00"],
+        ),
+        # Quarter hours: the hour over its minutes.
+        (
+            ["2026-04-01T05:00", "2026-04-01T05:15", "2026-04-01T06:00"],
+            [[0, "2026-04-01T05"], [2, "2026-04-01T06"]],
+            ["00", "15", "00"],
+        ),
+        # Months of two years, retail weeks of one, fiscal quarters, years.
+        (["2025-12", "2026-01"], [[0, "2025"], [1, "2026"]], ["12", "01"]),
+        (["R2026-W44", "R2026-W45"], [[0, "R2026"]], ["44", "45"]),
+        (["FY2026-Q3", "FY2026-Q4", "FY2027-Q1"], [[0, "FY2026"], [2, "FY2027"]], ["Q3", "Q4", "Q1"]),
+        (["2025", "2026"], [[0, "2025"], [1, "2026"]], ["", ""]),
+        # No time in it: nothing to name a column by but its key (its cells' tooltips).
+        (["sales", "stock"], [], ["", ""]),
+    ],
+    ids=["days", "hours", "minutes", "months", "retail weeks", "fiscal quarters", "years", "other"],
+)
+def test_a_time_axis_names_the_coarser_unit_where_it_changes_and_each_columns_place(parts, axis, heads):
+    assert time_axis(parts) == (axis, heads)
+
+
+@pytest.mark.parametrize(
+    ("bucket", "unit"),
+    [
+        ("2026-03-10T05", "hour"),
+        ("2026-03-10", "day"),
+        ("2026-03", "month"),
+        ("2026-W05", "week"),
+        ("R2026-W44", "week"),
+        ("R2025-M01", "month"),
+        ("FY2026-Q3", "quarter"),
+        ("FY2026-", "year"),
+        ("2026", "year"),
+        ("eu-sales", "period"),
+    ],
+)
+def test_an_overview_bucket_is_named_by_its_spelling_a_retail_week_a_week(bucket, unit):
+    assert bucket_unit(bucket) == unit
