@@ -220,31 +220,30 @@ def _restore(dag_id: str, since: datetime) -> float | None:
 
 def _first_stored(dag_id: str, fingerprint: dict[str, Any], session: Any) -> datetime:
     """
-    Return when the Dag's rollup definition *fingerprint* was first stored (its earliest version's time).
+    Return when the Dag's rollup definition *fingerprint* was first stored (UTC).
 
-    The versions are read newest first, as long as they have that fingerprint.
+    The creation of its earliest serialized version with that fingerprint, the versions read
+    newest first. Airflow updates a version without Dag runs in place: when no version has it any
+    more, the creation of the newest version (the one it was updated from).
     """
     from airflow.models.dag_version import DagVersion
     from airflow.timetables.base import compute_rollup_fingerprint
     from sqlalchemy import select
 
-    since = None
+    since = newest = None
     versions = session.scalars(
         select(DagVersion).where(DagVersion.dag_id == dag_id).order_by(DagVersion.version_number.desc())
     )
     for version in versions:
+        newest = newest or version.created_at
         serialized = version.serialized_dag
         if serialized is None:
             continue
-        try:
-            if compute_rollup_fingerprint(serialized.dag.timetable) != fingerprint:
-                if since is not None:
-                    break
-                continue
-        except Exception:
+        if compute_rollup_fingerprint(serialized.dag.timetable) == fingerprint:
+            since = version.created_at
+        elif since is not None:
             break
-        since = version.created_at
-    return since or datetime.now(UTC) - timedelta(days=1)
+    return since or newest or datetime.now(UTC)
 
 
 _STARTED = threading.Event()

@@ -83,6 +83,8 @@ DAG_IDS = [
     "it_region_day_by_lookup",
     "it_vic_day_from_variable",
     "it_region_day_from_variable",
+    # it_expectations.py: a rollup whose expected_within changes (test_member_changes.py)
+    "it_expect_day",
 ]
 #: Each process reads a members Variable every 10 s (not every minute) and the api-server's watch
 #: looks every 2 s: test_members.py and test_member_changes.py change Variables many times.

@@ -216,3 +216,62 @@ def _faces_say_broken(airflow, problem: str | None) -> bool:
     assert "MEMBERS BROKEN since" in text.stdout and problem in " ".join(text.stdout.split())
     assert line in metrics
     return True
+
+
+def test_a_new_expected_within_keeps_the_pending_runs_airflow_clears(airflow):
+    # Airflow's scheduler clears a Dag's pending runs whenever its rollup's stored form changes;
+    # expected_within says when a partition is late, not what it awaits: the watch queues the
+    # cleared keys again, and the day runs once, with all its hours.
+    dag, day = "it_expect_day", "2026-12-05"
+    _send_hours(airflow, day, range(3))
+    wait_until(lambda: _pending_keys(airflow, dag, day) == 3, timeout=60, what="3 hours pending")
+    (Path(airflow.home) / "it_expect_hours.json").write_text("2")
+    stored = _stored(airflow, dag)
+    # The dag-processor parses the file again (every 30 s): a new stored form, and Airflow's
+    # scheduler clears the pending run.
+    wait_until(lambda: _stored(airflow, dag) != stored, timeout=180, what=f"a new stored form of {dag}")
+    wait_until(
+        lambda: airflow.query(
+            "SELECT extra FROM log WHERE event = 'partition-tools requeue' AND dag_id = :dag", dag=dag
+        ),
+        timeout=120,
+        what="the cleared keys queued again",
+    )
+    assert _pending_keys(airflow, dag, day) == 3
+    _send_hours(airflow, day, range(3, 24))
+    run = wait_until(lambda: _ran_in(airflow, dag, day), timeout=120, what=f"{dag} {day}")
+    assert run["state"] == "success"
+    [(keys,)] = airflow.query(
+        "SELECT count(DISTINCT l.source_partition_key) FROM asset_partition_dag_run r JOIN "
+        "partitioned_asset_key_log l ON l.asset_partition_dag_run_id = r.id "
+        "WHERE r.target_dag_id = :dag AND r.partition_key = :key AND r.created_dag_run_id IS NOT NULL",
+        dag=dag,
+        key=day,
+    )
+    assert keys == 24
+    assert len([r for r in airflow.dag_runs(dag) if r["partition_key"] == day]) == 1
+
+
+def _send_hours(airflow, day: str, hours: range) -> None:
+    for hour in hours:
+        airflow.create_asset_event("it_expect_hours", partition_key=f"{day}T{hour:02d}")
+
+
+def _pending_keys(airflow, dag: str, key: str) -> int:
+    [(count,)] = airflow.query(
+        "SELECT count(*) FROM asset_partition_dag_run r JOIN partitioned_asset_key_log l "
+        "ON l.asset_partition_dag_run_id = r.id "
+        "WHERE r.target_dag_id = :dag AND r.partition_key = :key AND r.created_dag_run_id IS NULL",
+        dag=dag,
+        key=key,
+    )
+    return count
+
+
+def _stored(airflow, dag: str) -> set[str]:
+    return {h for (h,) in airflow.query("SELECT dag_hash FROM serialized_dag WHERE dag_id = :dag", dag=dag)}
+
+
+def _ran_in(airflow, dag: str, key: str) -> dict | None:
+    runs = [r for r in airflow.dag_runs(dag) if r["partition_key"] == key]
+    return runs[0] if runs and runs[0]["state"] in {"success", "failed"} else None
