@@ -95,7 +95,9 @@ class Watch:
                 try:
                     self._look_at(dag_id, timetable, assets, session)
                 except Exception:  # one Dag's failure does not stop the others
-                    self._attempt(f"look at {dag_id}", _raise)
+                    self._failure(f"look at {dag_id}")
+                else:
+                    self._failed.discard(f"look at {dag_id}")
         self.run_due()
 
     def run_due(self) -> None:
@@ -116,12 +118,16 @@ class Watch:
         try:
             result = action()
         except Exception:
-            if what not in self._failed:
-                log.exception("airflow-partitions' watch could not %s; it tries again.", what)
-            self._failed.add(what)
+            self._failure(what)
             return WATCH_INTERVAL
         self._failed.discard(what)
         return result
+
+    def _failure(self, what: str) -> None:
+        """Log the exception being handled, unless *what* failed the last time too (logged then)."""
+        if what not in self._failed:
+            log.exception("airflow-partitions' watch could not %s; it tries again.", what)
+        self._failed.add(what)
 
     def _look_at(self, dag_id: str, timetable: Any, assets: list[tuple[str, str]], session: Any) -> None:
         from airflow.timetables.base import compute_rollup_fingerprint
@@ -171,10 +177,6 @@ def _members_now(mappers: list[Any]) -> tuple[tuple[str, ...], bool]:
     texts = tuple(f"{v.name}: {v.read_digest()}" for v in variables)
     broken = any(isinstance(getattr(m, "members_read", lambda: None)(), Unavailable) for m in mappers)
     return texts, broken
-
-
-def _raise() -> None:
-    raise
 
 
 def _reroute(dag_id: str) -> None:
