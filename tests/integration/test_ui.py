@@ -14,10 +14,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter, defaultdict
 from datetime import date, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -28,7 +31,7 @@ from airflow_partitions.tools.ui import layout
 from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
 from tests.integration.test_no_silent_holds import _send, _settle
-from tests.integration.test_status import _state
+from tests.integration.test_status import _api_cli, _state
 from tests.support.launcher import free_port, wait_until
 
 #: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
@@ -991,3 +994,163 @@ def test_fab_roles_restrict_the_overviews_summaries_and_the_detail_endpoint(airf
     for dag_id, key in (("it_shape_deadline_day", DEADLINE_DAYS[1]), ("it_backfill_daily", "2026-03-03")):
         assert _http(server, f"/api/dags/{dag_id}/partitions/{key}?list=missing", one_dag)[0] == 403
         assert _http(server, f"/api/dags/{dag_id}", one_dag)[0] == 403
+
+
+# -- writes only the caller's own client can make ----------------------------------------------
+
+#: The Dag the page on another origin tries to write to: a fired run (rows ``clean`` would
+#: remove), read by no test after this one (the shapes' runs are deleted after the module).
+TARGET = "it_shape_fiscal_quarter"
+#: Each write's input, as a body and as the query string the routes once took it from.
+WRITES = {
+    "discard": {},  # every stray pending run of the Dag
+    "requeue": {"start": "2000-01-01T00:00:00+00:00", "end": "2100-01-01T00:00:00+00:00"},
+    "clean": {"before": "2100-01-01T00:00:00+00:00"},
+}
+#: What a page on another origin can make the signed-in user's browser send to each write, with
+#: the ``_token`` cookie: a form (url-encoded and text/plain), a no-cors fetch with a text/plain
+#: body and with a body of no type (FastAPI reads a body without Content-Type as JSON), and a JSON
+#: fetch (CORS asks the api-server first). Each resolves to what the page could tell of it.
+ATTACKS = """
+async ([base, dag, writes]) => {
+  const frame = (name) => new Promise((done) => {
+    const f = document.createElement('iframe');
+    f.name = name; f.onload = () => done(f); document.body.appendChild(f);
+  });
+  const post = async (url, enctype, inputs, name) => {
+    const target = await frame(name);
+    const loaded = new Promise((done) => { target.onload = () => done('answered'); });
+    const form = document.createElement('form');
+    Object.assign(form, {method: 'POST', action: url, enctype, target: name});
+    for (const [k, v] of Object.entries(inputs)) {
+      const i = document.createElement('input'); i.name = k; i.value = v; form.appendChild(i);
+    }
+    document.body.appendChild(form); form.submit();
+    return loaded;
+  };
+  const send = (url, options) => fetch(url, {method: 'POST', credentials: 'include', ...options})
+    .then(() => 'answered', (err) => err.name);
+  const tried = {};
+  for (const [route, input] of Object.entries(writes)) {
+    const url = `${base}/partitions/api/dags/${dag}/${route}?${new URLSearchParams(input)}`;
+    const body = JSON.stringify(input);
+    tried[route] = {
+      form: await post(url, 'application/x-www-form-urlencoded', input, route + '-form'),
+      text_form: await post(url, 'text/plain', input, route + '-text-form'),
+      text_fetch: await send(url, {mode: 'no-cors', headers: {'Content-Type': 'text/plain'}, body}),
+      untyped_fetch: await send(url, {mode: 'no-cors', body: new Blob([body])}),
+      json_fetch: await send(url, {headers: {'Content-Type': 'application/json'}, body}),
+    };
+  }
+  return tried;
+}
+"""
+
+
+def _dry_runs(airflow) -> dict[str, object]:
+    """Each write's dry run on TARGET (``GET``, an admin's bearer token): what it would change."""
+    token = airflow._bearer()
+    found = {}
+    for route, given in WRITES.items():
+        status, answer = _http(airflow, f"/api/dags/{TARGET}/{route}?{urllib.parse.urlencode(given)}", token)
+        assert status == 200, answer
+        found[route] = answer
+    return found
+
+
+@contextlib.contextmanager
+def _another_origin():
+    """A blank page on another port of 127.0.0.1: another origin, the same site (the cookie goes along)."""
+
+    class Blank(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            page = b"<!doctype html><title>another origin</title><body></body>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Blank)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _posts(browser: Browser, base: str) -> dict[str, dict]:
+    """The POSTs the page sent to *base*, by request id: url, headers sent, status or failure."""
+    posts: dict[str, dict] = {}
+    for event in browser.events:
+        params = event["params"]
+        request = params.get("request", {})
+        sent = event["method"] == "Network.requestWillBeSent" and request.get("method") == "POST"
+        if sent and request["url"].startswith(base):
+            posts[params["requestId"]] = {"url": request["url"], "headers": {}, "status": None}
+    for event in browser.events:
+        post = posts.get(event["params"].get("requestId"))
+        if post is None:
+            continue
+        if event["method"] == "Network.requestWillBeSentExtraInfo":
+            post["headers"] = {k.lower(): v for k, v in event["params"]["headers"].items()}
+        elif event["method"] == "Network.responseReceived":
+            post["status"] = event["params"]["response"]["status"]
+        elif event["method"] == "Network.loadingFailed":
+            post["status"] = post["status"] or event["params"].get("corsErrorStatus", {}).get("corsError")
+    return posts
+
+
+@needs_chromium
+def test_a_page_on_another_origin_cannot_make_the_browser_write_and_the_command_line_still_can(
+    airflow, shapes
+):
+    before = _dry_runs(airflow)
+    assert before["clean"]["pending_rows"] >= 1 and before["clean"]["key_log_rows"] >= 1, before
+    base = f"{airflow.url}/partitions/api/"
+    with _another_origin() as page, _browser(airflow) as browser:
+        browser.send("Network.enable")
+        browser.open(page)
+        browser.wait_for("document.readyState === 'complete' && document.title === 'another origin'")
+        tried = browser.eval(f"({ATTACKS})({json.dumps([airflow.url, TARGET, WRITES])})")
+        # The forms' and fetches' answers are in; the JSON fetch never left (CORS: no preflight answer).
+        assert tried == {
+            route: {
+                "form": "answered",
+                "text_form": "answered",
+                "text_fetch": "answered",
+                "untyped_fetch": "answered",
+                "json_fetch": "TypeError",
+            }
+            for route in WRITES
+        }
+        wait_until(  # the browser's last events (each eval reads those that came before its answer)
+            lambda: browser.eval("true") and all(p["status"] for p in _posts(browser, base).values()),
+            timeout=30,
+            what="every POST's answer or failure",
+        )
+        posts = _posts(browser, base)
+    # Twelve reached the api-server, each with the user's cookie from a page of the same site,
+    # and each was refused; the three JSON fetches failed in the browser.
+    reached = [p for p in posts.values() if isinstance(p["status"], int)]
+    assert len(reached) == 12, posts
+    for post in reached:
+        assert "_token=" in post["headers"].get("cookie", ""), post
+        assert post["headers"].get("sec-fetch-site") == "same-site", post
+        assert post["status"] in (403, 415), post
+    assert sum(p["status"] is not None and not isinstance(p["status"], int) for p in posts.values()) == 3
+    assert _dry_runs(airflow) == before  # nothing removed, nothing queued
+
+    # The command line's --api-url (a bearer token and a JSON body) still writes.
+    cleaned = _api_cli(airflow, "clean", "--before", "2100-01-01", "--dag", TARGET, "--yes", "--json")
+    assert cleaned.returncode == 0, cleaned.stderr[-3000:]
+    assert json.loads(cleaned.stdout) == {**before["clean"], "removed": True}
+    assert _dry_runs(airflow)["clean"]["pending_rows"] == 0
+    for argv in (["discard", TARGET], ["requeue", TARGET, "--start", "2000-01-01", "--end", "2100-01-01"]):
+        done = _api_cli(airflow, *argv, "--yes", "--json")
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout)["dag_id"] == TARGET

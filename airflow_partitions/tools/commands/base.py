@@ -3,8 +3,8 @@ What every command shares: exit codes, the request type, ``--api-url``, dates an
 
 A command is a :class:`Command` (its name, help, arguments and handler); what it asks a
 :class:`~airflow_partitions.tools.source.Source` is a frozen :class:`Request`, which goes over the
-REST API as query parameters (:meth:`Request.params`, one per field, by the field's name or its
-``query`` metadata) and is rebuilt on the api-server from them
+REST API as query parameters, or for a write as its JSON body (:meth:`Request.params`, one per
+field, by the field's name or its ``query`` metadata) and is rebuilt on the api-server from them
 (:func:`airflow_partitions.tools.ui.requests.requested`). Nothing here imports Airflow.
 """
 
@@ -72,8 +72,9 @@ class Request:
 
     A request names its Dag in its field ``dag_id`` (``None``: every Dag, ``~`` in the path, as
     Airflow's own API spells it) and its route in :attr:`ROUTE`: ``StatusRequest("d", key="k")``
-    is ``GET dags/d/status?key=k``. Its other fields are query parameters: ``None`` left out, a
-    tuple repeated, a datetime in ISO 8601, a bool ``true`` or ``false``. A subclass checks its
+    is ``GET dags/d/status?key=k``. Its other fields are query parameters (a write's, members of
+    its JSON body): ``None`` left out, a tuple repeated (a list), a datetime in ISO 8601, a bool
+    ``true`` or ``false``. A subclass checks its
     values in ``__post_init__`` (a ``ValueError`` naming the input: exit code 2, or 400), and
     answers itself from the metadata database: ``read(session)``, and for a command that writes
     ``write(session, user)`` (*session* ``None``: the tool opens its own, as its function does).

@@ -5,7 +5,11 @@ The view reads only (GET), from the metadata database through :mod:`airflow_part
 the reader under ``airflow-partitions status``. Every JSON endpoint resolves the caller with
 Airflow's own :func:`~airflow.api_fastapi.core_api.security.get_user` (the ``Authorization:
 Bearer`` header, else the ``_token`` cookie Airflow's UI holds) and asks Airflow's auth manager,
-as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not read, 403.
+as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not read, 403. A
+request that could change something (any method but GET, HEAD, OPTIONS) must come with a JSON
+body, and from a browser's cookie only from the api-server's own origin
+(:func:`~airflow_partitions.tools.ui.requests.from_own_client`): a page on another site cannot
+make the user's browser write.
 
 - ``GET /api/dags?state=``: the partitioned Dags the user may read, what needs attention first,
   each with its counts by state, range of keys and strip of states over time;
@@ -59,7 +63,7 @@ from airflow_partitions.tools.state import (
 from airflow_partitions.tools.ui import commands, layout
 from airflow_partitions.tools.ui.commands import reads_audit_log, redacted
 from airflow_partitions.tools.ui.layout import VIEW_STATES
-from airflow_partitions.tools.ui.requests import answered, requested
+from airflow_partitions.tools.ui.requests import answered, from_own_client, requested
 
 STATIC = Path(__file__).parent / "static"
 #: Partitions per page by default: the page's partitions are read in full (what each run ran
@@ -67,7 +71,13 @@ STATIC = Path(__file__).parent / "static"
 DEFAULT_LIMIT = 1_000
 MAX_LIMIT = 10_000
 
-app = FastAPI(title="airflow-partitions: Partitions", docs_url=None, redoc_url=None, openapi_url=None)
+app = FastAPI(
+    title="airflow-partitions: Partitions",
+    docs_url=None,
+    redoc_url=None,
+    openapi_url=None,
+    dependencies=[Depends(from_own_client)],
+)
 
 
 @app.middleware("http")

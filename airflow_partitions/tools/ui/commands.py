@@ -1,12 +1,14 @@
 """
 The commands' routes of the Partitions view's API: ``airflow-partitions ... --api-url`` calls them.
 
-Each route takes its command's request, built from the query parameters ``--api-url`` sends
-(:func:`~airflow_partitions.tools.ui.requests.requested`), answers it with a
-:class:`~airflow_partitions.tools.source.Database` on the api-server's own session, and returns
+Each route takes its command's request, built from the query parameters ``--api-url`` sends (a
+write's from its JSON body: :func:`~airflow_partitions.tools.ui.requests.requested`), answers it
+with a :class:`~airflow_partitions.tools.source.Database` on the api-server's own session, returns
 the answer's ``to_dict()``: the JSON the command prints with ``--json`` in its direct mode.
 Guarded as Airflow's own endpoints (the caller from the ``Authorization: Bearer`` header or
-the UI's cookie; no token, 401; too little access, 403):
+the UI's cookie; no token, 401; too little access, 403). A write from a browser's cookie must
+come from the api-server's own origin, with a JSON body
+(:func:`~airflow_partitions.tools.ui.requests.from_own_client`, on every route of the view):
 
 - ``GET dags/{dag_id}/status``, ``GET dags/{dag_id}/explain``, and the dry runs ``GET
   dags/{dag_id}/backfill``, ``GET dags/{dag_id}/requeue``, ``GET dags/{dag_id}/discard`` and
@@ -123,7 +125,7 @@ def requeue_dry_run(
 
 @router.post("/api/dags/{dag_id}/requeue", dependencies=EDIT)
 def requeue(
-    request: Annotated[RequeueRequest, Depends(requested(RequeueRequest))],
+    request: Annotated[RequeueRequest, Depends(requested(RequeueRequest, body=True))],
     user: GetUserDep,
     session: SessionDep,
 ) -> dict[str, Any]:
@@ -141,7 +143,7 @@ def discard_dry_run(
 
 @router.post("/api/dags/{dag_id}/discard", dependencies=EDIT)
 def discard(
-    request: Annotated[DiscardRequest, Depends(requested(DiscardRequest))],
+    request: Annotated[DiscardRequest, Depends(requested(DiscardRequest, body=True))],
     user: GetUserDep,
     session: SessionDep,
 ) -> dict[str, Any]:
@@ -159,7 +161,7 @@ def clean_dry_run(
 
 @router.post("/api/dags/{dag_id}/clean", dependencies=EDIT)
 def clean(
-    request: Annotated[CleanRequest, Depends(requested(CleanRequest))], user: GetUserDep
+    request: Annotated[CleanRequest, Depends(requested(CleanRequest, body=True))], user: GetUserDep
 ) -> dict[str, Any]:
     """Remove the rows (``clean ... --yes``) in batches, audit-logged under the caller's name."""
     return answered(lambda: Database(user=user.get_name()).clean(request)).to_dict()

@@ -28,15 +28,27 @@ from airflow_partitions.tools.state.model import STATES
 from airflow_partitions.tools.ui.requests import requested
 
 TYPES = (StatusRequest, ExplainRequest, BackfillRequest, RequeueRequest, DiscardRequest, CleanRequest)
+#: The requests of a command that writes (``--yes``): sent as a JSON body to a POST too.
+WRITES = (RequeueRequest, DiscardRequest, CleanRequest)
 
 
 def app_for(cls: type) -> TestClient:
-    """A FastAPI app whose ``dags/{dag_id}/{ROUTE}`` returns the request it was given, as its fields."""
+    """
+    A FastAPI app whose ``dags/{dag_id}/{ROUTE}`` returns the request it was given, as its fields.
+
+    ``GET`` reads it from the query string; for a write, ``POST`` from the JSON body.
+    """
     app = FastAPI()
 
     @app.get(f"/dags/{{dag_id}}/{cls.ROUTE}")
     def route(request=Depends(requested(cls))) -> dict:  # noqa: B008 (FastAPI's way)
         return {"fields": repr(request)}
+
+    if cls in WRITES:
+
+        @app.post(f"/dags/{{dag_id}}/{cls.ROUTE}")
+        def write(request=Depends(requested(cls, body=True))) -> dict:  # noqa: B008
+            return {"fields": repr(request)}
 
     return TestClient(app)
 
@@ -44,10 +56,14 @@ def app_for(cls: type) -> TestClient:
 CLIENTS = {cls: app_for(cls) for cls in TYPES}
 
 
-def sent_back(request: object) -> str:
-    """Return what the route rebuilt from *request*'s path and query parameters (its ``repr``)."""
-    query = urllib.parse.urlencode(request.params(), doseq=True)  # type: ignore[attr-defined]
-    answer = CLIENTS[type(request)].get(f"/{request.path()}?{query}")  # type: ignore[attr-defined]
+def sent_back(request: object, method: str = "GET") -> str:
+    """Return what the route rebuilt from *request*'s path and query parameters or body (its ``repr``)."""
+    params = request.params()  # type: ignore[attr-defined]
+    path = f"/{request.path()}"  # type: ignore[attr-defined]
+    if method == "GET":
+        answer = CLIENTS[type(request)].get(f"{path}?{urllib.parse.urlencode(params, doseq=True)}")
+    else:
+        answer = CLIENTS[type(request)].post(path, json=params)
     assert answer.status_code == 200, answer.text
     return answer.json()["fields"]
 
@@ -109,6 +125,8 @@ requests = st.one_of(
 @given(requests)
 def test_every_request_comes_back_from_its_route_as_it_was_sent(request):
     assert sent_back(request) == repr(request)
+    if isinstance(request, WRITES):  # --yes: the same request as a JSON body
+        assert sent_back(request, "POST") == repr(request)
 
 
 def test_a_status_request_is_sent_under_the_parameter_names_the_view_reads():
