@@ -22,6 +22,7 @@ from airflow_partitions.tools.commands.base import (
     Opener,
     Request,
     in_order,
+    in_years,
     parse_date,
     quiet,
 )
@@ -35,7 +36,8 @@ class BackfillRequest(Request):
 
     ``BackfillRequest("daily", datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 7, tzinfo=UTC), now)``.
 
-    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*.
+    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*, or a range
+        reaching outside the years 0003 to 9997 (:func:`~airflow_partitions.tools.commands.base.in_years`).
     """
 
     ROUTE: ClassVar[str] = "backfill"
@@ -47,6 +49,7 @@ class BackfillRequest(Request):
 
     def __post_init__(self) -> None:
         in_order(self.start, self.end)
+        in_years(self.start, self.end)
 
     def read(self, session: Any) -> list[Any]:
         """

@@ -162,7 +162,8 @@ def parse_date(option: str, text: str, *, end_of_day: bool = False) -> datetime:
     *end_of_day*: a bare date means its last instant (2026-03-01T23:59:59.999999Z).
 
     :raises UsageError: naming *option* (``--before``) and *text*, if it is not one; for an ISO
-        week the year does not have (``2021-W53``), saying how many it has.
+        week the year does not have (``2021-W53``), saying how many it has; for a time whose UTC
+        instant no ``datetime`` holds (``0001-01-01T00:00+14:00``).
     """
     from datetime import UTC, date, time
 
@@ -176,4 +177,30 @@ def parse_date(option: str, text: str, *, end_of_day: bool = False) -> datetime:
         raise UsageError(f"{option} {text!r} {week or expected}.") from None
     if end_of_day and len(text) == len(date.min.isoformat()):
         when = datetime.combine(when.date(), time.max)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    try:
+        when.astimezone(UTC)
+    except OverflowError:
+        raise UsageError(
+            f"{option} {text!r} is outside the times a date can name (0001-01-01 to 9999-12-31 UTC)."
+        ) from None
+    return when
+
+
+def in_years(start: datetime, end: datetime) -> None:
+    """
+    Refuse a range reaching outside the years partitions are made in, naming ``--start`` or ``--end``.
+
+    Only from the year 0003 to 9997 do a grain's periods, their neighbours and members all lie in
+    the years 0001 to 9999 a ``datetime`` holds (:data:`~airflow_partitions.grains.keys.FIRST_YEAR`).
+
+    :raises UsageError: ``--end 9999-12-31T23:59:59.999999+00:00 is after the year 9997: partitions
+        are made only in the years 0003 to 9997.``
+    """
+    from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR
+
+    years = f"partitions are made only in the years {FIRST_YEAR:04d} to {LAST_YEAR}"
+    if start.year < FIRST_YEAR:
+        raise UsageError(f"--start {start.isoformat()} is before the year {FIRST_YEAR:04d}: {years}.")
+    if end.year > LAST_YEAR:
+        raise UsageError(f"--end {end.isoformat()} is after the year {LAST_YEAR}: {years}.")

@@ -21,7 +21,7 @@ import types
 import typing
 import urllib.parse
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import pydantic
@@ -56,7 +56,8 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
     field is refused (422), so a client that sends its input elsewhere changes nothing. A
     datetime is read as ISO 8601, a tuple from a repeated parameter or a list; the Dag id ``~``
     is ``None`` (every Dag, as Airflow's API spells it). The request's own checks answer 400
-    (:func:`answered`), a value of the wrong type (``limit=ten``) 422 as FastAPI does.
+    (:func:`answered`), as does a time no ``datetime`` holds in UTC (``0001-01-01T00:00+14:00``),
+    a value of the wrong type (``limit=ten``) 422 as FastAPI does.
     """
     hints = typing.get_type_hints(cls)
     sent = {
@@ -94,10 +95,30 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
         if body:
             values = {"dag_id": values["dag_id"], **values["sent"].model_dump()}
         values["dag_id"] = None if values["dag_id"] == "~" else values["dag_id"]
-        return answered(lambda: rebuilt(cls, values))
+        return answered(lambda: _in_utc(rebuilt(cls, values)))
 
     build.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return build
+
+
+def _in_utc(request: T) -> T:
+    """
+    Return *request* if each of its times names an instant a ``datetime`` holds in UTC.
+
+    :raises ValueError: naming the parameter and the time (``before '0001-01-01T00:00:00+14:00'``),
+        as ``parse_date`` refuses it on the command line.
+    """
+    for field in dataclasses.fields(request):  # type: ignore[arg-type]
+        when = getattr(request, field.name)
+        if isinstance(when, datetime):
+            try:
+                when.astimezone(UTC)
+            except OverflowError:
+                raise ValueError(
+                    f"{field.metadata.get('query', field.name)} {when.isoformat()!r} is outside the times a "
+                    "date can name (0001-01-01 to 9999-12-31 UTC)."
+                ) from None
+    return request
 
 
 def _sent_as(kind: Any) -> Any:

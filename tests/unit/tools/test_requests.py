@@ -199,3 +199,41 @@ def test_the_requests_fields_are_their_dataclass_fields():
     request = DiscardRequest("d", keys=("a", "b"), start="2013")
     assert asdict(request) == {"dag_id": "d", "keys": ("a", "b"), "start": "2013", "end": None}
     assert request.params() == {"key": ["a", "b"], "start": "2013"}
+
+
+#: Times as a hand-made call may send them: the calendar's ends with offsets that take them past
+#: what a datetime holds in UTC, impossible dates, any text.
+sent_times = st.sampled_from(
+    [
+        "0001-01-01T00:00:00+14:00",
+        "9999-12-31T23:59:59-12:00",
+        "0001-01-01T00:00:00+00:00",
+        "9999-12-31T23:59:59.999999+00:00",
+        "2026-13-45",
+        "yesterday",
+    ]
+) | st.text(max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([RequeueRequest, BackfillRequest, CleanRequest]), sent_times, sent_times)
+def test_any_time_a_route_is_sent_is_its_request_or_400_never_500(cls, first, second):
+    # The test client raises what the route raised: an OverflowError would fail the test.
+    names = {RequeueRequest: ("start", "end"), BackfillRequest: ("start", "end"), CleanRequest: ("before",)}
+    query = dict(zip(names[cls], (first, second), strict=False))
+    if cls is BackfillRequest:
+        query["now"] = "2026-12-01T00:00:00+00:00"
+    answer = CLIENTS[cls].get(f"/dags/d/{cls.ROUTE}?{urllib.parse.urlencode(query)}")
+    assert answer.status_code in (200, 400), answer.text
+    if not all(_an_instant(t) for t in query.values()):
+        assert answer.status_code == 400, answer.text
+
+
+def _an_instant(text: str) -> bool:
+    """Whether *text* is an ISO 8601 time (naive: UTC) whose UTC instant a datetime holds."""
+    try:
+        when = datetime.fromisoformat(text)
+        (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return False
+    return True
