@@ -30,6 +30,7 @@ from airflow_partitions.tools.state import STATES, attention, bucket_length
 from airflow_partitions.tools.ui import layout
 from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
+from tests.integration.test_members import _set_variable
 from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import _api_cli, _state
 from tests.support.launcher import free_port, wait_until
@@ -428,6 +429,31 @@ def test_anonymous_and_forged_requests_are_refused_and_nothing_writes(signed_in,
     assert _http(server, "/api/dags/it_status_day", viewer)[1]["partitions"] == days["partitions"]
     assert _http(server, "/api/dags/it_no_such_dag", viewer)[0] == 404
     assert _http(server, "/api/assets/it_no_such_asset", viewer)[0] == 404
+
+
+#: it_vic_day_from_variable's Variable, as test_members.py leaves it (that module sets it first).
+VIC_STORES = ["store-005", "store-006", {"value": "store-009", "start": "2026-04-06"}]
+
+
+def test_explain_shows_a_variables_members_only_to_who_may_read_the_variable(airflow, signed_in):
+    # The simple auth manager lets a viewer read Dags but not Variables (that takes the OP role).
+    server, viewer = signed_in
+    if not airflow.query("SELECT 1 FROM variable WHERE key = 'it_vic_stores'"):
+        _set_variable(airflow, "it_vic_stores", VIC_STORES)
+    path = "/api/dags/it_vic_day_from_variable/explain?key=2026-04-06&downstream=true"
+    status, admins = _http(airflow, path, airflow._bearer())
+    assert status == 200, admins
+    [stores] = admins["keys"][0]["members"]
+    assert stores["dimension"] == "store" and stores["source"] == "Variable 'it_vic_stores'"
+    assert stores["awaited"] == ["store-005", "store-006", "store-009"]
+    status, viewers = _http(server, path, viewer)
+    assert status == 200, viewers
+    assert viewers["keys"][0]["members"] == []
+    # The rest is the Dag's, which the viewer may read: the same explanation.
+    assert {**viewers, "keys": [{**viewers["keys"][0], "members": None}]} == {
+        **admins,
+        "keys": [{**admins["keys"][0], "members": None}],
+    }
 
 
 # -- the page in a real headless Chromium, against the database's answer ------------------------
@@ -994,6 +1020,20 @@ def test_fab_roles_restrict_the_overviews_summaries_and_the_detail_endpoint(airf
     for dag_id, key in (("it_shape_deadline_day", DEADLINE_DAYS[1]), ("it_backfill_daily", "2026-03-03")):
         assert _http(server, f"/api/dags/{dag_id}/partitions/{key}?list=missing", one_dag)[0] == 403
         assert _http(server, f"/api/dags/{dag_id}", one_dag)[0] == 403
+    # clean's dry run of every Dag: FAB lets anyone who reads Dag runs ask; the answer holds only
+    # the Dags one may read, their rows the totals.
+    path = "/api/dags/~/clean?before=2100-01-01T00%3A00%3A00%2B00%3A00"
+    status, every = _http(airflow, path, airflow._bearer())
+    assert status == 200 and len(every["by_dag"]) > 1 and every["by_dag"]["it_status_day"][0] >= 1, every
+    status, counted = _http(server, path, one_dag)
+    assert status == 200, counted
+    mine = every["by_dag"]["it_status_day"]
+    assert counted == {
+        **every,
+        "by_dag": {"it_status_day": mine},
+        "pending_rows": mine[0],
+        "key_log_rows": mine[1],
+    }
 
 
 # -- writes only the caller's own client can make ----------------------------------------------

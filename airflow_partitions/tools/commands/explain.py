@@ -50,10 +50,19 @@ class ExplainRequest(Request):
 
         :raises ValueError: naming the Dag or asset, if the Dag is not stored or does not read it.
         """
-        from airflow_partitions.tools import explain, stored_dag
+        from airflow_partitions.tools import explain
 
-        mapper = stored_dag(self.dag_id, session=session).consumer(self.dag_id, self.asset).mapper
-        return explain(mapper, self.key, downstream=self.downstream)
+        return explain(self.mapper(session), self.key, downstream=self.downstream)
+
+    def mapper(self, session: Any) -> Any:
+        """
+        Return the mapper the Dag's serialized Dag holds for the asset (deserialized, as the scheduler's).
+
+        :raises ValueError: as :meth:`read`.
+        """
+        from airflow_partitions.tools import stored_dag
+
+        return stored_dag(self.dag_id, session=session).consumer(self.dag_id, self.asset).mapper
 
 
 ARGUMENTS: list[Argument] = [

@@ -5,7 +5,8 @@ The view reads only (GET), from the metadata database through :mod:`airflow_part
 the reader under ``airflow-partitions status``. Every JSON endpoint resolves the caller with
 Airflow's own :func:`~airflow.api_fastapi.core_api.security.get_user` (the ``Authorization:
 Bearer`` header, else the ``_token`` cookie Airflow's UI holds) and asks Airflow's auth manager,
-as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not read, 403. A
+as Airflow's Dag and Dag-run endpoints do, through the rule the commands' routes use too
+(:mod:`~airflow_partitions.tools.ui.access`): no token, 401; a Dag the user may not read, 403. A
 request that could change something (any method but GET, HEAD, OPTIONS) must come with a JSON
 body, and from a browser's cookie only from the api-server's own origin
 (:func:`~airflow_partitions.tools.ui.requests.from_own_client`): a page on another site cannot
@@ -32,14 +33,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
-from airflow.api_fastapi.app import get_auth_manager
-from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.common.db.common import SessionDep
-from airflow.api_fastapi.core_api.security import (
-    GetUserDep,
-    requires_access_asset,
-    requires_access_dag,
-)
+from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -61,7 +56,14 @@ from airflow_partitions.tools.state import (
     zones_of,
 )
 from airflow_partitions.tools.ui import commands, layout
-from airflow_partitions.tools.ui.commands import reads_audit_log, redacted
+from airflow_partitions.tools.ui.access import (
+    READ_ASSETS,
+    READ_DAGS,
+    READ_STATE,
+    readable_dags,
+    reads_audit_log,
+    redacted,
+)
 from airflow_partitions.tools.ui.layout import VIEW_STATES
 from airflow_partitions.tools.ui.requests import answered, from_own_client, requested
 
@@ -112,7 +114,7 @@ app.mount("/static", StaticFiles(directory=STATIC), name="static")
 app.include_router(commands.router)
 
 
-@app.get("/api/dags", dependencies=[Depends(requires_access_dag("GET"))], response_class=PlainJSON)
+@app.get("/api/dags", dependencies=READ_DAGS, response_class=PlainJSON)
 def list_dags(
     user: GetUserDep, session: SessionDep, state: Annotated[list[str] | None, Query()] = None
 ) -> PlainJSON:
@@ -123,8 +125,7 @@ def list_dags(
     most urgent state), then by Dag id; ``state`` (repeatable) keeps the Dags with partitions in
     one of those states.
     """
-    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    dags = consumer_dags(session, summary=True, only=readable)
+    dags = consumer_dags(session, summary=True, only=readable_dags(user))
     if state:
         dags = [d for d in dags if any(d.states.get(s) for s in state)]
     dags.sort(key=lambda d: (d.attention, d.dag_id))
@@ -139,10 +140,7 @@ def list_dags(
 
 @app.get(
     "/api/dags/{dag_id}",
-    dependencies=[
-        Depends(requires_access_dag("GET", DagAccessEntity.RUN)),
-        Depends(requires_access_asset("GET")),
-    ],
+    dependencies=READ_STATE,
     response_class=PlainJSON,
 )
 def dag_partitions(
@@ -163,7 +161,7 @@ def dag_partitions(
     "missing_total"}``) for its latest run, ``overview`` lays every selected partition out in
     buckets, ``grid`` the page, and ``range`` is the Dag's whole range (``[first, last]`` time
     parts). The refused keys are left out for a user who may not read the Dag's audit log
-    (:func:`~airflow_partitions.tools.ui.commands.redacted`); errors as the commands' route
+    (:func:`~airflow_partitions.tools.ui.access.redacted`); errors as the commands' route
     (:func:`~airflow_partitions.tools.ui.requests.answered`: an unknown Dag 404, bad input 400).
     The grid knows the Dag's grain (:func:`~airflow_partitions.tools.state.consumer_grain`): a
     month of trading sessions has no places on weekends and holidays.
@@ -192,10 +190,7 @@ def dag_partitions(
 
 @app.get(
     "/api/dags/{dag_id}/partitions/{partition_key:path}",
-    dependencies=[
-        Depends(requires_access_dag("GET", DagAccessEntity.RUN)),
-        Depends(requires_access_asset("GET")),
-    ],
+    dependencies=READ_STATE,
 )
 def partition_list(
     dag_id: str,
@@ -221,7 +216,7 @@ def partition_list(
     return {"keys": keys, "total_entries": total, "offset": offset, "limit": limit, "list": list_}
 
 
-@app.get("/metrics", dependencies=[Depends(requires_access_dag("GET"))])
+@app.get("/metrics", dependencies=READ_DAGS)
 def metrics(user: GetUserDep, session: SessionDep) -> Response:
     """
     Return the partition metrics of the Dags the caller may read, in Prometheus' text format.
@@ -232,11 +227,10 @@ def metrics(user: GetUserDep, session: SessionDep) -> Response:
     Guarded as the other routes: a Prometheus scrape sends an Airflow token (``Authorization:
     Bearer``).
     """
-    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    return Response(metrics_text(session, only=readable), media_type=CONTENT_TYPE)
+    return Response(metrics_text(session, only=readable_dags(user)), media_type=CONTENT_TYPE)
 
 
-@app.get("/api/assets/{asset_name}", dependencies=[Depends(requires_access_asset("GET"))])
+@app.get("/api/assets/{asset_name}", dependencies=READ_ASSETS)
 def asset_keys(
     asset_name: str, user: GetUserDep, session: SessionDep, start: str | None = None, end: str | None = None
 ) -> dict[str, Any]:
@@ -258,8 +252,7 @@ def asset_keys(
     dags = {r["dag_id"] for r in answer["refusals"]}
     allowed = {d: d is not None and reads_audit_log(d, user) for d in dags}
     answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
-    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    found = consumer_reader(asset_name, session=session, only=readable)
+    found = consumer_reader(asset_name, session=session, only=readable_dags(user))
     mapper, reader = found if found else (None, None)
     zone, input_zone = zones_of(mapper) or ("UTC", "UTC")
     laid = layout.coverage(answer["keys"], zone, input_zone, awaited_by_date(mapper) if mapper else None)
