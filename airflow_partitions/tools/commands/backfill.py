@@ -26,7 +26,7 @@ from airflow_partitions.tools.commands.base import (
     parse_date,
     quiet,
 )
-from airflow_partitions.tools.commands.text import count
+from airflow_partitions.tools.commands.text import count, terminal
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
         return OK
     for m in missing:
         due = " (not due yet: its period has not ended)" if m.is_open(now) else ""
-        print(f"  {m.partition_key:<28}{', '.join(m.states) or 'never ran'}{due}")
+        print(f"  {terminal(m.partition_key, lines=False):<28}{', '.join(m.states) or 'never ran'}{due}")
     verb = f"created {count(len(runs), 'run')}" if args.yes else "dry run: pass --yes to create them"
     print(f"{args.dag_id}: {count(len(missing), 'partition')} without a successful run; {verb}")
     if opened and not args.include_open:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar, NamedTuple
 
+from airflow_partitions.tools.commands.text import terminal
+
 OK, FOUND, USAGE = 0, 1, 2
 
 #: ``(flags, argparse keyword arguments)``: one argument, as both CLIs (argparse, Airflow's) take it.
@@ -140,9 +142,10 @@ def show(answer: Any, as_text: Callable[[Any], str], *, as_json: bool) -> None:
     Print a command's *answer*: its ``to_dict()`` as indented JSON (``--json``), else ``as_text(answer)``.
 
     The one place the two outputs part, so that every command's ``--json`` and text describe one
-    answer (the tests compare them field by field).
+    answer (the tests compare them field by field). The text's control characters are escaped
+    (:func:`~airflow_partitions.tools.commands.text.terminal`); the JSON keeps them exact.
     """
-    print(json.dumps(answer.to_dict(), indent=2) if as_json else as_text(answer))
+    print(json.dumps(answer.to_dict(), indent=2) if as_json else terminal(as_text(answer)))
 
 
 def in_order(start: datetime, end: datetime) -> None:

@@ -25,7 +25,7 @@ from airflow_partitions.tools.commands.base import (
     quiet,
     show,
 )
-from airflow_partitions.tools.commands.text import count, listed, wrap
+from airflow_partitions.tools.commands.text import count, listed, terminal, wrap
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def format_explanation(explanation: Any) -> str:
         return "\n".join(lines)
     for k in e.keys:
         if len(e.keys) > 1:
-            lines.append(f"  {k.key}")
+            lines.append(f"  {terminal(k.key, lines=False)}")
         lines.append(wrap("partition_date", k.partition_date or "(none)"))
         if k.waits_for is not None:
             lines.append(

@@ -1,9 +1,18 @@
-"""Text for a 120-column terminal, shared by the commands' formatters: wrapped lines, lists, counts."""
+r"""
+Text for a 120-column terminal, shared by the commands' formatters: wrapped lines, lists, counts.
+
+Every text a command prints goes through :func:`~airflow_partitions.grains.keys.terminal` (its
+answer, a backfill's lines, the findings of ``check``, the error messages; so do the log lines the
+package writes): a key, an asset name or a message holding control characters (``ESC [2J``,
+``ESC ]0;…BEL``) prints them escaped (``\x1b[2J``), never acted on; ``--json`` keeps them exact.
+"""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+
+from airflow_partitions.grains.keys import terminal
 
 #: The terminal's width the text output is laid out for.
 WIDTH = 120
@@ -14,7 +23,7 @@ LISTED_KEYS = 100
 def wrap(label: str, text: str) -> str:
     """Return *text* after *label* (``"  fires at        …"``), wrapped at spaces: never a key cut."""
     return textwrap.fill(
-        text,
+        terminal(text, lines=False),
         WIDTH,
         initial_indent=f"  {label:<16}",
         subsequent_indent=" " * 18,
@@ -24,12 +33,13 @@ def wrap(label: str, text: str) -> str:
 
 
 def listed(keys: Sequence[str]) -> str:
-    """Return *keys* comma-separated, or for more than :data:`LISTED_KEYS` the first and last 50."""
-    if len(keys) <= LISTED_KEYS:
-        return ", ".join(keys)
+    """Return *keys* (each :func:`terminal`) comma-separated; over :data:`LISTED_KEYS`, 50 first and last."""
+    shown = [terminal(k, lines=False) for k in keys]
+    if len(shown) <= LISTED_KEYS:
+        return ", ".join(shown)
     half = LISTED_KEYS // 2
-    more = f"… ({len(keys) - LISTED_KEYS} more; --json lists all) …"
-    return ", ".join([*keys[:half], more, *keys[-half:]])
+    more = f"… ({len(shown) - LISTED_KEYS} more; --json lists all) …"
+    return ", ".join([*shown[:half], more, *shown[-half:]])
 
 
 def count(n: int, noun: str) -> str:
