@@ -32,7 +32,7 @@ from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
 from tests.integration.test_members import _set_variable
 from tests.integration.test_no_silent_holds import _send, _settle
-from tests.integration.test_status import _api_cli, _state
+from tests.integration.test_status import _api_cli, _cli, _state
 from tests.support.launcher import free_port, wait_until
 
 #: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
@@ -1194,3 +1194,83 @@ def test_a_page_on_another_origin_cannot_make_the_browser_write_and_the_command_
         done = _api_cli(airflow, *argv, "--yes", "--json")
         assert done.returncode == 0, done.stderr[-3000:]
         assert json.loads(done.stdout)["dag_id"] == TARGET
+
+
+# -- any key Airflow accepted: shown on every page, by every command ----------------------------
+
+#: Keys Airflow accepts (any text of at most 250 characters with a non-space): impossible dates,
+#: the calendar's ends, periods past a year's, a composite, characters a URL or a terminal acts
+#: on. it_any_key (core's IdentityMapper) makes each its own partition.
+ANY_KEYS = [
+    "2026-13-45",
+    "0001-01-01T00",
+    "9999-12-31T23:45",
+    "9999-12-31",
+    "2026-Q5",
+    "2026-W54",
+    "jfk|2026-13-45",
+    "2026-05-01\x1b[2J\x1b]0;pwned\x07",
+    "a b/c?d#e%2F&f=g",
+    "k" * 250,
+]
+ANY_DAG, ANY_ASSET = "it_any_key", "it_any_key_keys"
+
+
+def _grid_keys(blocks: list[dict]) -> list[str]:
+    """The keys the grid's blocks show (a cell per key; a group of minutes is none of these keys)."""
+    cells = [c for b in blocks for c in b.get("cells", [])]
+    cells += [c for b in blocks for row in b.get("rows", []) for c in row["cells"]]
+    cells += [c for b in blocks for week in b.get("weeks", []) for c in week if c]
+    return [c["key"] for c in cells if c["key"] is not None]
+
+
+def test_every_key_airflow_accepted_is_shown_on_every_page_and_by_every_command(airflow):
+    for key in ANY_KEYS:
+        airflow.create_asset_event(ANY_ASSET, partition_key=key)
+    wait_until(
+        lambda: (
+            sorted(p["partition_key"] for p in _state(airflow, ANY_DAG)["partitions"]) == sorted(ANY_KEYS)
+        ),
+        timeout=120,
+        what="every key's partition",
+    )
+    token = airflow._bearer()
+    status, page = _http(airflow, f"/api/dags/{ANY_DAG}", token)
+    assert status == 200, page
+    assert sorted(p["partition_key"] for p in page["partitions"]) == sorted(ANY_KEYS)
+    assert sorted(_grid_keys(page["grid"])) == sorted(ANY_KEYS)  # each drawn once
+    status, asset = _http(airflow, f"/api/assets/{ANY_ASSET}", token)
+    assert status == 200, asset
+    placed = [k for s in asset["coverage"]["series"] for d in s["days"] for k in d["keys"]]
+    assert sorted(placed + asset["coverage"]["other"]) == sorted(ANY_KEYS)
+    # Every route, every key: an answer or a refusal naming the input, never a 500.
+    quote = lambda text: urllib.parse.quote(text, safe="")  # noqa: E731
+    range_ = "start=0001-01-01T00%3A00%3A00%2B00%3A00&end=9999-12-31T23%3A59%3A59%2B00%3A00"
+    paths = [
+        "/api/dags",
+        f"/api/dags/{ANY_DAG}?start=0001&end=9999",
+        f"/api/dags/{ANY_DAG}/status",
+        f"/api/dags/{ANY_DAG}/requeue?{range_}",
+        f"/api/dags/{ANY_DAG}/backfill?{range_}&now=2026-01-01T00%3A00%3A00%2B00%3A00",
+        f"/api/dags/{ANY_DAG}/clean?before=9999-12-31T00%3A00%3A00%2B00%3A00",
+        f"/api/assets/{ANY_ASSET}?start=0001&end=9999",
+    ]
+    for key in ANY_KEYS:
+        paths += [
+            f"/api/dags/{ANY_DAG}/partitions/{quote(key)}?list=received",
+            f"/api/dags/{ANY_DAG}?key={quote(key)}&start={quote(key)}&end={quote(key)}",
+            f"/api/dags/{ANY_DAG}/explain?key={quote(key)}",
+            f"/api/dags/{ANY_DAG}/explain?key={quote(key)}&downstream=true",
+            f"/api/dags/{ANY_DAG}/discard?key={quote(key)}",
+        ]
+    answers = {path: _http(airflow, path, token)[0] for path in paths}
+    assert all(status in (200, 400, 404) for status in answers.values()), answers
+    assert (
+        answers[f"/api/dags/{ANY_DAG}/status"]
+        == answers[f"/api/dags/{ANY_DAG}/explain?key=2026-13-45"]
+        == 200
+    )
+    # The command line's text escapes what a terminal acts on (its JSON, read above, kept every key exact).
+    text = _cli(airflow, "status", ANY_DAG, "--all")
+    assert text.returncode in (0, 1) and "Traceback" not in text.stderr, text.stderr[-3000:]
+    assert "2026-05-01\\x1b[2J\\x1b]0;pwned\\x07" in text.stdout and "\x1b" not in text.stdout
