@@ -348,6 +348,9 @@ def test_the_detail_endpoint_pages_the_lists_of_a_partition(airflow, days):
     _, awaited = _http(airflow, f"{path}?list=awaited", token)
     assert awaited["keys"] == [f"{PARTIAL}T{h:02d}" for h in range(24)]
     assert _http(airflow, "/api/dags/it_status_day/partitions/2026-05-29?list=missing", token)[0] == 404
+    # A list that is none of the four is bad input, as on every route (it was a 404).
+    status, refused = _http(airflow, f"{path}?list=everything", token)
+    assert status == 400 and "list 'everything' is not one of" in refused, refused
 
 
 @pytest.fixture(scope="module")

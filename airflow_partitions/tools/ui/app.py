@@ -205,14 +205,13 @@ def partition_list(
 
     For its pending run, or what its latest run ran with: ``{"keys": [...], "total_entries": N,
     "offset", "limit"}``; the detail panel pages through the lists the partition's answer cuts at
-    :data:`~airflow_partitions.tools.state.LISTED` keys.
+    :data:`~airflow_partitions.tools.state.LISTED` keys. Errors as every route's
+    (:func:`~airflow_partitions.tools.ui.requests.answered`): a list that is none of these 400, an
+    unknown Dag or a partition without a run 404.
     """
-    try:
-        keys, total = partition_keys(
-            dag_id, partition_key, list_, offset=offset, limit=limit, session=session
-        )
-    except ValueError as err:
-        raise HTTPException(404, str(err)) from err
+    keys, total = answered(
+        lambda: partition_keys(dag_id, partition_key, list_, offset=offset, limit=limit, session=session)
+    )
     return {"keys": keys, "total_entries": total, "offset": offset, "limit": limit, "list": list_}
 
 
@@ -245,10 +244,7 @@ def asset_keys(
     (``requires_access_asset("GET")``). A refusal is kept only if the caller may read its
     consumer Dag's audit log.
     """
-    try:
-        answer = asset_coverage(asset_name, start=start, end=end, session=session).to_dict()
-    except ValueError as err:
-        raise HTTPException(404, str(err)) from err
+    answer = answered(lambda: asset_coverage(asset_name, start=start, end=end, session=session).to_dict())
     dags = {r["dag_id"] for r in answer["refusals"]}
     allowed = {d: d is not None and reads_audit_log(d, user) for d in dags}
     answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
