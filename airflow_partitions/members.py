@@ -34,7 +34,7 @@ from itertools import count
 from typing import Any
 
 from airflow_partitions.grains.grain import Period
-from airflow_partitions.grains.keys import MAX_KEY_LENGTH, is_key, shown
+from airflow_partitions.grains.keys import MAX_KEY_LENGTH, is_key, shown, terminal
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 
 log = logging.getLogger(__name__)
@@ -536,7 +536,9 @@ class VariableMembers(ValueEquality):
             text = read_variable(self.name)
         except Exception as err:  # the database or a secrets backend failed: keep what was read
             log.warning(
-                "Reading Airflow Variable %r failed (%s); keeping the last value read.", self.name, err
+                "Reading Airflow Variable %r failed (%s); keeping the last value read.",
+                self.name,
+                terminal(str(err), lines=False),
             )
             if last is not None and last.members is not None:
                 return _Read(last.text, last.members, None, now)
@@ -562,7 +564,7 @@ class VariableMembers(ValueEquality):
             log.error(
                 "%s Keys for rollups over it are refused and their pending runs wait until it is fixed "
                 "(broken since %s).",
-                error,
+                terminal(error, lines=False),
                 since.isoformat(timespec="seconds"),
             )
             logged = now

@@ -17,6 +17,7 @@ from typing import Any
 from airflow.partition_mappers.base import is_rollup
 from airflow.sdk import BaseNotifier
 
+from airflow_partitions.grains.keys import terminal
 from airflow_partitions.task import _from_context, assets_of, missing_upstream_keys, run_mapper
 
 
@@ -144,6 +145,6 @@ class IncompleteRunNotifier(BaseNotifier):
         found = incomplete_run(context)
         if found is None:
             return
-        self.log.info("Partitioned Dag run ran incomplete, notifying: %s", found)
+        self.log.info("Partitioned Dag run ran incomplete, notifying: %s", terminal(str(found), lines=False))
         context["incomplete_run"] = found
         copy.copy(self.notifier)(context)

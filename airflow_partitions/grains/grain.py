@@ -23,7 +23,7 @@ from itertools import pairwise
 from typing import Any, ClassVar, Generic, TypeVar, overload
 from zoneinfo import ZoneInfo
 
-from airflow_partitions.grains.keys import EXPECTED_KEYS, parse_instant, shown
+from airflow_partitions.grains.keys import EXPECTED_KEYS, FIRST_YEAR, LAST_YEAR, parse_instant, shown
 from airflow_partitions.grains.stored import dump, load
 from airflow_partitions.grains.zones import naive, resolve, time_zone, warn_if_fixed
 
@@ -196,9 +196,16 @@ class Grain(ABC):
         Return the period whose canonical key is *key* (the inverse of :meth:`key`).
 
         :raises ValueError: naming the key and an example canonical key, if *key* is not this
-            grain's canonical spelling of a period.
+            grain's canonical spelling of a period; naming the years keys are read from, for a
+            period (or its end) that no ``datetime`` holds (``9999-12-31`` of days: it ends in 10000).
         """
-        period = self._named_period(key)
+        try:
+            period = self._named_period(key)
+        except OverflowError:
+            raise ValueError(
+                f"partition key {shown(key)} names a period past the years {FIRST_YEAR:04d} to {LAST_YEAR} "
+                "that keys are read from."
+            ) from None
         canonical = self.key(period)
         if canonical != key:
             raise ValueError(

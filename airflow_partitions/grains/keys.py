@@ -113,6 +113,26 @@ def is_key(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip()) and len(value) <= MAX_KEY_LENGTH
 
 
+#: What a terminal acts on instead of showing: the C0 and C1 controls and DEL, and Unicode's line
+#: and paragraph separators and bidirectional controls (which reorder the text after them).
+_OTHERS = r"\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(rf"[\x00-\x1f{_OTHERS}]")
+_CONTROLS_BUT_LINE_FEEDS = re.compile(rf"[\x00-\x09\x0b-\x1f{_OTHERS}]")
+
+
+def terminal(text: str, *, lines: bool = True) -> str:
+    r"""
+    Return *text* to print on a terminal: each control character escaped as Python spells it.
+
+    ``terminal("2026-03-10\x1b[2J")`` (an ESC character) prints as ``2026-03-10\x1b[2J`` (a
+    backslash, an x, …): the escape shows, it clears no screen. *lines*: the line feeds of a text
+    of several lines are kept; with ``lines=False`` (one value: a key, an asset name, a message)
+    they are escaped too (``\n``), so a key cannot start a line of its own.
+    """
+    pattern = _CONTROLS_BUT_LINE_FEEDS if lines else _CONTROLS
+    return pattern.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def shown(key: Any) -> str:
     """Return ``repr(key)`` for an error message, a string cut to its first 300 characters."""
     return repr(key[:SHOWN_KEY_LENGTH] if isinstance(key, str) else key)

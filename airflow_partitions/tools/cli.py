@@ -25,6 +25,7 @@ from typing import Any, NoReturn
 
 from airflow_partitions.tools.commands import backfill, check, clean, discard, explain, requeue, status
 from airflow_partitions.tools.commands.base import FOUND, OK, USAGE, Command, without_gc
+from airflow_partitions.tools.commands.text import terminal
 from airflow_partitions.tools.source import source
 
 #: The commands, by name, in the order ``--help`` lists them.
@@ -47,7 +48,8 @@ def _guarded(command: Command, args: argparse.Namespace) -> int:
     Run *command* on *args*; return its exit code.
 
     An unknown Dag (or one that is not what the command needs) is printed to stderr with exit code
-    1, a usage or loading error with exit code 2.
+    1, a usage or loading error with exit code 2; the message on one line, its control characters
+    escaped (:func:`~airflow_partitions.tools.commands.text.terminal`).
     """
     try:
         with without_gc():
@@ -55,10 +57,12 @@ def _guarded(command: Command, args: argparse.Namespace) -> int:
                 args, lambda: source(getattr(args, "api_url", None), getattr(args, "token", None))
             )
     except LookupError as err:  # an unknown Dag, or one that is not what the command needs
-        print(f"airflow-partitions {command.name}: {err.args[0]}", file=sys.stderr)
+        print(
+            f"airflow-partitions {command.name}: {terminal(str(err.args[0]), lines=False)}", file=sys.stderr
+        )
         return FOUND
     except ValueError as err:
-        print(f"airflow-partitions {command.name}: error: {err}", file=sys.stderr)
+        print(f"airflow-partitions {command.name}: error: {terminal(str(err), lines=False)}", file=sys.stderr)
         return USAGE
 
 

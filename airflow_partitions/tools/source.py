@@ -9,7 +9,8 @@ take the command's frozen request. Two sources answer it:
   (:mod:`airflow_partitions.tools.state` and :mod:`airflow_partitions.tools.write`): what a
   machine with the database's URL (``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``) uses.
 - :class:`Api` asks an api-server's Partitions view (``{url}/partitions/api/...``), sending the
-  request as query parameters (one per field, :meth:`~airflow_partitions.tools.commands.base.Request.params`);
+  request as query parameters, or for a write as its JSON body (one per field,
+  :meth:`~airflow_partitions.tools.commands.base.Request.params`);
   the routes build the same request back and call a :class:`Database` inside the api-server. It
   only moves the requests and the answers, as JSON, and rebuilds the same value types
   (:func:`~airflow_partitions.tools.state.plain.rebuilt`), so that every command prints the same
@@ -225,8 +226,14 @@ class Api:
             ) from None
 
     def _ask(self, method: str, request: Request, answer: type) -> Any:
-        """Send *request* (:meth:`~Request.params`) to its route; rebuild *answer* from the JSON."""
-        return self._call(method, request.path(), request.params(), read=lambda a: rebuilt(answer, a))
+        """
+        Send *request* (:meth:`~Request.params`) to its route; rebuild *answer* from the JSON.
+
+        A ``GET`` sends the request as query parameters, a write (``POST``) as its JSON body: the
+        api-server takes a write's input from nowhere else.
+        """
+        query, body = (request.params(), None) if method == "GET" else ({}, request.params())
+        return self._call(method, request.path(), query, body, read=lambda a: rebuilt(answer, a))
 
     def status(self, request: StatusRequest) -> Any:
         """Return the Dag's state as ``GET /partitions/api/dags/{dag_id}/status`` reads it."""

@@ -64,6 +64,9 @@ class Browser:
             page = next(t for t in json.load(answer) if t["type"] == "page")
         self.socket = connect(page["webSocketDebuggerUrl"], max_size=None)
         self.ids = itertools.count(1)
+        #: The DevTools events received so far (``{"method": "Network.responseReceived", "params":
+        #: {...}}``), in order: those of the domains enabled (``send("Network.enable")``).
+        self.events: list[dict[str, Any]] = []
         self.send("Page.enable")
         self.send(
             "Emulation.setDeviceMetricsOverride",
@@ -74,7 +77,7 @@ class Browser:
         )
 
     def send(self, method: str, **params: Any) -> dict[str, Any]:
-        """Send a DevTools command and return its result (events in between are skipped)."""
+        """Send a DevTools command and return its result (events in between go to :attr:`events`)."""
         call = next(self.ids)
         self.socket.send(json.dumps({"id": call, "method": method, "params": params}))
         while True:
@@ -83,6 +86,8 @@ class Browser:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message["result"]
+            if "method" in message:
+                self.events.append(message)
 
     def set_cookie(self, url: str, name: str, value: str) -> None:
         """Set a cookie for *url* (Airflow's UI session is the ``_token`` cookie)."""

@@ -42,6 +42,7 @@ DAG_IDS = [
     "it_series_day_by_deadline",
     "it_status_day",
     "it_core_day_of_hours",
+    "it_any_key",
     "it_backfill_daily",
     "it_documented_business_month",
     "it_berlin_naive_day",

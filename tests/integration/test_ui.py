@@ -14,10 +14,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter, defaultdict
 from datetime import UTC, date, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,7 +32,7 @@ from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
 from tests.integration.test_members import _set_variable
 from tests.integration.test_no_silent_holds import _send, _settle
-from tests.integration.test_status import _cli, _state
+from tests.integration.test_status import _api_cli, _cli, _state
 from tests.support.launcher import free_port, wait_until
 
 #: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
@@ -381,6 +384,9 @@ def test_the_detail_endpoint_pages_the_lists_of_a_partition(airflow, days):
     _, awaited = _http(airflow, f"{path}?list=awaited", token)
     assert awaited["keys"] == [f"{PARTIAL}T{h:02d}" for h in range(24)]
     assert _http(airflow, "/api/dags/it_status_day/partitions/2026-05-29?list=missing", token)[0] == 404
+    # A list that is none of the four is bad input, as on every route (it was a 404).
+    status, refused = _http(airflow, f"{path}?list=everything", token)
+    assert status == 400 and "list 'everything' is not one of" in refused, refused
 
 
 @pytest.fixture(scope="module")
@@ -462,6 +468,31 @@ def test_anonymous_and_forged_requests_are_refused_and_nothing_writes(signed_in,
     assert _http(server, "/api/dags/it_status_day", viewer)[1]["partitions"] == days["partitions"]
     assert _http(server, "/api/dags/it_no_such_dag", viewer)[0] == 404
     assert _http(server, "/api/assets/it_no_such_asset", viewer)[0] == 404
+
+
+#: it_vic_day_from_variable's Variable, as test_members.py leaves it (that module sets it first).
+VIC_STORES = ["store-005", "store-006", {"value": "store-009", "start": "2026-04-06"}]
+
+
+def test_explain_shows_a_variables_members_only_to_who_may_read_the_variable(airflow, signed_in):
+    # The simple auth manager lets a viewer read Dags but not Variables (that takes the OP role).
+    server, viewer = signed_in
+    if not airflow.query("SELECT 1 FROM variable WHERE key = 'it_vic_stores'"):
+        _set_variable(airflow, "it_vic_stores", VIC_STORES)
+    path = "/api/dags/it_vic_day_from_variable/explain?key=2026-04-06&downstream=true"
+    status, admins = _http(airflow, path, airflow._bearer())
+    assert status == 200, admins
+    [stores] = admins["keys"][0]["members"]
+    assert stores["dimension"] == "store" and stores["source"] == "Variable 'it_vic_stores'"
+    assert stores["awaited"] == ["store-005", "store-006", "store-009"]
+    status, viewers = _http(server, path, viewer)
+    assert status == 200, viewers
+    assert viewers["keys"][0]["members"] == []
+    # The rest is the Dag's, which the viewer may read: the same explanation.
+    assert {**viewers, "keys": [{**viewers["keys"][0], "members": None}]} == {
+        **admins,
+        "keys": [{**admins["keys"][0], "members": None}],
+    }
 
 
 # -- the page in a real headless Chromium, against the database's answer ------------------------
@@ -1147,3 +1178,257 @@ def test_fab_roles_restrict_the_overviews_summaries_and_the_detail_endpoint(airf
     for dag_id, key in (("it_shape_deadline_day", DEADLINE_DAYS[1]), ("it_backfill_daily", "2026-03-03")):
         assert _http(server, f"/api/dags/{dag_id}/partitions/{key}?list=missing", one_dag)[0] == 403
         assert _http(server, f"/api/dags/{dag_id}", one_dag)[0] == 403
+    # clean's dry run of every Dag: FAB lets anyone who reads Dag runs ask; the answer holds only
+    # the Dags one may read, their rows the totals.
+    path = "/api/dags/~/clean?before=2100-01-01T00%3A00%3A00%2B00%3A00"
+    status, every = _http(airflow, path, airflow._bearer())
+    assert status == 200 and len(every["by_dag"]) > 1 and every["by_dag"]["it_status_day"][0] >= 1, every
+    status, counted = _http(server, path, one_dag)
+    assert status == 200, counted
+    mine = every["by_dag"]["it_status_day"]
+    assert counted == {
+        **every,
+        "by_dag": {"it_status_day": mine},
+        "pending_rows": mine[0],
+        "key_log_rows": mine[1],
+    }
+
+
+# -- writes only the caller's own client can make ----------------------------------------------
+
+#: The Dag the page on another origin tries to write to: a fired run (rows ``clean`` would
+#: remove), read by no test after this one (the shapes' runs are deleted after the module).
+TARGET = "it_shape_fiscal_quarter"
+#: Each write's input, as a body and as the query string the routes once took it from.
+WRITES = {
+    "discard": {},  # every stray pending run of the Dag
+    "requeue": {"start": "2000-01-01T00:00:00+00:00", "end": "2100-01-01T00:00:00+00:00"},
+    "clean": {"before": "2100-01-01T00:00:00+00:00"},
+}
+#: What a page on another origin can make the signed-in user's browser send to each write, with
+#: the ``_token`` cookie: a form (url-encoded and text/plain), a no-cors fetch with a text/plain
+#: body and with a body of no type (FastAPI reads a body without Content-Type as JSON), and a JSON
+#: fetch (CORS asks the api-server first). Each resolves to what the page could tell of it.
+ATTACKS = """
+async ([base, dag, writes]) => {
+  const frame = (name) => new Promise((done) => {
+    const f = document.createElement('iframe');
+    f.name = name; f.onload = () => done(f); document.body.appendChild(f);
+  });
+  const post = async (url, enctype, inputs, name) => {
+    const target = await frame(name);
+    const loaded = new Promise((done) => { target.onload = () => done('answered'); });
+    const form = document.createElement('form');
+    Object.assign(form, {method: 'POST', action: url, enctype, target: name});
+    for (const [k, v] of Object.entries(inputs)) {
+      const i = document.createElement('input'); i.name = k; i.value = v; form.appendChild(i);
+    }
+    document.body.appendChild(form); form.submit();
+    return loaded;
+  };
+  const send = (url, options) => fetch(url, {method: 'POST', credentials: 'include', ...options})
+    .then(() => 'answered', (err) => err.name);
+  const tried = {};
+  for (const [route, input] of Object.entries(writes)) {
+    const url = `${base}/partitions/api/dags/${dag}/${route}?${new URLSearchParams(input)}`;
+    const body = JSON.stringify(input);
+    tried[route] = {
+      form: await post(url, 'application/x-www-form-urlencoded', input, route + '-form'),
+      text_form: await post(url, 'text/plain', input, route + '-text-form'),
+      text_fetch: await send(url, {mode: 'no-cors', headers: {'Content-Type': 'text/plain'}, body}),
+      untyped_fetch: await send(url, {mode: 'no-cors', body: new Blob([body])}),
+      json_fetch: await send(url, {headers: {'Content-Type': 'application/json'}, body}),
+    };
+  }
+  return tried;
+}
+"""
+
+
+def _dry_runs(airflow) -> dict[str, object]:
+    """Each write's dry run on TARGET (``GET``, an admin's bearer token): what it would change."""
+    token = airflow._bearer()
+    found = {}
+    for route, given in WRITES.items():
+        status, answer = _http(airflow, f"/api/dags/{TARGET}/{route}?{urllib.parse.urlencode(given)}", token)
+        assert status == 200, answer
+        found[route] = answer
+    return found
+
+
+@contextlib.contextmanager
+def _another_origin():
+    """A blank page on another port of 127.0.0.1: another origin, the same site (the cookie goes along)."""
+
+    class Blank(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            page = b"<!doctype html><title>another origin</title><body></body>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Blank)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _posts(browser: Browser, base: str) -> dict[str, dict]:
+    """The POSTs the page sent to *base*, by request id: url, headers sent, status or failure."""
+    posts: dict[str, dict] = {}
+    for event in browser.events:
+        params = event["params"]
+        request = params.get("request", {})
+        sent = event["method"] == "Network.requestWillBeSent" and request.get("method") == "POST"
+        if sent and request["url"].startswith(base):
+            posts[params["requestId"]] = {"url": request["url"], "headers": {}, "status": None}
+    for event in browser.events:
+        post = posts.get(event["params"].get("requestId"))
+        if post is None:
+            continue
+        if event["method"] == "Network.requestWillBeSentExtraInfo":
+            post["headers"] = {k.lower(): v for k, v in event["params"]["headers"].items()}
+        elif event["method"] == "Network.responseReceived":
+            post["status"] = event["params"]["response"]["status"]
+        elif event["method"] == "Network.loadingFailed":
+            post["status"] = post["status"] or event["params"].get("corsErrorStatus", {}).get("corsError")
+    return posts
+
+
+@needs_chromium
+def test_a_page_on_another_origin_cannot_make_the_browser_write_and_the_command_line_still_can(
+    airflow, shapes
+):
+    before = _dry_runs(airflow)
+    assert before["clean"]["pending_rows"] >= 1 and before["clean"]["key_log_rows"] >= 1, before
+    base = f"{airflow.url}/partitions/api/"
+    with _another_origin() as page, _browser(airflow) as browser:
+        browser.send("Network.enable")
+        browser.open(page)
+        browser.wait_for("document.readyState === 'complete' && document.title === 'another origin'")
+        tried = browser.eval(f"({ATTACKS})({json.dumps([airflow.url, TARGET, WRITES])})")
+        # The forms' and fetches' answers are in; the JSON fetch never left (CORS: no preflight answer).
+        assert tried == {
+            route: {
+                "form": "answered",
+                "text_form": "answered",
+                "text_fetch": "answered",
+                "untyped_fetch": "answered",
+                "json_fetch": "TypeError",
+            }
+            for route in WRITES
+        }
+        wait_until(  # the browser's last events (each eval reads those that came before its answer)
+            lambda: browser.eval("true") and all(p["status"] for p in _posts(browser, base).values()),
+            timeout=30,
+            what="every POST's answer or failure",
+        )
+        posts = _posts(browser, base)
+    # Twelve reached the api-server, each with the user's cookie from a page of the same site,
+    # and each was refused; the three JSON fetches failed in the browser.
+    reached = [p for p in posts.values() if isinstance(p["status"], int)]
+    assert len(reached) == 12, posts
+    for post in reached:
+        assert "_token=" in post["headers"].get("cookie", ""), post
+        assert post["headers"].get("sec-fetch-site") == "same-site", post
+        assert post["status"] in (403, 415), post
+    assert sum(p["status"] is not None and not isinstance(p["status"], int) for p in posts.values()) == 3
+    assert _dry_runs(airflow) == before  # nothing removed, nothing queued
+
+    # The command line's --api-url (a bearer token and a JSON body) still writes.
+    cleaned = _api_cli(airflow, "clean", "--before", "2100-01-01", "--dag", TARGET, "--yes", "--json")
+    assert cleaned.returncode == 0, cleaned.stderr[-3000:]
+    assert json.loads(cleaned.stdout) == {**before["clean"], "removed": True}
+    assert _dry_runs(airflow)["clean"]["pending_rows"] == 0
+    for argv in (["discard", TARGET], ["requeue", TARGET, "--start", "2000-01-01", "--end", "2100-01-01"]):
+        done = _api_cli(airflow, *argv, "--yes", "--json")
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert json.loads(done.stdout)["dag_id"] == TARGET
+
+
+# -- any key Airflow accepted: shown on every page, by every command ----------------------------
+
+#: Keys Airflow accepts (any text of at most 250 characters with a non-space): impossible dates,
+#: the calendar's ends, periods past a year's, a composite, characters a URL or a terminal acts
+#: on. it_any_key (core's IdentityMapper) makes each its own partition.
+ANY_KEYS = [
+    "2026-13-45",
+    "0001-01-01T00",
+    "9999-12-31T23:45",
+    "9999-12-31",
+    "2026-Q5",
+    "2026-W54",
+    "jfk|2026-13-45",
+    "2026-05-01\x1b[2J\x1b]0;pwned\x07",
+    "a b/c?d#e%2F&f=g",
+    "k" * 250,
+]
+ANY_DAG, ANY_ASSET = "it_any_key", "it_any_key_keys"
+
+
+def _grid_keys(blocks: list[dict]) -> list[str]:
+    """The keys the grid's blocks show (a cell per key; a group of minutes is none of these keys)."""
+    cells = [c for b in blocks for c in b.get("cells", [])]
+    cells += [c for b in blocks for row in b.get("rows", []) for c in row["cells"]]
+    cells += [c for b in blocks for week in b.get("weeks", []) for c in week if c]
+    return [c["key"] for c in cells if c["key"] is not None]
+
+
+def test_every_key_airflow_accepted_is_shown_on_every_page_and_by_every_command(airflow):
+    for key in ANY_KEYS:
+        airflow.create_asset_event(ANY_ASSET, partition_key=key)
+    wait_until(
+        lambda: (
+            sorted(p["partition_key"] for p in _state(airflow, ANY_DAG)["partitions"]) == sorted(ANY_KEYS)
+        ),
+        timeout=120,
+        what="every key's partition",
+    )
+    token = airflow._bearer()
+    status, page = _http(airflow, f"/api/dags/{ANY_DAG}", token)
+    assert status == 200, page
+    assert sorted(p["partition_key"] for p in page["partitions"]) == sorted(ANY_KEYS)
+    assert sorted(_grid_keys(page["grid"])) == sorted(ANY_KEYS)  # each drawn once
+    status, asset = _http(airflow, f"/api/assets/{ANY_ASSET}", token)
+    assert status == 200, asset
+    placed = [k for s in asset["coverage"]["series"] for d in s["days"] for k in d["keys"]]
+    assert sorted(placed + asset["coverage"]["other"]) == sorted(ANY_KEYS)
+    # Every route, every key: an answer or a refusal naming the input, never a 500.
+    quote = lambda text: urllib.parse.quote(text, safe="")  # noqa: E731
+    range_ = "start=0001-01-01T00%3A00%3A00%2B00%3A00&end=9999-12-31T23%3A59%3A59%2B00%3A00"
+    paths = [
+        "/api/dags",
+        f"/api/dags/{ANY_DAG}?start=0001&end=9999",
+        f"/api/dags/{ANY_DAG}/status",
+        f"/api/dags/{ANY_DAG}/requeue?{range_}",
+        f"/api/dags/{ANY_DAG}/backfill?{range_}&now=2026-01-01T00%3A00%3A00%2B00%3A00",
+        f"/api/dags/{ANY_DAG}/clean?before=9999-12-31T00%3A00%3A00%2B00%3A00",
+        f"/api/assets/{ANY_ASSET}?start=0001&end=9999",
+    ]
+    for key in ANY_KEYS:
+        paths += [
+            f"/api/dags/{ANY_DAG}/partitions/{quote(key)}?list=received",
+            f"/api/dags/{ANY_DAG}?key={quote(key)}&start={quote(key)}&end={quote(key)}",
+            f"/api/dags/{ANY_DAG}/explain?key={quote(key)}",
+            f"/api/dags/{ANY_DAG}/explain?key={quote(key)}&downstream=true",
+            f"/api/dags/{ANY_DAG}/discard?key={quote(key)}",
+        ]
+    answers = {path: _http(airflow, path, token)[0] for path in paths}
+    assert all(status in (200, 400, 404) for status in answers.values()), answers
+    assert (
+        answers[f"/api/dags/{ANY_DAG}/status"]
+        == answers[f"/api/dags/{ANY_DAG}/explain?key=2026-13-45"]
+        == 200
+    )
+    # The command line's text escapes what a terminal acts on (its JSON, read above, kept every key exact).
+    text = _cli(airflow, "status", ANY_DAG, "--all")
+    assert text.returncode in (0, 1) and "Traceback" not in text.stderr, text.stderr[-3000:]
+    assert "2026-05-01\\x1b[2J\\x1b]0;pwned\\x07" in text.stdout and "\x1b" not in text.stdout

@@ -22,10 +22,11 @@ from airflow_partitions.tools.commands.base import (
     Opener,
     Request,
     in_order,
+    in_years,
     parse_date,
     quiet,
 )
-from airflow_partitions.tools.commands.text import count
+from airflow_partitions.tools.commands.text import count, terminal
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,8 @@ class BackfillRequest(Request):
 
     ``BackfillRequest("daily", datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 7, tzinfo=UTC), now)``.
 
-    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*.
+    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*, or a range
+        reaching outside the years 0003 to 9997 (:func:`~airflow_partitions.tools.commands.base.in_years`).
     """
 
     ROUTE: ClassVar[str] = "backfill"
@@ -47,6 +49,7 @@ class BackfillRequest(Request):
 
     def __post_init__(self) -> None:
         in_order(self.start, self.end)
+        in_years(self.start, self.end)
 
     def read(self, session: Any) -> list[Any]:
         """
@@ -121,7 +124,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
         return OK
     for m in missing:
         due = " (not due yet: its period has not ended)" if m.is_open(now) else ""
-        print(f"  {m.partition_key:<28}{', '.join(m.states) or 'never ran'}{due}")
+        print(f"  {terminal(m.partition_key, lines=False):<28}{', '.join(m.states) or 'never ran'}{due}")
     verb = f"created {count(len(runs), 'run')}" if args.yes else "dry run: pass --yes to create them"
     print(f"{args.dag_id}: {count(len(missing), 'partition')} without a successful run; {verb}")
     if opened and not args.include_open:

@@ -3,8 +3,8 @@ What every command shares: exit codes, the request type, ``--api-url``, dates an
 
 A command is a :class:`Command` (its name, help, arguments and handler); what it asks a
 :class:`~airflow_partitions.tools.source.Source` is a frozen :class:`Request`, which goes over the
-REST API as query parameters (:meth:`Request.params`, one per field, by the field's name or its
-``query`` metadata) and is rebuilt on the api-server from them
+REST API as query parameters, or for a write as its JSON body (:meth:`Request.params`, one per
+field, by the field's name or its ``query`` metadata) and is rebuilt on the api-server from them
 (:func:`airflow_partitions.tools.ui.requests.requested`). Nothing here imports Airflow.
 """
 
@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar, NamedTuple
+
+from airflow_partitions.tools.commands.text import terminal
 
 OK, FOUND, USAGE = 0, 1, 2
 
@@ -72,8 +74,9 @@ class Request:
 
     A request names its Dag in its field ``dag_id`` (``None``: every Dag, ``~`` in the path, as
     Airflow's own API spells it) and its route in :attr:`ROUTE`: ``StatusRequest("d", key="k")``
-    is ``GET dags/d/status?key=k``. Its other fields are query parameters: ``None`` left out, a
-    tuple repeated, a datetime in ISO 8601, a bool ``true`` or ``false``. A subclass checks its
+    is ``GET dags/d/status?key=k``. Its other fields are query parameters (a write's, members of
+    its JSON body): ``None`` left out, a tuple repeated (a list), a datetime in ISO 8601, a bool
+    ``true`` or ``false``. A subclass checks its
     values in ``__post_init__`` (a ``ValueError`` naming the input: exit code 2, or 400), and
     answers itself from the metadata database: ``read(session)``, and for a command that writes
     ``write(session, user)`` (*session* ``None``: the tool opens its own, as its function does).
@@ -139,9 +142,10 @@ def show(answer: Any, as_text: Callable[[Any], str], *, as_json: bool) -> None:
     Print a command's *answer*: its ``to_dict()`` as indented JSON (``--json``), else ``as_text(answer)``.
 
     The one place the two outputs part, so that every command's ``--json`` and text describe one
-    answer (the tests compare them field by field).
+    answer (the tests compare them field by field). The text's control characters are escaped
+    (:func:`~airflow_partitions.tools.commands.text.terminal`); the JSON keeps them exact.
     """
-    print(json.dumps(answer.to_dict(), indent=2) if as_json else as_text(answer))
+    print(json.dumps(answer.to_dict(), indent=2) if as_json else terminal(as_text(answer)))
 
 
 def in_order(start: datetime, end: datetime) -> None:
@@ -161,7 +165,8 @@ def parse_date(option: str, text: str, *, end_of_day: bool = False) -> datetime:
     *end_of_day*: a bare date means its last instant (2026-03-01T23:59:59.999999Z).
 
     :raises UsageError: naming *option* (``--before``) and *text*, if it is not one; for an ISO
-        week the year does not have (``2021-W53``), saying how many it has.
+        week the year does not have (``2021-W53``), saying how many it has; for a time whose UTC
+        instant no ``datetime`` holds (``0001-01-01T00:00+14:00``).
     """
     from datetime import UTC, date, time
 
@@ -175,4 +180,30 @@ def parse_date(option: str, text: str, *, end_of_day: bool = False) -> datetime:
         raise UsageError(f"{option} {text!r} {week or expected}.") from None
     if end_of_day and len(text) == len(date.min.isoformat()):
         when = datetime.combine(when.date(), time.max)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    try:
+        when.astimezone(UTC)
+    except OverflowError:
+        raise UsageError(
+            f"{option} {text!r} is outside the times a date can name (0001-01-01 to 9999-12-31 UTC)."
+        ) from None
+    return when
+
+
+def in_years(start: datetime, end: datetime) -> None:
+    """
+    Refuse a range reaching outside the years partitions are made in, naming ``--start`` or ``--end``.
+
+    Only from the year 0003 to 9997 do a grain's periods, their neighbours and members all lie in
+    the years 0001 to 9999 a ``datetime`` holds (:data:`~airflow_partitions.grains.keys.FIRST_YEAR`).
+
+    :raises UsageError: ``--end 9999-12-31T23:59:59.999999+00:00 is after the year 9997: partitions
+        are made only in the years 0003 to 9997.``
+    """
+    from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR
+
+    years = f"partitions are made only in the years {FIRST_YEAR:04d} to {LAST_YEAR}"
+    if start.year < FIRST_YEAR:
+        raise UsageError(f"--start {start.isoformat()} is before the year {FIRST_YEAR:04d}: {years}.")
+    if end.year > LAST_YEAR:
+        raise UsageError(f"--end {end.isoformat()} is after the year {LAST_YEAR}: {years}.")

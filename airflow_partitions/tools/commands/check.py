@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airflow_partitions.tools.commands.base import FOUND, JSON_ARG, OK, Argument, Command, Opener, quiet
-from airflow_partitions.tools.commands.text import WIDTH
+from airflow_partitions.tools.commands.text import WIDTH, terminal
 
 ARGUMENTS: list[Argument] = [(("dag_folder",), {"help": "the Dag folder (or file) to check"}), JSON_ARG]
 
@@ -31,7 +31,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     if args.json:
         print(json.dumps([f.to_dict() for f in findings], indent=2))
     else:
-        print(format_findings(findings))
+        print(terminal(format_findings(findings)))
     return FOUND if any(f.severity == "error" for f in findings) else OK
 
 

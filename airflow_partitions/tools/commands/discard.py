@@ -23,7 +23,7 @@ from airflow_partitions.tools.commands.base import (
     quiet,
     show,
 )
-from airflow_partitions.tools.commands.text import count
+from airflow_partitions.tools.commands.text import count, listed, terminal
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,16 @@ def format_discarded(found: Any) -> str:
     """Return :class:`~airflow_partitions.tools.write.discard.Discarded` as text for 120 columns."""
     d = found
     if not d.runs:
-        return f"{d.dag_id}: no pending partitioned run {d.selection} to remove"
-    lines = [f"{d.dag_id}: {count(len(d.runs), 'pending partitioned run')} {d.selection}"]
+        return f"{d.dag_id}: no pending partitioned run {terminal(d.selection, lines=False)} to remove"
+    lines = [
+        f"{d.dag_id}: {count(len(d.runs), 'pending partitioned run')} {terminal(d.selection, lines=False)}"
+    ]
     lines.append(f"  {'partition':<28}{'Dag runs':<18}{'since (UTC)':<21}keys received")
     for run in d.runs:
         since = f"{run.opened_at:%Y-%m-%d %H:%M:%S}" if run.opened_at else "?"
-        keys = ", ".join(run.received[:3]) + (f" … ({len(run.received)})" if len(run.received) > 3 else "")
-        lines.append(f"  {run.partition_key:<28}{', '.join(run.runs[-2:]) or 'none':<18}{since:<21}{keys}")
+        keys = listed(run.received[:3]) + (f" … ({len(run.received)})" if len(run.received) > 3 else "")
+        key = terminal(run.partition_key, lines=False)
+        lines.append(f"  {key:<28}{', '.join(run.runs[-2:]) or 'none':<18}{since:<21}{keys}")
     if d.removed:
         lines.append(
             f"removed {count(len(d.runs), 'pending run')} (Dag runs and asset events kept; audit-logged)"

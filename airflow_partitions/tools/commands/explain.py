@@ -25,7 +25,7 @@ from airflow_partitions.tools.commands.base import (
     quiet,
     show,
 )
-from airflow_partitions.tools.commands.text import count, listed, wrap
+from airflow_partitions.tools.commands.text import count, listed, terminal, wrap
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,19 @@ class ExplainRequest(Request):
 
         :raises ValueError: naming the Dag or asset, if the Dag is not stored or does not read it.
         """
-        from airflow_partitions.tools import explain, stored_dag
+        from airflow_partitions.tools import explain
 
-        mapper = stored_dag(self.dag_id, session=session).consumer(self.dag_id, self.asset).mapper
-        return explain(mapper, self.key, downstream=self.downstream)
+        return explain(self.mapper(session), self.key, downstream=self.downstream)
+
+    def mapper(self, session: Any) -> Any:
+        """
+        Return the mapper the Dag's serialized Dag holds for the asset (deserialized, as the scheduler's).
+
+        :raises ValueError: as :meth:`read`.
+        """
+        from airflow_partitions.tools import stored_dag
+
+        return stored_dag(self.dag_id, session=session).consumer(self.dag_id, self.asset).mapper
 
 
 ARGUMENTS: list[Argument] = [
@@ -139,7 +148,7 @@ def format_explanation(explanation: Any) -> str:
         return "\n".join(lines)
     for k in e.keys:
         if len(e.keys) > 1:
-            lines.append(f"  {k.key}")
+            lines.append(f"  {terminal(k.key, lines=False)}")
         lines.append(wrap("partition_date", k.partition_date or "(none)"))
         lines.extend(_members(k.members or ()))  # which stores it awaits, before the keys they make
         if k.waits_for is not None:

@@ -25,7 +25,7 @@ from airflow_partitions.tools.commands.base import (
     quiet,
     show,
 )
-from airflow_partitions.tools.commands.text import WIDTH, wrap
+from airflow_partitions.tools.commands.text import WIDTH, terminal, wrap
 
 
 @dataclass(frozen=True)
@@ -113,10 +113,10 @@ def format_orphans(orphans: Any) -> str:
     if grouped:
         lines.append(f"  {'downstream key':<28}{'events':>6}  {'upstream keys':<40}runs")
     for key, events in grouped.items():
-        upstream = sorted({e.partition_key for e in events})
+        upstream = sorted({terminal(e.partition_key, lines=False) for e in events})
         shown = upstream[0] if len(upstream) == 1 else f"{upstream[0]} … {upstream[-1]}"
         ran = ", ".join(o.runs.get(key, ()))
-        lines.append(f"  {key:<28}{len(events):>6}  {shown:<40}{ran}"[:WIDTH].rstrip())
+        lines.append(f"  {terminal(key, lines=False):<28}{len(events):>6}  {shown:<40}{ran}"[:WIDTH].rstrip())
     for e in o.events:
         if e.refused:
             lines.append(wrap("refused", f"{e.partition_key} ({e.asset}): {e.refused.splitlines()[-1]}"))

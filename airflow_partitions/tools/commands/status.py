@@ -26,7 +26,7 @@ from airflow_partitions.tools.commands.base import (
     quiet,
     show,
 )
-from airflow_partitions.tools.commands.text import WIDTH, count, wrap
+from airflow_partitions.tools.commands.text import WIDTH, count, listed, terminal, wrap
 
 #: The largest ``limit`` and ``offset``: SQL's LIMIT and OFFSET take a 64-bit integer (SQLite's
 #: INTEGER, PostgreSQL's bigint).
@@ -278,12 +278,14 @@ def _partition(p: Any, width: int) -> list[str]:
         else 0
     )
     detail = (
-        ", ".join(missing[:3]) + (f" … ({total})" if total > 3 else "")
+        listed(missing[:3]) + (f" … ({total})" if total > 3 else "")
         if missing
         else ", ".join(f"{run_id} {run_state}" for run_id, run_state in p.runs[-2:])
     )
     queue = f"{p.queue_position}" + ("!" if p.starved else "") if p.queue_position else ""
-    head = f"  {p.partition_key:<28}{_state_label(p):<{width}}{_keys(p):>11}  {queue:>6}"
+    head = (
+        f"  {terminal(p.partition_key, lines=False):<28}{_state_label(p):<{width}}{_keys(p):>11}  {queue:>6}"
+    )
     line = f"{head}  {detail}"
     if len(line) > WIDTH:  # never cut a key or a run id: the detail goes on lines of its own
         line = f"{head}\n" + wrap("missing" if missing else "runs", detail)

@@ -1,9 +1,18 @@
-"""Text for a 120-column terminal, shared by the commands' formatters: wrapped lines, lists, counts."""
+r"""
+Text for a 120-column terminal, shared by the commands' formatters: wrapped lines, lists, counts.
+
+Every text a command prints goes through :func:`~airflow_partitions.grains.keys.terminal` (its
+answer, a backfill's lines, the findings of ``check``, the error messages; so do the log lines the
+package writes): a key, an asset name or a message holding control characters (``ESC [2J``,
+``ESC ]0;…BEL``) prints them escaped (``\x1b[2J``), never acted on; ``--json`` keeps them exact.
+"""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+
+from airflow_partitions.grains.keys import terminal
 
 #: The terminal's width the text output is laid out for.
 WIDTH = 120
@@ -16,7 +25,7 @@ LISTED_ENDS = 6
 def wrap(label: str, text: str) -> str:
     """Return *text* after *label* (``"  fires at        …"``), wrapped at spaces: never a key cut."""
     return textwrap.fill(
-        text,
+        terminal(text, lines=False),
         WIDTH,
         initial_indent=f"  {label:<16}",
         subsequent_indent=" " * 18,
@@ -27,14 +36,15 @@ def wrap(label: str, text: str) -> str:
 
 def listed(keys: Sequence[str]) -> str:
     """
-    Return *keys* comma-separated, or for more than :data:`LISTED_KEYS` the first and last six and a count.
+    Return *keys* (each :func:`terminal`) comma-separated; over :data:`LISTED_KEYS`, the first and last six.
 
     96 keys: ``"k1, …, k6, … (84 more; --json lists all) …, k91, …, k96"``.
     """
-    if len(keys) <= LISTED_KEYS:
-        return ", ".join(keys)
-    more = f"… ({len(keys) - 2 * LISTED_ENDS} more; --json lists all) …"
-    return ", ".join([*keys[:LISTED_ENDS], more, *keys[-LISTED_ENDS:]])
+    shown = [terminal(k, lines=False) for k in keys]
+    if len(shown) <= LISTED_KEYS:
+        return ", ".join(shown)
+    more = f"… ({len(shown) - 2 * LISTED_ENDS} more; --json lists all) …"
+    return ", ".join([*shown[:LISTED_ENDS], more, *shown[-LISTED_ENDS:]])
 
 
 def count(n: int, noun: str) -> str:

@@ -179,8 +179,10 @@ def partition_keys(
     pairs) for its pending run, or for its latest run when it has no pending one (what it ran with).
     Keys in time order (received: sorted); summed over the Dag's assets in their order.
 
-    :raises ValueError: for an unknown *which*, a Dag that is not a partitioned consumer, or a key
-        without a run or pending run.
+    :raises ValueError: for an unknown *which* (bad input: 400, as every route answers it).
+    :raises LookupError: for a Dag that is not a partitioned consumer
+        (:class:`~airflow_partitions.tools.state.serialized.NotAConsumer`), or a key without a run
+        or pending run (404).
     """
     if which not in ("awaited", "missing", "received", "never counting"):
         raise ValueError(f"list {which!r} is not one of 'awaited', 'missing', 'received', 'never counting'.")
@@ -208,7 +210,7 @@ def partition_keys(
         .limit(1)
     )
     if apdr_id is None:
-        raise ValueError(
+        raise LookupError(
             f"{dag_id!r} has no run or pending run of partition {partition_key!r} from asset events whose "
             "keys are kept (`airflow-partitions clean` removes those of old runs)."
         )

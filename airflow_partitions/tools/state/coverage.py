@@ -20,7 +20,7 @@ def asset_coverage(
     the time part of the key, as the Partitions view's Dag page does.
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
-    :raises ValueError: if no active asset is named *asset_name*.
+    :raises LookupError: if no active asset is named *asset_name* (404 on the view's asset page).
     """
     if session is None:
         from airflow_partitions.tools.state.database import read_session
@@ -41,7 +41,7 @@ def _coverage(name: str, start: str | None, end: str | None, session: Any) -> As
         .where(asset.c.name == name)
     ).first()
     if found is None:
-        raise ValueError(f"No active asset is named {name!r} in this deployment's metadata database.")
+        raise LookupError(f"No active asset is named {name!r} in this deployment's metadata database.")
     asset_id, uri = found
     keys, unkeyed = [], 0
     for key, events, first, last in session.execute(

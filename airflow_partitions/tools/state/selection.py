@@ -93,15 +93,8 @@ def _bound(dag_id: str, grain: Grain | None, option: str, value: str | None, *, 
         pass  # not one of its keys: an ISO 8601 calendar spelling, the start of a key, or refused
     span = _calendar_span(value)
     if span is not None and grain.tiles:
-        # Real instants, the end's last one taken before its exclusive end: on a fall-back night
-        # "01" names both 01:00 hours, from the first one's start to the second one's end.
-        first, after = (local.replace(tzinfo=grain.tz).astimezone(UTC) for local in span)
-        if first >= after:
-            raise ValueError(
-                f"{option} {value!r} names no time in {grain.timezone}: its clocks skip it (daylight "
-                "saving time starts)."
-            )
-        return grain.key(grain.floor(after - timedelta(microseconds=1) if last else first))
+        bound = _period_bound(grain, option, value, span, last=last)
+        return value if bound is None else bound  # at the calendar's ends: compared as written
     if span is not None or _starts_a_key(grain, value):
         return value
     week = no_such_week(value)
@@ -111,6 +104,32 @@ def _bound(dag_id: str, grain: Grain | None, option: str, value: str | None, *, 
         else f"{option} {value!r} is neither a partition key of {dag_id!r}{_written_like(grain)}, nor the "
         f"leading part of one, nor {EXPECTED_BOUND}."
     )
+
+
+def _period_bound(
+    grain: Grain, option: str, value: str, span: tuple[datetime, datetime], *, last: bool
+) -> str | None:
+    """
+    Return the key of the period of a tiling *grain* holding the first (*last*: the last) instant of *span*.
+
+    ``None`` for a span in the calendar's first or last days, whose instants or period no
+    ``datetime`` holds (``9999-12`` of months: the period ends in the year 10000).
+
+    :raises ValueError: naming *option*, for a local time the grain's zone skips.
+    """
+    try:
+        # Real instants, the end's last one taken before its exclusive end: on a fall-back night
+        # "01" names both 01:00 hours, from the first one's start to the second one's end.
+        first, after = (local.replace(tzinfo=grain.tz).astimezone(UTC) for local in span)
+        key = grain.key(grain.floor(after - timedelta(microseconds=1) if last else first))
+    except (ValueError, OverflowError):  # datetime's "year 10000 is out of range"
+        return None
+    if first >= after:
+        raise ValueError(
+            f"{option} {value!r} names no time in {grain.timezone}: its clocks skip it (daylight "
+            "saving time starts)."
+        )
+    return key
 
 
 def _starts_a_key(grain: Grain, value: str) -> bool:
@@ -139,20 +158,24 @@ def _calendar_span(value: str) -> tuple[datetime, datetime] | None:
     Return the local ``[start, end)`` an ISO 8601 calendar spelling names (naive), or ``None``.
 
     ``2013-03`` is March 2013, ``2013-03-10T05`` the hour from 05:00; ``None`` for any other text
-    and for a spelling that names no date or time (``2013-02-30``, ``2013-03-10T24``).
+    and for a spelling that names no date or time (``2013-02-30``, ``2013-03-10T24``, ``0000``).
+    A span that ends with the year 9999 ends at ``datetime.max``.
     """
     if not CALENDAR_PREFIX.fullmatch(value):
         return None
     try:
         start = datetime.fromisoformat({4: f"{value}-01-01", 7: f"{value}-01"}.get(len(value), value))
+    except ValueError:  # 2013-13, 0000
+        return None
+    try:
         if len(value) == 4:
             return start, start.replace(year=start.year + 1)
         if len(value) == 7:
             return start, (start + timedelta(days=31)).replace(day=1)
-    except ValueError:  # 2013-13, or the year 9999's end
-        return None
-    unit = {10: timedelta(days=1), 13: timedelta(hours=1)}.get(len(value), timedelta(minutes=1))
-    return start, start + unit
+        unit = {10: timedelta(days=1), 13: timedelta(hours=1)}.get(len(value), timedelta(minutes=1))
+        return start, start + unit
+    except (ValueError, OverflowError):  # the year 9999's end: no datetime holds it
+        return start, datetime.max
 
 
 def _written_like(grain: Grain | None) -> str:

@@ -5,7 +5,12 @@ The view reads only (GET), from the metadata database through :mod:`airflow_part
 the reader under ``airflow-partitions status``. Every JSON endpoint resolves the caller with
 Airflow's own :func:`~airflow.api_fastapi.core_api.security.get_user` (the ``Authorization:
 Bearer`` header, else the ``_token`` cookie Airflow's UI holds) and asks Airflow's auth manager,
-as Airflow's Dag and Dag-run endpoints do: no token, 401; a Dag the user may not read, 403.
+as Airflow's Dag and Dag-run endpoints do, through the rule the commands' routes use too
+(:mod:`~airflow_partitions.tools.ui.access`): no token, 401; a Dag the user may not read, 403. A
+request that could change something (any method but GET, HEAD, OPTIONS) must come with a JSON
+body, and from a browser's cookie only from the api-server's own origin
+(:func:`~airflow_partitions.tools.ui.requests.from_own_client`): a page on another site cannot
+make the user's browser write.
 
 - ``GET /api/dags?state=``: the partitioned Dags the user may read, what needs attention first,
   each with its counts by state, range of keys and strip of states over time;
@@ -28,14 +33,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any
 
-from airflow.api_fastapi.app import get_auth_manager
-from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.common.db.common import SessionDep
-from airflow.api_fastapi.core_api.security import (
-    GetUserDep,
-    requires_access_asset,
-    requires_access_dag,
-)
+from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -57,9 +56,16 @@ from airflow_partitions.tools.state import (
     zones_of,
 )
 from airflow_partitions.tools.ui import commands, layout
-from airflow_partitions.tools.ui.commands import reads_audit_log, redacted
+from airflow_partitions.tools.ui.access import (
+    READ_ASSETS,
+    READ_DAGS,
+    READ_STATE,
+    readable_dags,
+    reads_audit_log,
+    redacted,
+)
 from airflow_partitions.tools.ui.layout import VIEW_STATES
-from airflow_partitions.tools.ui.requests import answered, requested
+from airflow_partitions.tools.ui.requests import answered, from_own_client, requested
 
 STATIC = Path(__file__).parent / "static"
 #: Partitions per page by default: the page's partitions are read in full (what each run ran
@@ -67,7 +73,13 @@ STATIC = Path(__file__).parent / "static"
 DEFAULT_LIMIT = 1_000
 MAX_LIMIT = 10_000
 
-app = FastAPI(title="airflow-partitions: Partitions", docs_url=None, redoc_url=None, openapi_url=None)
+app = FastAPI(
+    title="airflow-partitions: Partitions",
+    docs_url=None,
+    redoc_url=None,
+    openapi_url=None,
+    dependencies=[Depends(from_own_client)],
+)
 
 
 @app.middleware("http")
@@ -102,7 +114,7 @@ app.mount("/static", StaticFiles(directory=STATIC), name="static")
 app.include_router(commands.router)
 
 
-@app.get("/api/dags", dependencies=[Depends(requires_access_dag("GET"))], response_class=PlainJSON)
+@app.get("/api/dags", dependencies=READ_DAGS, response_class=PlainJSON)
 def list_dags(
     user: GetUserDep, session: SessionDep, state: Annotated[list[str] | None, Query()] = None
 ) -> PlainJSON:
@@ -113,8 +125,7 @@ def list_dags(
     most urgent state), then by Dag id; ``state`` (repeatable) keeps the Dags with partitions in
     one of those states.
     """
-    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    dags = consumer_dags(session, summary=True, only=readable)
+    dags = consumer_dags(session, summary=True, only=readable_dags(user))
     if state:
         dags = [d for d in dags if any(d.states.get(s) for s in state)]
     dags.sort(key=lambda d: (d.attention, d.dag_id))
@@ -129,10 +140,7 @@ def list_dags(
 
 @app.get(
     "/api/dags/{dag_id}",
-    dependencies=[
-        Depends(requires_access_dag("GET", DagAccessEntity.RUN)),
-        Depends(requires_access_asset("GET")),
-    ],
+    dependencies=READ_STATE,
     response_class=PlainJSON,
 )
 def dag_partitions(
@@ -153,7 +161,7 @@ def dag_partitions(
     "missing_total"}``) for its latest run, ``overview`` lays every selected partition out in
     buckets, ``grid`` the page, and ``range`` is the Dag's whole range (``[first, last]`` time
     parts). The refused keys are left out for a user who may not read the Dag's audit log
-    (:func:`~airflow_partitions.tools.ui.commands.redacted`); errors as the commands' route
+    (:func:`~airflow_partitions.tools.ui.access.redacted`); errors as the commands' route
     (:func:`~airflow_partitions.tools.ui.requests.answered`: an unknown Dag 404, bad input 400).
     The grid knows the Dag's grain (:func:`~airflow_partitions.tools.state.consumer_grain`): a
     month of trading sessions has no places on weekends and holidays.
@@ -182,10 +190,7 @@ def dag_partitions(
 
 @app.get(
     "/api/dags/{dag_id}/partitions/{partition_key:path}",
-    dependencies=[
-        Depends(requires_access_dag("GET", DagAccessEntity.RUN)),
-        Depends(requires_access_asset("GET")),
-    ],
+    dependencies=READ_STATE,
 )
 def partition_list(
     dag_id: str,
@@ -200,18 +205,17 @@ def partition_list(
 
     For its pending run, or what its latest run ran with: ``{"keys": [...], "total_entries": N,
     "offset", "limit"}``; the detail panel pages through the lists the partition's answer cuts at
-    :data:`~airflow_partitions.tools.state.LISTED` keys.
+    :data:`~airflow_partitions.tools.state.LISTED` keys. Errors as every route's
+    (:func:`~airflow_partitions.tools.ui.requests.answered`): a list that is none of these 400, an
+    unknown Dag or a partition without a run 404.
     """
-    try:
-        keys, total = partition_keys(
-            dag_id, partition_key, list_, offset=offset, limit=limit, session=session
-        )
-    except ValueError as err:
-        raise HTTPException(404, str(err)) from err
+    keys, total = answered(
+        lambda: partition_keys(dag_id, partition_key, list_, offset=offset, limit=limit, session=session)
+    )
     return {"keys": keys, "total_entries": total, "offset": offset, "limit": limit, "list": list_}
 
 
-@app.get("/metrics", dependencies=[Depends(requires_access_dag("GET"))])
+@app.get("/metrics", dependencies=READ_DAGS)
 def metrics(user: GetUserDep, session: SessionDep) -> Response:
     """
     Return the partition metrics of the Dags the caller may read, in Prometheus' text format.
@@ -222,11 +226,10 @@ def metrics(user: GetUserDep, session: SessionDep) -> Response:
     Guarded as the other routes: a Prometheus scrape sends an Airflow token (``Authorization:
     Bearer``).
     """
-    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    return Response(metrics_text(session, only=readable), media_type=CONTENT_TYPE)
+    return Response(metrics_text(session, only=readable_dags(user)), media_type=CONTENT_TYPE)
 
 
-@app.get("/api/assets/{asset_name}", dependencies=[Depends(requires_access_asset("GET"))])
+@app.get("/api/assets/{asset_name}", dependencies=READ_ASSETS)
 def asset_keys(
     asset_name: str, user: GetUserDep, session: SessionDep, start: str | None = None, end: str | None = None
 ) -> dict[str, Any]:
@@ -241,15 +244,11 @@ def asset_keys(
     (``requires_access_asset("GET")``). A refusal is kept only if the caller may read its
     consumer Dag's audit log.
     """
-    try:
-        answer = asset_coverage(asset_name, start=start, end=end, session=session).to_dict()
-    except ValueError as err:
-        raise HTTPException(404, str(err)) from err
+    answer = answered(lambda: asset_coverage(asset_name, start=start, end=end, session=session).to_dict())
     dags = {r["dag_id"] for r in answer["refusals"]}
     allowed = {d: d is not None and reads_audit_log(d, user) for d in dags}
     answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
-    readable = get_auth_manager().get_authorized_dag_ids(user=user, method="GET")
-    found = consumer_reader(asset_name, session=session, only=readable)
+    found = consumer_reader(asset_name, session=session, only=readable_dags(user))
     mapper, reader = found if found else (None, None)
     zone, input_zone = zones_of(mapper) or ("UTC", "UTC")
     laid = layout.coverage(answer["keys"], zone, input_zone, awaited_by_date(mapper) if mapper else None)

@@ -1,17 +1,21 @@
 """
 The commands' routes of the Partitions view's API: ``airflow-partitions ... --api-url`` calls them.
 
-Each route takes its command's request, built from the query parameters ``--api-url`` sends
-(:func:`~airflow_partitions.tools.ui.requests.requested`), answers it with a
-:class:`~airflow_partitions.tools.source.Database` on the api-server's own session, and returns
+Each route takes its command's request, built from the query parameters ``--api-url`` sends (a
+write's from its JSON body: :func:`~airflow_partitions.tools.ui.requests.requested`), answers it
+with a :class:`~airflow_partitions.tools.source.Database` on the api-server's own session, returns
 the answer's ``to_dict()``: the JSON the command prints with ``--json`` in its direct mode.
 Guarded as Airflow's own endpoints (the caller from the ``Authorization: Bearer`` header or
-the UI's cookie; no token, 401; too little access, 403):
+the UI's cookie; no token, 401; too little access, 403). A write from a browser's cookie must
+come from the api-server's own origin, with a JSON body
+(:func:`~airflow_partitions.tools.ui.requests.from_own_client`, on every route of the view):
 
 - ``GET dags/{dag_id}/status``, ``GET dags/{dag_id}/explain``, and the dry runs ``GET
   dags/{dag_id}/backfill``, ``GET dags/{dag_id}/requeue``, ``GET dags/{dag_id}/discard`` and
-  ``GET dags/{dag_id}/clean``: read access to the Dag and its runs (the refused keys only with
-  read access to its audit log: :func:`redacted`);
+  ``GET dags/{dag_id}/clean``: read access to the Dag and its runs (``status`` also to assets;
+  the refused keys only with read access to its audit log; ``clean`` of every Dag counts only the
+  Dags the caller may read; ``explain`` leaves out the members of a Variable the caller may not
+  read: :mod:`~airflow_partitions.tools.ui.access`);
 - ``POST dags/{dag_id}/backfill``: creating Dag runs (Airflow's rule for triggering a run);
 - ``POST dags/{dag_id}/requeue``, ``POST dags/{dag_id}/discard`` and ``POST dags/{dag_id}/clean``:
   edit access to the Dag.
@@ -30,10 +34,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from airflow.api_fastapi.app import get_auth_manager
-from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity, DagDetails
 from airflow.api_fastapi.common.db.common import SessionDep
-from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_dag
+from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter, Body, Depends
 
 from airflow_partitions.tools.commands.backfill import BackfillRequest
@@ -42,36 +44,24 @@ from airflow_partitions.tools.commands.discard import DiscardRequest
 from airflow_partitions.tools.commands.explain import ExplainRequest
 from airflow_partitions.tools.commands.requeue import RequeueRequest
 from airflow_partitions.tools.commands.status import StatusRequest
+from airflow_partitions.tools.explanation import explain as explained
 from airflow_partitions.tools.source import Database
 from airflow_partitions.tools.state.plain import rebuilt
+from airflow_partitions.tools.ui.access import (
+    EDIT,
+    READ,
+    READ_STATE,
+    TRIGGER,
+    only_readable,
+    redacted,
+    without_unreadable_members,
+)
 from airflow_partitions.tools.ui.requests import answered, requested
 
 router = APIRouter()
-READ = [Depends(requires_access_dag("GET", DagAccessEntity.RUN))]
-EDIT = [Depends(requires_access_dag("PUT"))]
-TRIGGER = [Depends(requires_access_dag("POST", DagAccessEntity.RUN))]
 
 
-def reads_audit_log(dag_id: str, user: Any) -> bool:
-    """Whether *user* may read the audit log of *dag_id* (where refused keys are recorded)."""
-    return get_auth_manager().is_authorized_dag(
-        method="GET", access_entity=DagAccessEntity.AUDIT_LOG, details=DagDetails(id=dag_id), user=user
-    )
-
-
-def redacted(answer: dict[str, Any], dag_id: str, user: Any) -> dict[str, Any]:
-    """
-    Return a state's ``to_dict()`` without the refused keys if *user* may not read *dag_id*'s audit log.
-
-    ``refusals`` empty and ``refusals_total`` 0: what both routes that answer ``status`` (this
-    module's and the view's ``dags/{dag_id}``) show such a user.
-    """
-    if reads_audit_log(dag_id, user):
-        return answer
-    return {**answer, "refusals": [], "refusals_total": 0}
-
-
-@router.get("/api/dags/{dag_id}/status", dependencies=READ)
+@router.get("/api/dags/{dag_id}/status", dependencies=READ_STATE)
 def status(
     request: Annotated[StatusRequest, Depends(requested(StatusRequest))],
     user: GetUserDep,
@@ -83,10 +73,18 @@ def status(
 
 @router.get("/api/dags/{dag_id}/explain", dependencies=READ)
 def explain(
-    request: Annotated[ExplainRequest, Depends(requested(ExplainRequest))], session: SessionDep
+    request: Annotated[ExplainRequest, Depends(requested(ExplainRequest))],
+    user: GetUserDep,
+    session: SessionDep,
 ) -> dict[str, Any]:
-    """Return ``explain --dag DAG_ID [--downstream] KEY --json``'s answer, under the stored mapper."""
-    return answered(lambda: Database(session).explain(request)).to_dict()
+    """
+    Return ``explain --dag DAG_ID [--downstream] KEY --json``'s answer, under the stored mapper.
+
+    Without the members of a Variable the caller may not read (:func:`without_unreadable_members`).
+    """
+    mapper = answered(lambda: request.mapper(session))
+    answer = answered(lambda: explained(mapper, request.key, downstream=request.downstream)).to_dict()
+    return without_unreadable_members(answer, mapper, user)
 
 
 @router.get("/api/dags/{dag_id}/backfill", dependencies=READ)
@@ -123,7 +121,7 @@ def requeue_dry_run(
 
 @router.post("/api/dags/{dag_id}/requeue", dependencies=EDIT)
 def requeue(
-    request: Annotated[RequeueRequest, Depends(requested(RequeueRequest))],
+    request: Annotated[RequeueRequest, Depends(requested(RequeueRequest, body=True))],
     user: GetUserDep,
     session: SessionDep,
 ) -> dict[str, Any]:
@@ -141,7 +139,7 @@ def discard_dry_run(
 
 @router.post("/api/dags/{dag_id}/discard", dependencies=EDIT)
 def discard(
-    request: Annotated[DiscardRequest, Depends(requested(DiscardRequest))],
+    request: Annotated[DiscardRequest, Depends(requested(DiscardRequest, body=True))],
     user: GetUserDep,
     session: SessionDep,
 ) -> dict[str, Any]:
@@ -151,15 +149,20 @@ def discard(
 
 @router.get("/api/dags/{dag_id}/clean", dependencies=READ)
 def clean_dry_run(
-    request: Annotated[CleanRequest, Depends(requested(CleanRequest))], session: SessionDep
+    request: Annotated[CleanRequest, Depends(requested(CleanRequest))], user: GetUserDep, session: SessionDep
 ) -> dict[str, Any]:
-    """Return ``clean --before DATE [--dag DAG_ID] --json``'s count (``~``: every Dag)."""
-    return answered(lambda: Database(session).fired_rows(request)).to_dict()
+    """
+    Return ``clean --before DATE [--dag DAG_ID] --json``'s count (``~``: every Dag).
+
+    Of every Dag, only those the caller may read (:func:`only_readable`).
+    """
+    answer = answered(lambda: Database(session).fired_rows(request)).to_dict()
+    return answer if request.dag_id is not None else only_readable(answer, user)
 
 
 @router.post("/api/dags/{dag_id}/clean", dependencies=EDIT)
 def clean(
-    request: Annotated[CleanRequest, Depends(requested(CleanRequest))], user: GetUserDep
+    request: Annotated[CleanRequest, Depends(requested(CleanRequest, body=True))], user: GetUserDep
 ) -> dict[str, Any]:
     """Remove the rows (``clean ... --yes``) in batches, audit-logged under the caller's name."""
     return answered(lambda: Database(user=user.get_name()).clean(request)).to_dict()

@@ -14,7 +14,7 @@ A key is placed by its shape, read off its spelling (no mapper needed):
   minutes and how many there are, zoomed into one hour's minutes when the page holds one hour;
 - a period of a year (``2013-03``, ``2026-Q3``, ``2026-W05``, ``FY2026-Q3``, ``R2025-M01``,
   ``FY2026``): a grid of years by periods;
-- any other key: a plain list.
+- any other key, or one of these shapes naming no real place (``2026-13-45``): a plain list.
 
 Places in a month, day or year with no partition are "not opened" cells; dates the Dag's grain
 has no period on are "closed" (no partition will open there: the view draws them blank).
@@ -138,9 +138,9 @@ def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list
         if SEPARATOR in key:
             first, rest = key.split(SEPARATOR, 1)
             rows[first][rest] = partition
-        elif day := DAY.match(key):
+        elif (day := DAY.match(key)) and _date_of(key):
             months[int(day[1]), int(day[2])][int(day[3])] = partition
-        elif (time := TIME.match(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
+        elif (time := _time_of(key)) and time["minute"] not in (None, "" if minute_keys else "00"):
             minutes[time["date"]][time["hour"]].append(partition)
         elif time:
             hours[time["date"]].append((time, partition))
@@ -153,10 +153,10 @@ def layout(partitions: list[dict[str, Any]], grain: Grain | None = None) -> list
     blocks: list[dict[str, Any]] = []
     if rows:
         blocks.append(_rows(rows))
-    blocks.extend(
-        _periods(kind, by_year)
-        for kind, by_year in sorted(periods.items(), key=lambda item: (item[0][0], item[0][1] or ""))
-    )
+    for kind, by_year in sorted(periods.items(), key=lambda item: (item[0][0], item[0][1] or "")):
+        block, unplaced = _periods(kind, by_year)
+        blocks.extend([block] if block else [])
+        others.extend(unplaced)
     blocks.extend(_month(year, month, by_day, grain) for (year, month), by_day in sorted(months.items()))
     for date_key, found in sorted(hours.items()):
         blocks.append({"kind": "day", "title": date_key, "cells": _hours(found)})
@@ -221,13 +221,16 @@ def _rows(rows: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def _periods(kind: tuple[str, str | None], by_year: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+def _periods(
+    kind: tuple[str, str | None], by_year: dict[str, dict[str, dict[str, Any]]]
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """
     Return a ``periods`` block: years by the periods of a year of one *kind* (label, letter).
 
     ``("FY", "Q")`` for fiscal quarters (``FY2026-Q3``), ``("", "")`` for months (``2013-03``),
     ``("R", "W")`` for retail weeks; letter ``None`` for years themselves (``FY2026``, ``2026``).
-    Months, quarters, halves and weeks show every period of the year (unopened places too).
+    Months, quarters, halves and weeks show every period of the year (unopened places too); with
+    the block (``None`` if empty) come the partitions it has no place for (``2026-13``, ``2026-Q5``).
     """
     label, letter = kind
     seen = {part for parts in by_year.values() for part in parts}
@@ -240,19 +243,16 @@ def _periods(kind: tuple[str, str | None], by_year: dict[str, dict[str, dict[str
         digits = max(len(part) - len(letter) for part in seen)
         columns = [f"{letter}{n:0{digits}d}" for n in range(1, count + 1)]
     name = "years" if letter is None else _PERIOD_NAMES.get(letter, "periods")
-    return {
-        "kind": "periods",
-        "title": f"{label} {name}" if label else name,
-        "columns": columns,
-        "heads": [period_head(column) for column in columns],
-        "rows": [
-            {
-                "title": year,
-                "cells": [cell(parts[c], c or year) if c in parts else _unopened(c) for c in columns],
-            }
-            for year, parts in sorted(by_year.items())
-        ],
-    }
+    unplaced = [p for parts in by_year.values() for part, p in parts.items() if part not in columns]
+    rows = [
+        {"title": year, "cells": [cell(parts[c], c or year) if c in parts else _unopened(c) for c in columns]}
+        for year, parts in sorted(by_year.items())
+        if any(c in parts for c in columns)
+    ]
+    title = f"{label} {name}" if label else name
+    heads = [period_head(column) for column in columns]
+    block = {"kind": "periods", "title": title, "columns": columns, "heads": heads, "rows": rows}
+    return (block if rows else None), unplaced
 
 
 def _hours(found: list[tuple[re.Match[str], dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -282,6 +282,23 @@ def _offset_minutes(offset: str | None) -> int:
     digits = offset[1:].replace(":", "")
     minutes = int(digits[:2]) * 60 + int(digits[2:4] or 0)
     return minutes if offset[0] == "+" else -minutes
+
+
+def _date_of(text: str) -> date | None:
+    """Return the date *text* names (``2026-03-10``); ``None`` for none (``2026-13-45``, ``0000-01-01``)."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _time_of(key: str) -> re.Match[str] | None:
+    """Return an hour or minute key's match if it names a real time (not ``2026-02-30T05``, ``T24``)."""
+    time = TIME.match(key)
+    try:
+        return time if time and _instant(time, ZoneInfo("UTC")) else None
+    except ValueError:
+        return None
 
 
 def overview(state: dict[str, Any]) -> dict[str, Any]:
@@ -340,8 +357,8 @@ def coverage(
     ``gap`` marks a day with no key, and consecutive such days are one row from ``day`` to
     ``until`` (``days`` of them: :func:`_spans`), ``missing_hours`` the local hours of a day with
     hour keys that have none (``"01-05:00"`` for an occurrence of a repeated hour). Keys with no
-    date, or naming no real time (``2013-03-13T99``), go to ``other``.
-    Over :data:`MAX_COVERAGEDAYS`, only the days with keys are listed.
+    real date or time (``2013-03-13T99``, ``2026-13-45``), or on the calendar's first or last day
+    (``9999-12-31T23:45``), go to ``other``. Over :data:`MAX_COVERAGEDAYS`, only days with keys are listed.
 
     *awaited* (:func:`~airflow_partitions.tools.state.awaited_by_date` of the consumer's mapper,
     for a grain with days off) says what the period of each date awaits, ``None`` for a date
@@ -359,18 +376,11 @@ def coverage(
     other = []
     for item in keys:
         prefix, _, part = item["partition_key"].rpartition(SEPARATOR)
-        time = TIME.match(part)
-        try:
-            local = _instant(time, naive_tz).astimezone(tz) if time else None
-        except ValueError:  # "2013-03-13T99": no such hour (its consumers refused it)
+        placed = _local_day(part, naive_tz, tz)
+        if placed is None:
             other.append(item["partition_key"])
-            continue
-        if local is not None:
-            by_series[prefix][local.date().isoformat()].append((item, local))
-        elif day := _DATE.match(part):
-            by_series[prefix][day[1]].append((item, None))
         else:
-            other.append(item["partition_key"])
+            by_series[prefix][placed[0]].append((item, placed[1]))
     series = []
     for prefix, by_day in sorted(by_series.items()):
         first, last = (date.fromisoformat(d) for d in (min(by_day), max(by_day)))
@@ -389,6 +399,26 @@ def coverage(
             listed = [_awaited_day(day, awaited(day["day"]), arrived, tz, naive_tz) for day in listed]
         series.append({"title": prefix, "days": _spans(listed)})
     return {"zone": zone, "series": series, "other": sorted(other)}
+
+
+def _local_day(part: str, naive_tz: ZoneInfo, tz: ZoneInfo) -> tuple[str, datetime | None] | None:
+    """
+    Return the local day of *tz* of a key's time part, and its local instant if it names one.
+
+    ``("2013-03-09", 2013-03-09T23:00-05:00)`` of ``2013-03-10T04`` (UTC) in New York; ``None``:
+    :func:`coverage`'s ``other``.
+    """
+    time = TIME.match(part)
+    try:
+        local = _instant(time, naive_tz).astimezone(tz) if time else None
+    except (ValueError, OverflowError):  # "2013-03-13T99"; "0001-01-01T00" west of its zone
+        return None
+    day = (
+        local.date() if local is not None else (_date_of(found[1]) if (found := _DATE.match(part)) else None)
+    )
+    if day is None or day in (date.min, date.max):
+        return None
+    return day.isoformat(), local
 
 
 def _spans(days: list[dict[str, Any]]) -> list[dict[str, Any]]:

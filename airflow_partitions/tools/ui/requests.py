@@ -1,14 +1,16 @@
 """
-The commands' requests on the api-server: built from query parameters, their errors as status codes.
+The commands' requests on the api-server: from a query or a JSON body; their errors as status codes.
 
 :func:`requested` makes a FastAPI dependency of a request type
 (:class:`~airflow_partitions.tools.commands.base.Request`): the route's ``dag_id`` and one query
-parameter per field, named and typed as :meth:`~airflow_partitions.tools.commands.base.Request.params`
-sends them, rebuilt into the request. So the commands' routes and the view's ``dags/{dag_id}``
-take what ``--api-url`` sends, by construction. :func:`answered` is the one error mapping of the
-routes that answer a request: a ``LookupError`` (an unknown Dag, or one that is not a partitioned
-consumer) is 404, a ``ValueError`` (input the request or the tools refuse: a state that is not
-one, ``start`` after ``end``) is 400, each with the message the CLI prints in its direct mode.
+parameter per field (a read), or one member of a JSON object body per field (a write), named and
+typed as :meth:`~airflow_partitions.tools.commands.base.Request.params` sends them, rebuilt into
+the request. So the commands' routes and the view's ``dags/{dag_id}`` take what ``--api-url``
+sends, by construction. :func:`answered` is the one error mapping of the routes that answer a
+request: a ``LookupError`` (an unknown Dag, or one that is not a partitioned consumer) is 404, a
+``ValueError`` (input the request or the tools refuse: a state that is not one, ``start`` after
+``end``) is 400, each with the message the CLI prints in its direct mode. :func:`from_own_client`
+refuses a write that a page on another site could make with the user's cookie.
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ import dataclasses
 import inspect
 import types
 import typing
+import urllib.parse
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
-from fastapi import HTTPException, Query
+import pydantic
+from fastapi import Body, HTTPException, Query
+from fastapi import Request as HttpRequest
+from fastapi.security.utils import get_authorization_scheme_param
 
 from airflow_partitions.tools.state.plain import rebuilt
 
@@ -38,36 +44,81 @@ def answered(call: Callable[[], T]) -> T:
         raise HTTPException(400, str(err)) from err
 
 
-def requested(cls: type[T]) -> Callable[..., T]:
+def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
     """
-    Return a FastAPI dependency that builds a *cls* from the route's ``dag_id`` and query parameters.
+    Return a FastAPI dependency that builds a *cls* from the route's ``dag_id`` and its query or body.
 
     ``requested(StatusRequest)`` on ``GET dags/d/status?key=k&state=failed&state=pending`` gives
-    ``StatusRequest("d", key="k", states=("failed", "pending"))``. A datetime is read as ISO
-    8601, a tuple from a repeated parameter; the Dag id ``~`` is ``None`` (every Dag, as
-    Airflow's API spells it). The request's own checks answer 400 (:func:`answered`), a value of
-    the wrong type (``limit=ten``) 422 as FastAPI does.
+    ``StatusRequest("d", key="k", states=("failed", "pending"))``. With *body* (a write), the
+    fields come from a JSON object instead, the same names and values:
+    ``requested(DiscardRequest, body=True)`` on ``POST dags/d/discard`` with ``{"key": ["k"]}``
+    gives ``DiscardRequest("d", keys=("k",))``; the body is required and a member that is no
+    field is refused (422), so a client that sends its input elsewhere changes nothing. A
+    datetime is read as ISO 8601, a tuple from a repeated parameter or a list; the Dag id ``~``
+    is ``None`` (every Dag, as Airflow's API spells it). The request's own checks answer 400
+    (:func:`answered`), as does a time no ``datetime`` holds in UTC (``0001-01-01T00:00+14:00``),
+    a value of the wrong type (``limit=ten``) 422 as FastAPI does.
     """
     hints = typing.get_type_hints(cls)
-    parameters = [inspect.Parameter("dag_id", inspect.Parameter.KEYWORD_ONLY, annotation=str)]
-    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
-        if field.name == "dag_id":
-            continue
-        default = inspect.Parameter.empty if field.default is dataclasses.MISSING else field.default
-        alias = field.metadata.get("query", field.name)
-        annotation = Annotated[_sent_as(hints[field.name]), Query(alias=alias)]  # type: ignore[valid-type]
-        parameters.append(
-            inspect.Parameter(
-                field.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
-            )
+    sent = {
+        field.name: (
+            field.metadata.get("query", field.name),
+            _sent_as(hints[field.name]),
+            ... if field.default is dataclasses.MISSING else field.default,
         )
+        for field in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if field.name != "dag_id"
+    }
+    dag_id = inspect.Parameter("dag_id", inspect.Parameter.KEYWORD_ONLY, annotation=str)
+    if body:
+        fields: Any = {
+            name: (Annotated[kind, pydantic.Field(alias=alias)], default)
+            for name, (alias, kind, default) in sent.items()
+        }
+        model = pydantic.create_model(
+            f"{cls.__name__}Body", __config__=pydantic.ConfigDict(extra="forbid"), **fields
+        )
+        given = Annotated[model, Body()]  # type: ignore[valid-type]
+        parameters = [dag_id, inspect.Parameter("sent", inspect.Parameter.KEYWORD_ONLY, annotation=given)]
+    else:
+        parameters = [dag_id] + [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=Annotated[kind, Query(alias=alias)],
+                default=inspect.Parameter.empty if default is ... else default,
+            )
+            for name, (alias, kind, default) in sent.items()
+        ]
 
     def build(**values: Any) -> T:
+        if body:
+            values = {"dag_id": values["dag_id"], **values["sent"].model_dump()}
         values["dag_id"] = None if values["dag_id"] == "~" else values["dag_id"]
-        return answered(lambda: rebuilt(cls, values))
+        return answered(lambda: _in_utc(rebuilt(cls, values)))
 
     build.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return build
+
+
+def _in_utc(request: T) -> T:
+    """
+    Return *request* if each of its times names an instant a ``datetime`` holds in UTC.
+
+    :raises ValueError: naming the parameter and the time (``before '0001-01-01T00:00:00+14:00'``),
+        as ``parse_date`` refuses it on the command line.
+    """
+    for field in dataclasses.fields(request):  # type: ignore[arg-type]
+        when = getattr(request, field.name)
+        if isinstance(when, datetime):
+            try:
+                when.astimezone(UTC)
+            except OverflowError:
+                raise ValueError(
+                    f"{field.metadata.get('query', field.name)} {when.isoformat()!r} is outside the times a "
+                    "date can name (0001-01-01 to 9999-12-31 UTC)."
+                ) from None
+    return request
 
 
 def _sent_as(kind: Any) -> Any:
@@ -81,3 +132,59 @@ def _sent_as(kind: Any) -> Any:
     if typing.get_origin(kind) is tuple:
         return list[args[0]]  # type: ignore[valid-type]
     return kind
+
+
+#: The methods that change nothing: a request by one of them is never refused for where it comes from.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: ``Sec-Fetch-Site`` values of a request a browser sends for the page's own origin (``none``: the
+#: user typed the address).
+OWN_SITE = frozenset({"same-origin", "none"})
+
+
+def from_own_client(request: HttpRequest) -> None:
+    """
+    Refuse a write that a page on another site could make with the user's session cookie.
+
+    A FastAPI dependency of the whole view: a ``GET``, ``HEAD`` or ``OPTIONS`` passes; any other
+    request must carry a JSON body (``Content-Type: application/json``, which neither a form nor a
+    ``fetch`` without a CORS preflight can send; else 415) and no query string (a write takes its
+    input from its body, :func:`requested`; else 400). Without an ``Authorization: Bearer`` header,
+    Airflow reads the caller from the ``_token`` cookie a browser sends along, so the browser must
+    say the request comes from the api-server's own origin: ``Sec-Fetch-Site`` ``same-origin`` (or
+    ``none``); from a client that sends no ``Sec-Fetch-Site`` (an older browser), an ``Origin``, if
+    sent, whose host and port are the request's ``Host`` (else 403). ``airflow-partitions ...
+    --api-url`` sends a bearer token and a JSON body: it always passes.
+
+    :raises HTTPException: 415, 400 or 403, as above, the message naming what was refused.
+    """
+    if request.method in SAFE_METHODS:
+        return
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise HTTPException(
+            415,
+            f"{request.method} takes a JSON body (Content-Type: application/json), not {kind or 'none'!r}.",
+        )
+    if request.url.query:
+        raise HTTPException(
+            400,
+            f"{request.method} takes its input from its JSON body, not the query string "
+            f"({request.url.query!r}): is the same airflow-partitions installed where the command runs?",
+        )
+    scheme, token = get_authorization_scheme_param(request.headers.get("authorization"))
+    if scheme.lower() == "bearer" and token:
+        return
+    site, origin = request.headers.get("sec-fetch-site"), request.headers.get("origin")
+    if site in OWN_SITE or (site is None and _same_host(origin, request.headers.get("host"))):
+        return
+    raise HTTPException(
+        403,
+        f"a {request.method} signed in by the session cookie must come from this api-server's own pages, "
+        f"not from {origin or site!r} (Sec-Fetch-Site {site!r}); "
+        "send an Authorization: Bearer token instead.",
+    )
+
+
+def _same_host(origin: str | None, host: str | None) -> bool:
+    """Whether *origin* (``http://127.0.0.1:8080``; ``None``: not sent) names *host* (``127.0.0.1:8080``)."""
+    return origin is None or (host is not None and urllib.parse.urlsplit(origin).netloc == host)

@@ -28,15 +28,27 @@ from airflow_partitions.tools.state.model import STATES
 from airflow_partitions.tools.ui.requests import requested
 
 TYPES = (StatusRequest, ExplainRequest, BackfillRequest, RequeueRequest, DiscardRequest, CleanRequest)
+#: The requests of a command that writes (``--yes``): sent as a JSON body to a POST too.
+WRITES = (RequeueRequest, DiscardRequest, CleanRequest)
 
 
 def app_for(cls: type) -> TestClient:
-    """A FastAPI app whose ``dags/{dag_id}/{ROUTE}`` returns the request it was given, as its fields."""
+    """
+    A FastAPI app whose ``dags/{dag_id}/{ROUTE}`` returns the request it was given, as its fields.
+
+    ``GET`` reads it from the query string; for a write, ``POST`` from the JSON body.
+    """
     app = FastAPI()
 
     @app.get(f"/dags/{{dag_id}}/{cls.ROUTE}")
     def route(request=Depends(requested(cls))) -> dict:  # noqa: B008 (FastAPI's way)
         return {"fields": repr(request)}
+
+    if cls in WRITES:
+
+        @app.post(f"/dags/{{dag_id}}/{cls.ROUTE}")
+        def write(request=Depends(requested(cls, body=True))) -> dict:  # noqa: B008
+            return {"fields": repr(request)}
 
     return TestClient(app)
 
@@ -44,10 +56,14 @@ def app_for(cls: type) -> TestClient:
 CLIENTS = {cls: app_for(cls) for cls in TYPES}
 
 
-def sent_back(request: object) -> str:
-    """Return what the route rebuilt from *request*'s path and query parameters (its ``repr``)."""
-    query = urllib.parse.urlencode(request.params(), doseq=True)  # type: ignore[attr-defined]
-    answer = CLIENTS[type(request)].get(f"/{request.path()}?{query}")  # type: ignore[attr-defined]
+def sent_back(request: object, method: str = "GET") -> str:
+    """Return what the route rebuilt from *request*'s path and query parameters or body (its ``repr``)."""
+    params = request.params()  # type: ignore[attr-defined]
+    path = f"/{request.path()}"  # type: ignore[attr-defined]
+    if method == "GET":
+        answer = CLIENTS[type(request)].get(f"{path}?{urllib.parse.urlencode(params, doseq=True)}")
+    else:
+        answer = CLIENTS[type(request)].post(path, json=params)
     assert answer.status_code == 200, answer.text
     return answer.json()["fields"]
 
@@ -109,6 +125,8 @@ requests = st.one_of(
 @given(requests)
 def test_every_request_comes_back_from_its_route_as_it_was_sent(request):
     assert sent_back(request) == repr(request)
+    if isinstance(request, WRITES):  # --yes: the same request as a JSON body
+        assert sent_back(request, "POST") == repr(request)
 
 
 def test_a_status_request_is_sent_under_the_parameter_names_the_view_reads():
@@ -181,3 +199,41 @@ def test_the_requests_fields_are_their_dataclass_fields():
     request = DiscardRequest("d", keys=("a", "b"), start="2013")
     assert asdict(request) == {"dag_id": "d", "keys": ("a", "b"), "start": "2013", "end": None}
     assert request.params() == {"key": ["a", "b"], "start": "2013"}
+
+
+#: Times as a hand-made call may send them: the calendar's ends with offsets that take them past
+#: what a datetime holds in UTC, impossible dates, any text.
+sent_times = st.sampled_from(
+    [
+        "0001-01-01T00:00:00+14:00",
+        "9999-12-31T23:59:59-12:00",
+        "0001-01-01T00:00:00+00:00",
+        "9999-12-31T23:59:59.999999+00:00",
+        "2026-13-45",
+        "yesterday",
+    ]
+) | st.text(max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([RequeueRequest, BackfillRequest, CleanRequest]), sent_times, sent_times)
+def test_any_time_a_route_is_sent_is_its_request_or_400_never_500(cls, first, second):
+    # The test client raises what the route raised: an OverflowError would fail the test.
+    names = {RequeueRequest: ("start", "end"), BackfillRequest: ("start", "end"), CleanRequest: ("before",)}
+    query = dict(zip(names[cls], (first, second), strict=False))
+    if cls is BackfillRequest:
+        query["now"] = "2026-12-01T00:00:00+00:00"
+    answer = CLIENTS[cls].get(f"/dags/d/{cls.ROUTE}?{urllib.parse.urlencode(query)}")
+    assert answer.status_code in (200, 400), answer.text
+    if not all(_an_instant(t) for t in query.values()):
+        assert answer.status_code == 400, answer.text
+
+
+def _an_instant(text: str) -> bool:
+    """Whether *text* is an ISO 8601 time (naive: UTC) whose UTC instant a datetime holds."""
+    try:
+        when = datetime.fromisoformat(text)
+        (when if when.tzinfo else when.replace(tzinfo=UTC)).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return False
+    return True

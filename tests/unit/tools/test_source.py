@@ -24,16 +24,22 @@ Answer = Callable[[str, str], tuple[int, dict[str, str], bytes]]
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[Answer], tuple[str, list[tuple[str, str, str]]]]]:
-    """Start an HTTP server answering with the given function; return its URL and the requests it got."""
+def serve() -> Iterator[Callable[[Answer], tuple[str, list[tuple[str, str, str, str, bytes]]]]]:
+    """
+    Start an HTTP server answering with the given function; return its URL and the requests it got.
+
+    Each request as ``(method, path, Authorization, Content-Type, body)``.
+    """
     servers: list[ThreadingHTTPServer] = []
 
-    def start(answer: Answer) -> tuple[str, list[tuple[str, str, str]]]:
-        got: list[tuple[str, str, str]] = []
+    def start(answer: Answer) -> tuple[str, list[tuple[str, str, str, str, bytes]]]:
+        got: list[tuple[str, str, str, str, bytes]] = []
 
         class Handler(BaseHTTPRequestHandler):
             def _answer(self) -> None:
-                got.append((self.command, self.path, self.headers.get("Authorization", "")))
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = (self.headers.get("Authorization", ""), self.headers.get("Content-Type", ""))
+                got.append((self.command, self.path, *headers, body))
                 status, headers, body = answer(self.command, self.path)
                 self.send_response(status)
                 for name, value in {**headers, "Content-Length": str(len(body))}.items():
@@ -81,7 +87,7 @@ def test_a_redirect_is_not_followed_so_a_yes_never_turns_into_a_dry_run(serve, c
         f"{url}/partitions/api/dags/d/discard redirects (301) to /moved/partitions/api/dags/d/discard" in err
     )
     assert "--api-url" in err and "Traceback" not in err
-    assert [(method, path) for method, path, _ in got] == [("POST", "/partitions/api/dags/d/discard")]
+    assert [(method, path) for method, path, *_ in got] == [("POST", "/partitions/api/dags/d/discard")]
 
 
 def test_a_server_that_does_not_speak_http_is_named_not_a_traceback(capsys):
@@ -129,6 +135,36 @@ def test_a_backfill_answer_without_its_list_is_named_not_a_lookup_of_a_dag(serve
 
 
 @pytest.mark.parametrize(
+    ("argv", "path", "body"),
+    [
+        (
+            ["discard", "d", "--key", "a&b=c", "--key", "x|2013-03-10", "--yes"],
+            "/partitions/api/dags/d/discard",
+            {"key": ["a&b=c", "x|2013-03-10"]},
+        ),
+        (
+            ["requeue", "d", "--start", "2026-04-01", "--end", "2026-04-30", "--yes"],
+            "/partitions/api/dags/d/requeue",
+            {"start": "2026-04-01T00:00:00+00:00", "end": "2026-04-30T23:59:59.999999+00:00"},
+        ),
+        (
+            ["clean", "--before", "2026-01-01", "--yes"],
+            "/partitions/api/dags/~/clean",
+            {"before": "2026-01-01T00:00:00+00:00"},
+        ),
+    ],
+)
+def test_a_write_sends_its_request_as_a_json_body_with_the_bearer_token(serve, capsys, argv, path, body):
+    # The api-server takes a write's input from its JSON body alone (tools/ui/requests.py).
+    url, got = serve(lambda method, path: (403, {}, b'{"detail": "Forbidden"}'))
+    code, _, _ = run(capsys, *argv, "--api-url", url, "--token", "t")
+    assert code == 1
+    [(method, sent_to, auth, kind, sent)] = got
+    assert (method, sent_to, auth, kind) == ("POST", path, "Bearer t", "application/json")
+    assert json.loads(sent) == body
+
+
+@pytest.mark.parametrize(
     "url", ["127.0.0.1:8080", "http://127.0.0.1:abc", "ftp://airflow.example.com", "", "http://"]
 )
 def test_an_api_url_that_is_not_an_http_url_is_a_usage_error_naming_it(capsys, url):
@@ -143,7 +179,7 @@ def test_a_token_with_its_newline_is_sent_without_it(serve, capsys):
     url, got = serve(lambda method, path: (403, {}, b'{"detail": "Invalid JWT token"}'))
     code, _, err = run(capsys, "status", "d", "--api-url", url, "--token", "abc.def.ghi\n")
     assert code == 1 and "refused the token (403: Invalid JWT token)" in err
-    assert [auth for _, _, auth in got] == ["Bearer abc.def.ghi"]
+    assert [auth for _, _, auth, *_ in got] == ["Bearer abc.def.ghi"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,112 @@
+"""
+Who may see and do what on the Partitions view's routes: one access rule for the commands and the view.
+
+Airflow's auth manager decides, as it does for Airflow's own endpoints (the caller from
+:func:`~airflow.api_fastapi.core_api.security.get_user`: no token, 401; too little access, 403):
+
+- :data:`READ`: read access to a Dag and its runs (a command's dry run, ``explain``);
+  :data:`READ_STATE`: and to assets, for an answer that shows a Dag's partitions by asset
+  (``status``, the view's Dag page and partition lists); :data:`READ_ASSETS`: an asset's page;
+- :data:`EDIT`: edit access to the Dag (``requeue``, ``discard``, ``clean --yes``);
+  :data:`TRIGGER`: Airflow's rule for triggering a run (``backfill --yes``);
+- what an answer leaves out for whom: the refused keys without read access to the Dag's audit
+  log (:func:`redacted`); in an answer about every Dag, the Dags the caller may not read
+  (:func:`readable_dags`, :func:`only_readable`); the members of a Variable the caller may not
+  read (:func:`without_unreadable_members`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.api_fastapi.app import get_auth_manager
+from airflow.api_fastapi.auth.managers.models.resource_details import (
+    DagAccessEntity,
+    DagDetails,
+    VariableDetails,
+)
+from airflow.api_fastapi.core_api.security import requires_access_asset, requires_access_dag
+from fastapi import Depends
+
+READ = [Depends(requires_access_dag("GET", DagAccessEntity.RUN))]
+#: An asset's page: read access to assets (as Airflow's asset endpoints).
+READ_ASSETS = [Depends(requires_access_asset("GET"))]
+READ_STATE = [*READ, *READ_ASSETS]
+EDIT = [Depends(requires_access_dag("PUT"))]
+TRIGGER = [Depends(requires_access_dag("POST", DagAccessEntity.RUN))]
+#: Every Dag's summary (the overview, the metrics): read access to Dags; each answer then holds
+#: only :func:`readable_dags`.
+READ_DAGS = [Depends(requires_access_dag("GET"))]
+
+
+def reads_audit_log(dag_id: str, user: Any) -> bool:
+    """Whether *user* may read the audit log of *dag_id* (where refused keys are recorded)."""
+    return get_auth_manager().is_authorized_dag(
+        method="GET", access_entity=DagAccessEntity.AUDIT_LOG, details=DagDetails(id=dag_id), user=user
+    )
+
+
+def redacted(answer: dict[str, Any], dag_id: str, user: Any) -> dict[str, Any]:
+    """
+    Return a state's ``to_dict()`` without the refused keys if *user* may not read *dag_id*'s audit log.
+
+    ``refusals`` empty and ``refusals_total`` 0: what both routes that answer ``status`` (the
+    commands' ``dags/{dag_id}/status`` and the view's ``dags/{dag_id}``) show such a user.
+    """
+    if reads_audit_log(dag_id, user):
+        return answer
+    return {**answer, "refusals": [], "refusals_total": 0}
+
+
+def readable_dags(user: Any) -> set[str]:
+    """Return the ids of the Dags *user* may read (Airflow's ``get_authorized_dag_ids``)."""
+    return set(get_auth_manager().get_authorized_dag_ids(user=user, method="GET"))
+
+
+def only_readable(cleaned: dict[str, Any], user: Any) -> dict[str, Any]:
+    """
+    Return ``clean``'s answer about every Dag (``Cleaned.to_dict()``) with only the Dags *user* may read.
+
+    ``by_dag`` keeps those Dags (``{"weather_jfk": [pending-run rows, key-log rows]}``) and the
+    totals ``pending_rows`` and ``key_log_rows`` are theirs: a user who may read one Dag learns
+    nothing of the others, not even their ids (Airflow asks FAB only about Dag runs in general
+    for ``dags/~/…``).
+    """
+    readable = readable_dags(user)
+    kept = {dag: rows for dag, rows in cleaned["by_dag"].items() if dag in readable}
+    return {
+        **cleaned,
+        "by_dag": kept,
+        "pending_rows": sum(n for n, _ in kept.values()),
+        "key_log_rows": sum(n for _, n in kept.values()),
+    }
+
+
+def without_unreadable_members(explained: dict[str, Any], mapper: Any, user: Any) -> dict[str, Any]:
+    """
+    Return an explanation's ``to_dict()`` without the members of a Variable *user* may not read.
+
+    A rollup whose window lists a dimension's members in a Variable
+    (``DimensionWindow(store=VariableMembers("retail_stores"))``) explains a downstream key with
+    that Variable's members (its values, groups and dates): each key's ``members`` then leaves out
+    the dimensions whose Variable Airflow does not let *user* read (``is_authorized_variable``).
+    """
+    listings: dict[str, Any] = getattr(getattr(mapper, "window", None), "listings", dict)()
+    variables = {dimension: getattr(listing, "name", None) for dimension, listing in listings.items()}
+    hidden = {
+        dimension
+        for dimension, name in variables.items()
+        if name is not None
+        and not get_auth_manager().is_authorized_variable(
+            method="GET", details=VariableDetails(key=name), user=user
+        )
+    }
+    if not hidden:
+        return explained
+    keys = [
+        {**key, "members": [m for m in key["members"] if m["dimension"] not in hidden]}
+        if key.get("members")
+        else key
+        for key in explained["keys"]
+    ]
+    return {**explained, "keys": keys}
