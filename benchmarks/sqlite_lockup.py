@@ -77,6 +77,8 @@ ACCESS = re.compile(
 )
 #: Path segments that name one object (a task instance's UUID, a number), written ``{id}``.
 ONE_OBJECT = re.compile(r"/(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+)(?=/|$)")
+#: A task's XCom (``/execution/xcoms/<dag>/<run>/<task>/<key>``), one route whatever it names.
+XCOM = re.compile(r"^/execution/xcoms/.*")
 FIRST_HOUR = datetime(2030, 1, 1)
 TI_STATES = ("success", "failed", "up_for_retry", "running", "queued", "scheduled")
 
@@ -165,7 +167,8 @@ def server_timed(airflow: AirflowInstance) -> list[Timed]:
     for name in ("api-server", "execution-api"):
         log = airflow.home / f"{name}.log"
         for m in ACCESS.finditer(log.read_text(errors="replace") if log.exists() else ""):
-            route = f"{m['method']} {ONE_OBJECT.sub('/{id}', m['path'])}"
+            path = XCOM.sub("/execution/xcoms/{dag_id}/{run_id}/{task_id}/{key}", m["path"])
+            route = f"{m['method']} {ONE_OBJECT.sub('/{id}', path)}"
             outcome = "ok" if int(m["status"]) < 500 else f"answered {m['status']}"
             timed.append(Timed(route, 0.0, int(m["us"]) / 1e6, outcome))
     return timed
