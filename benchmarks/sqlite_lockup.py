@@ -9,6 +9,8 @@ the same process whose endpoint runs in the thread pool (a task's
 ``PATCH /execution/task-instances/{id}/run``, another ``POST /api/v2/assets/events``), that
 request can only commit once the event loop runs its session's teardown: neither moves until the
 lock wait runs out, the audit log's commit fails (500) and every request of the process waited.
+So the execution API in a process of its own is not enough: two REST writes at once in the REST
+process freeze it the same way (``--execution-api apart`` without ``--one-write-at-a-time``).
 
 The script starts a throwaway Airflow (``tests/support/launcher.py``: ``db migrate``, api-server,
 scheduler, dag-processor, LocalExecutor, 4 slots; SQLite in WAL with ``?timeout=60``, or a
@@ -23,6 +25,9 @@ PostgreSQL from Debian's package) with the core-only Dags of ``benchmarks/core_d
 - reads ``GET /api/v2/dags/lockup_day_of_hours/dagRuns?limit=1`` twice a second (a read that
   takes no lock: it is slow only if the whole process is).
 
+With ``--one-write-at-a-time`` the client threads take turns for their POSTs (never two REST writes
+at once, as one client sending events one after another); reads do not wait for a turn.
+
 Every request is timed by the client (no retry, 300 s client timeout). It prints, per kind of
 request, how many, how many failed, the median, p99 and longest duration, and how many took over
 10 s, then the requests that did; then the same per route as the api-servers timed them (their
@@ -36,8 +41,9 @@ airflow-partitions is installed there (a reproduction of core's freeze wants it 
 
     python3 -m venv /tmp/vanilla
     /tmp/vanilla/bin/pip install "apache-airflow==3.3.2" apache-airflow-task-sdk psycopg2-binary asyncpg
-    /tmp/vanilla/bin/python benchmarks/sqlite_lockup.py                       # one api-server (the default)
-    /tmp/vanilla/bin/python benchmarks/sqlite_lockup.py --execution-api apart # two api-servers
+    /tmp/vanilla/bin/python benchmarks/sqlite_lockup.py                        # one api-server (default)
+    /tmp/vanilla/bin/python benchmarks/sqlite_lockup.py --execution-api apart  # two api-servers
+    /tmp/vanilla/bin/python benchmarks/sqlite_lockup.py --execution-api apart --one-write-at-a-time
     /tmp/vanilla/bin/python benchmarks/sqlite_lockup.py --db postgresql
 """
 
@@ -56,7 +62,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +78,9 @@ SLOW = 10.0
 CLIENT_TIMEOUT = 300
 #: One line of an api-server's access log (``[http.access]``): what it served, how long it took.
 ACCESS = re.compile(
-    r"request finished .*? duration_us=(?P<us>\d+) .*? method=(?P<method>\w+) path=(?P<path>\S+)"
-    r" .*?status_code=(?P<status>\d+)"
+    r"^(?P<at>\S+) .*?request finished .*? duration_us=(?P<us>\d+)"
+    r" .*? method=(?P<method>\w+) path=(?P<path>\S+) .*?status_code=(?P<status>\d+)",
+    re.MULTILINE,
 )
 #: Path segments that name one object (a task instance's UUID, a number), written ``{id}``.
 ONE_OBJECT = re.compile(r"/(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d+)(?=/|$)")
@@ -103,6 +110,7 @@ class Load:
             threading.Lock() if one_write_at_a_time else contextlib.nullcontext()
         )
         self.began = time.monotonic()
+        self.began_at = datetime.now(UTC)
         self.until = self.began + seconds
         self.timed: list[Timed] = []
         self._lock = threading.Lock()
@@ -147,8 +155,8 @@ class Load:
         self.call("GET /api/v2/dags/{id}/dagRuns", "GET", path, params={"limit": 1})
 
 
-def drive(airflow: AirflowInstance, args: argparse.Namespace) -> list[Timed]:
-    """Run the client threads for ``args.seconds`` and return every request they made."""
+def drive(airflow: AirflowInstance, args: argparse.Namespace) -> tuple[list[Timed], datetime]:
+    """Run the client threads for ``args.seconds``; return every request they made, and when they began."""
     asset_id = airflow.asset_id("lockup_hours")
     load = Load(airflow, args.seconds, one_write_at_a_time=args.one_write_at_a_time)
     bodies = [load.repeat(lambda: load.post_hour(asset_id), args.pause) for _ in range(args.threads)]
@@ -158,19 +166,23 @@ def drive(airflow: AirflowInstance, args: argparse.Namespace) -> list[Timed]:
         thread.start()
     for thread in threads:
         thread.join()
-    return sorted(load.timed, key=lambda t: t.start)
+    return sorted(load.timed, key=lambda t: t.start), load.began_at
 
 
-def server_timed(airflow: AirflowInstance) -> list[Timed]:
-    """Every request the api-servers logged as finished (``[http.access]``), by route."""
+def server_timed(airflow: AirflowInstance, began: datetime) -> list[Timed]:
+    """Every request the api-servers logged as finished (``[http.access]``) that started after *began*."""
     timed = []
     for name in ("api-server", "execution-api"):
         log = airflow.home / f"{name}.log"
         for m in ACCESS.finditer(log.read_text(errors="replace") if log.exists() else ""):
+            seconds = int(m["us"]) / 1e6
+            start = (datetime.fromisoformat(m["at"]) - began).total_seconds() - seconds
+            if start < 0:  # starting Airflow up (the first /execution/health builds its routes)
+                continue
             path = XCOM.sub("/execution/xcoms/{dag_id}/{run_id}/{task_id}/{key}", m["path"])
             route = f"{m['method']} {ONE_OBJECT.sub('/{id}', path)}"
             outcome = "ok" if int(m["status"]) < 500 else f"answered {m['status']}"
-            timed.append(Timed(route, 0.0, int(m["us"]) / 1e6, outcome))
+            timed.append(Timed(route, start, seconds, outcome))
     return timed
 
 
@@ -210,7 +222,9 @@ def locked_lines(airflow: AirflowInstance) -> dict[str, int]:
     return counts
 
 
-def report(timed: list[Timed], airflow: AirflowInstance, args: argparse.Namespace) -> dict[str, object]:
+def report(
+    timed: list[Timed], began: datetime, airflow: AirflowInstance, args: argparse.Namespace
+) -> dict[str, object]:
     """Print what the run measured and return it (for ``--json``)."""
     setup = f"{args.db}, execution API {args.execution_api}"
     if args.one_write_at_a_time:
@@ -221,8 +235,8 @@ def report(timed: list[Timed], airflow: AirflowInstance, args: argparse.Namespac
     print(f"\nRequests over {SLOW:.0f} s: {len(slow)}")
     for t in slow:
         print(f"  {t.kind}: started at {t.start:.1f} s, took {t.seconds:.1f} s, {t.outcome}")
-    served = server_timed(airflow)
-    print("\nAs the api-servers timed them (access log), every route:\n")
+    served = server_timed(airflow, began)
+    print("\nAs the api-servers timed them (access log), every route, from when the clients began:\n")
     print("\n".join(summary(served)))
     states = task_states(airflow)
     print("Task instances by state:", ", ".join(f"{k} {v}" for k, v in states.items()))
@@ -324,8 +338,8 @@ def main(argv: list[str] | None = None) -> int:
         airflow.start()
         airflow.wait_for_dags(DAG_IDS)
         print(f"Airflow ready at {airflow.url} (execution API {airflow.execution_url}), home {home}")
-        timed = drive(airflow, args)
-        result = report(timed, airflow, args)
+        timed, began = drive(airflow, args)
+        result = report(timed, began, airflow, args)
         if json_path:
             json_path.write_text(json.dumps(result, indent=1))
     return 0

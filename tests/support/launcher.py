@@ -47,7 +47,9 @@ T = TypeVar("T")
 # The REST API and the execution API (what tasks call) run as two api-server processes. In one
 # process, on SQLite, Airflow's audit log of a REST write commits synchronously on the event loop;
 # when an execution request holding the one write lock waits on that same loop, both freeze until
-# the 60 s lock wait runs out, and the scheduler can die with "database is locked".
+# the 60 s lock wait runs out, and the scheduler can die with "database is locked". Two REST writes
+# at once freeze the REST process the same way: on SQLite, tests send them one at a time
+# (benchmarks/sqlite_lockup.py measures all four cases; docs/deployment.md).
 _PROCESSES = {
     "api-server": ["api-server", "--apps", "core", "--port", "{port}"],
     "execution-api": ["api-server", "--apps", "execution", "--port", "{execution_port}"],
