@@ -53,7 +53,9 @@ from airflow_partitions import (
 #: wait: its REST audit log (``log_action``) commits on the event loop while another request's
 #: transaction, holding the one write lock, waits for that loop to commit. A task calling the
 #: execution API then (``task-instances/…/run``) times out and fails; seen in about one session in
-#: two on a loaded 2-core machine. The tests check which runs the scheduler creates, not first tries.
+#: two on a loaded 2-core machine while both APIs shared a process. The execution API now runs apart
+#: (tests/support/launcher.py), but two REST writes at once still freeze the REST process
+#: (docs/deployment.md). The tests check which runs the scheduler creates, not first tries.
 RETRY_TRANSIENT_FAILURES = {"retries": 2, "retry_delay": timedelta(seconds=5)}
 
 regional_sales = Asset("it_regional_sales")
