@@ -134,7 +134,7 @@ def requeue(
     refuses are left out (queueing one would only audit-log its refusal again). Queued events are
     no longer orphaned: a second call finds only the refused ones. One audit-log row
     (``partition-tools requeue``, the Dag, *user* as owner, default the operating-system user)
-    records the events queued and their downstream keys.
+    records the events queued and their downstream keys. Commits *session*.
 
     :returns: The events read, with ``requeued=True``.
     :raises ValueError: as :func:`orphaned_events`; and, naming the Dag, while pending runs stamped
@@ -183,6 +183,10 @@ def requeue(
             "partitions": len(queued),
         }
         audit(session, REQUEUED_EVENT, dag_id, user, what)
+    # Committed here, not when the caller's session closes: in the api-server that is the request's
+    # teardown, which waits for the event loop; on SQLite a REST write's audit log may hold the loop
+    # waiting for this very transaction's lock (docs/deployment.md, "SQLite").
+    session.commit()
     return replace(orphans, requeued=True)
 
 
