@@ -28,10 +28,10 @@ from airflow.partition_mappers.window import Window
 from airflow.sdk.definitions.partition_mappers.base import PartitionMapper as SdkPartitionMapper
 from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
 
-from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.composite_checks import check_dimensions, sample_keys
 from airflow_partitions.deadlines import CompletionDeadline
 from airflow_partitions.dimension_windowing import DimensionWindowing
-from airflow_partitions.grains.grain import Period
+from airflow_partitions.fan_out import MappedPeriodFanOut, format_member, largest_fan_out
 from airflow_partitions.grains.keys import MAX_KEY_LENGTH, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
@@ -41,14 +41,9 @@ from airflow_partitions.rollup import (
     OnlyOurRollup,
 )
 from airflow_partitions.temporal import (
-    SAMPLE_INSTANTS,
-    MappedPeriodFanOut,
-    SlidingWindow,
     TemporalFanOutMapper,
     TemporalMapper,
     TemporalWindow,
-    format_member,
-    largest_fan_out,
 )
 
 
@@ -539,110 +534,20 @@ def runtime_variables(mapper: Any) -> list[VariableMembers]:
     return runtime_variables(inner) if inner is not None else []
 
 
-def _timed(mapper: CompositeKeyMapper) -> list[str]:
-    """Return the output dimensions of *mapper* that decode to a time (a period or a datetime)."""
-    return [
-        name
-        for name in mapper.output
-        if issubclass(getattr(mapper.mappers.get(name), "expected_decoded_type", str), Period | datetime)
-    ]
+def _checked(owner: str, mapper: Any, window: Any, *, rollup: bool) -> None:
+    """
+    Refuse, at Dag parse, a mapper no :class:`CompositeKeyMapper` or a window no :class:`DimensionWindow`.
 
+    Then :func:`~airflow_partitions.composite_checks.check_dimensions` (*rollup*: for a rollup).
 
-def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> None:
-    """Refuse a composite mapper and dimension window that cannot work together (at Dag parse)."""
+    :raises ValueError: naming *owner*, the types given, or what does not fit.
+    """
     if not isinstance(mapper, CompositeKeyMapper) or not isinstance(window, DimensionWindow):
         raise ValueError(
             f"{owner}: upstream_mapper must be a CompositeKeyMapper and window a DimensionWindow; got "
             f"{type(mapper).__name__} and {type(window).__name__}."
         )
-    listings = window.listings()
-    for name, members in window.windows.items():
-        if name not in mapper.dimensions:
-            if not rollup and name in listings:
-                continue  # a fan-out adds a dimension: 2026-03-10 -> eu|2026-03-10, us|2026-03-10
-            raise ValueError(
-                f"{owner}: DimensionWindow names {name!r}, not a dimension of {list(mapper.dimensions)}"
-                f"{'' if rollup else ' (a fan-out may add one only with a list of its values)'}."
-            )
-        kept = name in mapper.output
-        dimension = mapper.mappers.get(name)
-        unmapped = dimension is None and not isinstance(members, VariableMembers)
-        if name in listings and kept and (not rollup or name in _timed(mapper) or unmapped):
-            raise ValueError(
-                f"{owner}: dimension {name!r} is kept in the downstream key"
-                f"{' as it is' if dimension is None else ''}, so its value is fixed there; list values only "
-                "for a dimension the downstream key drops, or maps through a lookup in a "
-                f"DimensionRollupMapper ({{{name!r}: LookupMapper({{...}})}}), or use a window."
-            )
-        if isinstance(members, MemberList):
-            for value in members.values:
-                if mapper.escape is None and mapper.delimiter in value:
-                    raise ValueError(
-                        f"{owner}: {name} value {shown(value)} must be at most {MAX_KEY_LENGTH} characters "
-                        f"without the delimiter {mapper.delimiter!r} (or set the mapper's escape)."
-                    )
-        if isinstance(members, SlidingWindow):
-            raise ValueError(
-                f"{owner}: a SlidingWindow (for {name!r}) works only in TemporalRollupMapper, which routes "
-                "each key to every window it feeds."
-            )
-        if isinstance(members, Window):
-            if not kept:
-                raise ValueError(
-                    f"{owner}: dimension {name!r} is dropped from the downstream key, so a window over it "
-                    "has nothing to start from; list its values instead, e.g. region=['eu', 'us']."
-                )
-            decoded = getattr(dimension, "expected_decoded_type", str)
-            business_days = isinstance(members, BusinessDayWindow) and isinstance(dimension, TemporalMapper)
-            if not business_days and not issubclass(type(members).expected_decoded_type, decoded):
-                raise ValueError(
-                    f"{owner}: the window for {name!r} ({type(members).__name__}) does not fit the "
-                    f"dimension's mapper, which decodes to {decoded.__name__}; pair a TemporalWindow with a "
-                    "TemporalMapper dimension."
-                )
-    dated = [n for n, members in listings.items() if isinstance(members, MemberList) and members.dated]
-    if dated and len(_timed(mapper)) != 1:
-        raise ValueError(
-            f"{owner}: members of {dated[0]!r} have dates, so the downstream key needs exactly one time "
-            f"dimension whose periods they are awaited by; it has {_timed(mapper) or 'none'}."
-        )
-    if rollup and (
-        dropped := [n for n in mapper.dimensions if n not in mapper.output and n not in window.windows]
-    ):
-        raise ValueError(
-            f"{owner}: dimensions {dropped} are dropped from the downstream key, so the rollup cannot know "
-            f"which values to wait for; list them: DimensionWindow({dropped[0]}=[...])."
-        )
-
-
-def _sample_keys(mapper: CompositeKeyMapper, fixed: Mapping[str, str]) -> tuple[str, ...]:
-    """
-    Return downstream keys to check a dimension rollup on, at Dag parse.
-
-    Time dimensions take the periods at :data:`~airflow_partitions.temporal.SAMPLE_INSTANTS`,
-    the *fixed* ones their value (a lookup's group), the others ``x``; none if an output
-    dimension's mapper decodes to neither (core's temporal mappers: their keys cannot be made up
-    here).
-    """
-    keys = []
-    for instant in SAMPLE_INSTANTS:
-        segments = []
-        for name in mapper.output:
-            dimension = mapper.mappers.get(name)
-            if name in fixed:
-                segments.append(fixed[name])
-            elif isinstance(dimension, TemporalMapper):
-                try:
-                    segments.append(dimension.grain.key(dimension.grain.period_at_or_after(instant)))
-                except ValueError:
-                    break  # no period there (a business day on a Sunday)
-            elif getattr(dimension, "expected_decoded_type", str) is str:
-                segments.append("x")
-            else:
-                return ()
-        else:
-            keys.append(mapper.join(segments, "a sample key"))
-    return tuple(keys)
+    check_dimensions(owner, mapper, window, rollup=rollup)
 
 
 class DimensionRollupMapper(CountingRollupMapper):
@@ -729,7 +634,7 @@ class DimensionRollupMapper(CountingRollupMapper):
         expected_within: timedelta | None = None,
     ) -> None:
         owner = "DimensionRollupMapper"
-        _check_dimensions(owner, upstream_mapper, window, rollup=True)
+        _checked(owner, upstream_mapper, window, rollup=True)
         super().__init__(
             upstream_mapper=upstream_mapper,
             window=window,
@@ -764,7 +669,7 @@ class DimensionRollupMapper(CountingRollupMapper):
                 n: next(iter(members_of(windowing.listings[n]).grouped(m)))
                 for n, m in windowing.lookups.items()
             }
-            samples = _sample_keys(upstream_mapper, groups)
+            samples = sample_keys(upstream_mapper, groups)
         self._check_routes(
             samples,
             hint="producers must send exactly the keys awaited: a kept dimension's mapper must map its own "
@@ -820,7 +725,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
         max_downstream_keys: int | None = None,
     ) -> None:
         owner = "DimensionFanOutMapper"
-        _check_dimensions(owner, upstream_mapper, window, rollup=False)
+        _checked(owner, upstream_mapper, window, rollup=False)
         if downstream_mapper is None:
             if window.listings():
                 raise ValueError(f"{owner}: a window listing values needs an explicit downstream_mapper.")
