@@ -269,6 +269,7 @@ def test_a_real_prometheus_scrapes_one_success_and_one_late_partition(prometheus
     assert sorted(rule["name"] for rule in rules) == [
         "PartitionKeysRefused",
         "PartitionLate",
+        "PartitionMembersBroken",
         "PartitionPendingTooLong",
         "PartitionRanIncomplete",
         "PartitionsBlocked",
@@ -290,6 +291,8 @@ def test_a_real_prometheus_scrapes_one_success_and_one_late_partition(prometheus
         ("it_late_day", "pending")
     ]
     assert [r["alerts"] for r in _rules(prometheus) if r["name"] == "PartitionPendingTooLong"] == [[]]
+    # No members Variable is broken here: its rule evaluates and stays quiet.
+    assert [r["alerts"] for r in _rules(prometheus) if r["name"] == "PartitionMembersBroken"] == [[]]
 
 
 def _rules(prometheus: str) -> list[dict]:
