@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from airflow_partitions.tools.commands import backfill, check, clean, discard, explain, requeue, status
-from airflow_partitions.tools.commands.base import FOUND, OK, USAGE, Command, without_gc
+from airflow_partitions.tools.commands.base import OK, USAGE, Command, without_gc
 from airflow_partitions.tools.commands.text import terminal
+from airflow_partitions.tools.errors import answer_of
 from airflow_partitions.tools.source import source
 
 #: The commands, by name, in the order ``--help`` lists them.
@@ -47,23 +48,26 @@ def _guarded(command: Command, args: argparse.Namespace) -> int:
     """
     Run *command* on *args*; return its exit code.
 
-    An unknown Dag (or one that is not what the command needs) is printed to stderr with exit code
-    1, a usage or loading error with exit code 2; the message on one line, its control characters
-    escaped (:func:`~airflow_partitions.tools.commands.text.terminal`).
+    An error of the tools' vocabulary (:mod:`~airflow_partitions.tools.errors`) is printed to
+    stderr and exits with its code (:data:`~airflow_partitions.tools.errors.ANSWERS`): an unknown
+    Dag, asset or partition, or what the api-server refused, 1; bad input, 2 (``error:`` before
+    its message, as argparse says it). The message on one line, its control characters escaped
+    (:func:`~airflow_partitions.tools.commands.text.terminal`). Any other error is a bug: its
+    traceback.
     """
     try:
         with without_gc():
             return command.handler(
                 args, lambda: source(getattr(args, "api_url", None), getattr(args, "token", None))
             )
-    except LookupError as err:  # an unknown Dag, or one that is not what the command needs
-        print(
-            f"airflow-partitions {command.name}: {terminal(str(err.args[0]), lines=False)}", file=sys.stderr
-        )
-        return FOUND
-    except ValueError as err:
-        print(f"airflow-partitions {command.name}: error: {terminal(str(err), lines=False)}", file=sys.stderr)
-        return USAGE
+    except Exception as err:
+        answer = answer_of(err)
+        if answer is None:
+            raise
+        code = answer[1]
+        said = "error: " if code == USAGE else ""
+        print(f"airflow-partitions {command.name}: {said}{terminal(str(err), lines=False)}", file=sys.stderr)
+        return code
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions.grains.keys import shown
+from airflow_partitions.tools.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
     a key the rollup does not write (``2025-W53``, a week that does not exist) is
     :attr:`Explanation.refused` with the mapper's reason.
 
-    :raises ValueError: naming the key, if *downstream* and *mapper* is not a rollup.
+    :raises UsageError: naming ``--downstream`` and the key, if *downstream* and *mapper* is not a rollup.
     """
     from airflow_partitions.mapping import downstream_keys, fan_out_cap
     from airflow_partitions.tools.rollup_view import RollupView
@@ -152,8 +153,8 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
     rollup = RollupView.of(mapper)
     if downstream:
         if rollup is None:
-            raise ValueError(
-                f"{name} is not a rollup: only a rollup (RollupMapper, TemporalRollupMapper, "
+            raise UsageError(
+                f"--downstream: {name} is not a rollup: only a rollup (RollupMapper, TemporalRollupMapper, "
                 f"DimensionRollupMapper) lists the upstream keys of a downstream key such as {shown(key)}."
             )
         try:
