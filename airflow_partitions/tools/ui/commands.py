@@ -49,6 +49,7 @@ from fastapi import APIRouter, Body, Depends
 from airflow_partitions.tools.cli import COMMANDS
 from airflow_partitions.tools.commands.backfill import BackfillRequest
 from airflow_partitions.tools.commands.base import Request
+from airflow_partitions.tools.errors import UsageError
 from airflow_partitions.tools.source import Database
 from airflow_partitions.tools.state.plain import rebuilt
 from airflow_partitions.tools.ui.access import READ, TRIGGER, needed, shown
@@ -118,11 +119,15 @@ def backfill_create(
     """
     Create one Dag run per partition listed (``backfill --missing --yes``): ``{"created_runs": []}``.
 
-    An unknown Dag, or one whose timetable makes no partitions, is 404 as on every route.
+    An unknown Dag, or one whose timetable makes no partitions, is 404, and a partition that is
+    not a ``MissingPartition``'s JSON 400 naming ``partitions``, as on every route.
     """
     from airflow_partitions.tools.state.serialized import consumer_timetable
     from airflow_partitions.tools.write.backfill import MissingPartition
 
     consumer_timetable(dag_id, session, needs="timetable")
-    listed = [rebuilt(MissingPartition, p) for p in partitions]
+    try:
+        listed = [rebuilt(MissingPartition, p) for p in partitions]
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"partitions: {err}") from None
     return {"created_runs": Database(session, user=user.get_name()).create_runs(dag_id, listed)}
