@@ -6,10 +6,11 @@ Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue`
 parsers here from the same :class:`~airflow_partitions.tools.commands.base.Command` list.
 Exit codes: 0 ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count),
 ``status`` found a partition holding keys that never count or starved by the 500-per-loop limit,
-a command was given an unknown Dag or one that is not a partitioned consumer (``status``,
-``requeue``, ``discard``, ``clean``), or ``--api-url``'s api-server refused the call (the message names why),
-2 usage error (bad arguments, a mapper expression or Dag that does not load, ``requeue --yes``
-while the scheduler has yet to clear runs of an older rollup definition). Airflow is imported
+or an error of the tools' vocabulary says so (:mod:`~airflow_partitions.tools.errors`: an unknown
+Dag, asset or partition; too little access through ``--api-url``, or its api-server refused the
+call; the message names why), 2 usage error (bad arguments, naming the option; a mapper
+expression that does not build, ``requeue --yes`` while the scheduler has yet to clear runs of
+an older rollup definition). Airflow is imported
 only when a command runs, reading ``airflow.cfg`` and ``AIRFLOW__*`` variables as ``airflow``
 does; ``--api-url`` opens no database.
 """
