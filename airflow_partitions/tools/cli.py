@@ -6,10 +6,11 @@ Commands: ``explain``, ``check``, ``status``, ``backfill --missing``, ``requeue`
 parsers here from the same :class:`~airflow_partitions.tools.commands.base.Command` list.
 Exit codes: 0 ok, 1 ``check`` found errors, ``explain``'s key is refused (or would never count),
 ``status`` found a partition holding keys that never count or starved by the 500-per-loop limit,
-a command was given an unknown Dag or one that is not a partitioned consumer (``status``,
-``requeue``, ``discard``, ``clean``), or ``--api-url``'s api-server refused the call (the message names why),
-2 usage error (bad arguments, a mapper expression or Dag that does not load, ``requeue --yes``
-while the scheduler has yet to clear runs of an older rollup definition). Airflow is imported
+or an error of the tools' vocabulary says so (:mod:`~airflow_partitions.tools.errors`: an unknown
+Dag, asset or partition; too little access through ``--api-url``, or its api-server refused the
+call; the message names why), 2 usage error (bad arguments, naming the option; a mapper
+expression that does not build, ``requeue --yes`` while the scheduler has yet to clear runs of
+an older rollup definition). Airflow is imported
 only when a command runs, reading ``airflow.cfg`` and ``AIRFLOW__*`` variables as ``airflow``
 does; ``--api-url`` opens no database.
 """
@@ -24,8 +25,9 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from airflow_partitions.tools.commands import backfill, check, clean, discard, explain, requeue, status
-from airflow_partitions.tools.commands.base import FOUND, OK, USAGE, Command, without_gc
+from airflow_partitions.tools.commands.base import OK, USAGE, Command, without_gc
 from airflow_partitions.tools.commands.text import terminal
+from airflow_partitions.tools.errors import answer_of
 from airflow_partitions.tools.source import source
 
 #: The commands, by name, in the order ``--help`` lists them.
@@ -47,23 +49,26 @@ def _guarded(command: Command, args: argparse.Namespace) -> int:
     """
     Run *command* on *args*; return its exit code.
 
-    An unknown Dag (or one that is not what the command needs) is printed to stderr with exit code
-    1, a usage or loading error with exit code 2; the message on one line, its control characters
-    escaped (:func:`~airflow_partitions.tools.commands.text.terminal`).
+    An error of the tools' vocabulary (:mod:`~airflow_partitions.tools.errors`) is printed to
+    stderr and exits with its code (:data:`~airflow_partitions.tools.errors.ANSWERS`): an unknown
+    Dag, asset or partition, or what the api-server refused, 1; bad input, 2 (``error:`` before
+    its message, as argparse says it). The message on one line, its control characters escaped
+    (:func:`~airflow_partitions.tools.commands.text.terminal`). Any other error is a bug: its
+    traceback.
     """
     try:
         with without_gc():
             return command.handler(
                 args, lambda: source(getattr(args, "api_url", None), getattr(args, "token", None))
             )
-    except LookupError as err:  # an unknown Dag, or one that is not what the command needs
-        print(
-            f"airflow-partitions {command.name}: {terminal(str(err.args[0]), lines=False)}", file=sys.stderr
-        )
-        return FOUND
-    except ValueError as err:
-        print(f"airflow-partitions {command.name}: error: {terminal(str(err), lines=False)}", file=sys.stderr)
-        return USAGE
+    except Exception as err:
+        answer = answer_of(err)
+        if answer is None:
+            raise
+        code = answer[1]
+        said = "error: " if code == USAGE else ""
+        print(f"airflow-partitions {command.name}: {said}{terminal(str(err), lines=False)}", file=sys.stderr)
+        return code
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from airflow_partitions.grains.keys import shown
+from airflow_partitions.tools.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
     :attr:`Explanation.refused` with the mapper's reason. Members an Airflow Variable lists are read
     now (not as last read, up to a minute ago).
 
-    :raises ValueError: naming the key, if *downstream* and *mapper* is not a rollup.
+    :raises UsageError: naming ``--downstream`` and the key, if *downstream* and *mapper* is not a rollup.
     """
     from airflow_partitions.composite import runtime_variables
     from airflow_partitions.mapping import downstream_keys, fan_out_cap
@@ -156,8 +157,8 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
     rollup = RollupView.of(mapper)
     if downstream:
         if rollup is None:
-            raise ValueError(
-                f"{name} is not a rollup: only a rollup (RollupMapper, TemporalRollupMapper, "
+            raise UsageError(
+                f"--downstream: {name} is not a rollup: only a rollup (RollupMapper, TemporalRollupMapper, "
                 f"DimensionRollupMapper) lists the upstream keys of a downstream key such as {shown(key)}."
             )
         try:

@@ -19,6 +19,7 @@ from typing import Any
 from airflow_partitions.examples import declared_example_keys, forget_example_keys
 from airflow_partitions.mapping import as_core
 from airflow_partitions.task import assets_of, required_assets
+from airflow_partitions.tools.errors import NotAConsumer, UnknownAsset, UsageError
 from airflow_partitions.tools.samples import reads_assets
 
 #: ``airflow.sdk`` names a mapper expression may use besides airflow-partitions' public names.
@@ -170,34 +171,51 @@ class DagFolder:
         """
         Return the consumer *dag_id* of *asset* (name or URI; optional if it reads one asset).
 
-        :raises ValueError: naming the Dag and the assets it reads, if there is no such consumer,
-            *asset* is not one of them (naming it), or *asset* is needed to choose.
+        :raises NotAConsumer: naming the Dag, if there is no such consumer (and a file of the folder
+            that failed to import, which may hold it).
+        :raises UnknownAsset: as :func:`chosen_asset`.
+        :raises UsageError: as :func:`chosen_asset`.
         """
-        found = [c for c in self.consumers if c.dag_id == dag_id and asset in (None, c.asset, c.uri)]
-        if len(found) != 1:
-            known = sorted(c.asset for c in self.consumers if c.dag_id == dag_id)
-            if known and asset is not None:
-                raise ValueError(
-                    f"Dag {dag_id!r} reads no asset {asset!r}; it reads {known}: pass one of them as --asset "
-                    "(its name or URI)."
+        read = [c for c in self.consumers if c.dag_id == dag_id]
+        if not read:
+            failed = ""
+            if self.import_errors:
+                file, error = next(iter(self.import_errors.items()))
+                failed = (
+                    f" {len(self.import_errors)} file(s) of the folder failed to import, which may hold it: "
+                    f"{file}: {error.strip().splitlines()[-1]}"
                 )
-            raise ValueError(
-                f"Dag {dag_id!r}: "
-                + (
-                    f"reads partitioned assets {known}; pass one of them as --asset."
-                    if known
-                    else "is not a partitioned consumer here (expected a Dag scheduled on "
-                    "PartitionedAssetTimetable)."
-                    + (
-                        f" {len(self.import_errors)} file(s) of the folder failed to import, which may hold "
-                        f"it: {next(iter(self.import_errors))}: "
-                        f"{next(iter(self.import_errors.values())).strip().splitlines()[-1]}"
-                        if self.import_errors
-                        else ""
-                    )
-                )
+            raise NotAConsumer(
+                f"Dag {dag_id!r}: is not a partitioned consumer here (expected a Dag scheduled on "
+                f"PartitionedAssetTimetable).{failed}"
             )
-        return found[0]
+        name, _ = chosen_asset(dag_id, [(c.asset, c.uri) for c in read], asset)
+        return next(c for c in read if c.asset == name)
+
+
+def chosen_asset(dag_id: str, assets: list[tuple[str, str]], asset: str | None) -> tuple[str, str]:
+    """
+    Return the ``(name, uri)`` of *assets* (what the Dag *dag_id* reads) that *asset* names: its name or URI.
+
+    Without *asset*, the one asset the Dag reads. ``explain --asset`` in every mode (a Dag folder,
+    the metadata database, ``--api-url``).
+
+    :raises UnknownAsset: naming the Dag, *asset* and the assets it reads, if it reads no such asset.
+    :raises UsageError: naming ``--asset`` and the assets it reads, if it reads several and *asset*
+        is ``None``.
+    """
+    names = sorted(name for name, _ in assets)
+    if asset is None:
+        if len(assets) == 1:
+            return assets[0]
+        raise UsageError(f"Dag {dag_id!r}: reads partitioned assets {names}; pass one of them as --asset.")
+    for name, uri in assets:
+        if asset in (name, uri):
+            return name, uri
+    raise UnknownAsset(
+        f"Dag {dag_id!r} reads no asset {asset!r}; it reads {names}: pass one of them as --asset "
+        "(its name or URI)."
+    )
 
 
 def describe(dags: Iterable[Any], import_errors: dict[str, str] | None = None) -> DagFolder:
@@ -287,16 +305,18 @@ def stored_dag(dag_id: str, *, session: Any = None) -> DagFolder:
     Read-only, through Airflow's own session and ``SerializedDagModel`` (the deployment's
     ``airflow.cfg`` / ``AIRFLOW__DATABASE__SQL_ALCHEMY_CONN``), or *session* if given.
 
-    :raises ValueError: if no serialized Dag *dag_id* is stored.
+    :raises UnknownDag: if no serialized Dag *dag_id* is stored
+        (:func:`~airflow_partitions.tools.state.serialized.known_dag`).
     """
     from airflow.models.serialized_dag import SerializedDagModel
+
+    from airflow_partitions.tools.state.serialized import known_dag
 
     if session is None:
         from airflow.utils.session import create_session
 
         with create_session() as new:
             return stored_dag(dag_id, session=new)
+    known_dag(dag_id, session)
     stored = SerializedDagModel.get(dag_id, session=session)
-    if stored is None:
-        raise ValueError(f"Dag {dag_id!r} is not in the metadata database (is the dag-processor running?).")
-    return describe([stored.dag])
+    return describe([] if stored is None else [stored.dag])

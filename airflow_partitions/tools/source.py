@@ -35,11 +35,7 @@ from typing import Any, Protocol
 
 from airflow_partitions.tools.commands.backfill import BackfillRequest
 from airflow_partitions.tools.commands.base import Request
-from airflow_partitions.tools.commands.clean import CleanRequest
-from airflow_partitions.tools.commands.discard import DiscardRequest
-from airflow_partitions.tools.commands.explain import ExplainRequest
-from airflow_partitions.tools.commands.requeue import RequeueRequest
-from airflow_partitions.tools.commands.status import StatusRequest
+from airflow_partitions.tools.errors import ApiError, Forbidden, NotFound, UsageError
 from airflow_partitions.tools.state.plain import rebuilt
 
 #: The environment variable ``--api-url`` takes its token from when ``--token`` is not given.
@@ -52,39 +48,23 @@ class Source(Protocol):
     """
     What the commands read and write, from either the database or the REST API.
 
-    Each method takes its command's frozen request (:mod:`airflow_partitions.tools.commands`);
-    reads and writes are separate methods (``stray`` lists, ``discard`` removes).
+    :meth:`read` answers a command's frozen request (:mod:`airflow_partitions.tools.commands`),
+    :meth:`write` does what it asks (``--yes``): one pair for every command, so that a new command
+    is its module and nothing here. (``backfill --missing`` has a pair of its own until it is a
+    request that writes.)
     """
 
-    def status(self, request: StatusRequest) -> Any:
-        """Return the Dag's :class:`~airflow_partitions.tools.state.ConsumerState`."""
+    def read(self, request: Request) -> Any:
+        """Return the request's answer (read-only): a value of its ``answer_type()``."""
 
-    def explain(self, request: ExplainRequest) -> Any:
-        """Return the :class:`~airflow_partitions.tools.explanation.Explanation` of the key, Dag's mapper."""
+    def write(self, request: Request) -> Any:
+        """Do what the request asks (``--yes``); return what was done, a value of its ``answer_type()``."""
 
     def missing(self, request: BackfillRequest) -> list[Any]:
         """Return the Dag's partitions in ``[start, end]`` without a successful run, due or not."""
 
     def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
         """Create one Dag run per :class:`~airflow_partitions.tools.write.backfill.MissingPartition`."""
-
-    def orphans(self, request: RequeueRequest) -> Any:
-        """Return the stored events that feed none of the Dag's runs (read-only)."""
-
-    def requeue(self, request: RequeueRequest) -> Any:
-        """Queue :meth:`orphans` again; return what was queued."""
-
-    def stray(self, request: DiscardRequest) -> Any:
-        """Return the Dag's stray pending partitioned runs (read-only)."""
-
-    def discard(self, request: DiscardRequest) -> Any:
-        """Remove :meth:`stray`'s runs; return what was removed."""
-
-    def fired_rows(self, request: CleanRequest) -> Any:
-        """Return the bookkeeping rows of runs that fired before a date (read-only)."""
-
-    def clean(self, request: CleanRequest) -> Any:
-        """Remove :meth:`fired_rows`' rows; return what was removed."""
 
 
 class Database:
@@ -101,13 +81,13 @@ class Database:
         self.session = session
         self.user = user
 
-    def status(self, request: StatusRequest) -> Any:
-        """Return :func:`~airflow_partitions.tools.state.consumer_state` of the request."""
+    def read(self, request: Request) -> Any:
+        """Return ``request.read(session)`` (``StatusRequest``'s: the Dag's ``ConsumerState``)."""
         return request.read(self.session)
 
-    def explain(self, request: ExplainRequest) -> Any:
-        """Explain the key under the mapper the Dag's serialized Dag holds for the asset."""
-        return request.read(self.session)
+    def write(self, request: Request) -> Any:
+        """Return ``request.write(session, user)`` (``DiscardRequest``'s: the stray runs removed)."""
+        return request.write(self.session, self.user)
 
     def missing(self, request: BackfillRequest) -> list[Any]:
         """Return :func:`~airflow_partitions.tools.write.backfill.missing_partitions`, due or not."""
@@ -119,57 +99,29 @@ class Database:
 
         return create_runs(dag_id, partitions, user=self.user, session=self.session)
 
-    def orphans(self, request: RequeueRequest) -> Any:
-        """Return :func:`~airflow_partitions.tools.write.requeue.orphaned_events`."""
-        return request.read(self.session)
-
-    def requeue(self, request: RequeueRequest) -> Any:
-        """Queue them again through :func:`~airflow_partitions.tools.write.requeue.requeue`."""
-        return request.write(self.session, self.user)
-
-    def stray(self, request: DiscardRequest) -> Any:
-        """Return :func:`~airflow_partitions.tools.write.discard.stray_runs`."""
-        return request.read(self.session)
-
-    def discard(self, request: DiscardRequest) -> Any:
-        """Remove them through :func:`~airflow_partitions.tools.write.discard.discard`."""
-        return request.write(self.session, self.user)
-
-    def fired_rows(self, request: CleanRequest) -> Any:
-        """Return :func:`~airflow_partitions.tools.write.clean.fired_rows`."""
-        return request.read(self.session)
-
-    def clean(self, request: CleanRequest) -> Any:
-        """Remove them through :func:`~airflow_partitions.tools.write.clean.clean` (batches of their own)."""
-        return request.write(self.session, self.user)
-
-
-class ApiError(LookupError):
-    """The api-server refused the call or did not answer (exit code 1); the message says which."""
-
 
 class Api:
     """
     An api-server's Partitions view, called with a bearer token (Airflow's JWT, from ``/auth/token``).
 
     *url* is the api-server's base URL (``https://airflow.example.com``, with Airflow's base path
-    if it has one); the view's routes are under ``{url}/partitions/api/``.
+    if it has one); the view's routes are under ``{url}/partitions/api/``: a request's
+    ``GET {path()}?{params()}`` reads, ``POST {path()}`` with ``params()`` as its JSON body writes.
 
     :raises ApiError: naming the cause: no token given, the token refused (401, or 403 "Invalid
-        JWT token": forged or expired), the user lacking the access the command needs (403), the
-        api-server not answering (or not over HTTP), a redirect (never followed: urllib would
-        send a ``--yes``'s POST on as a GET, a dry run, and the token to wherever it points), or
-        an answer that is not the Partitions view's (the plugin not installed, or another
-        version of it).
-    :raises LookupError: as the direct mode, for an unknown Dag or one that is not a partitioned
-        consumer (404).
-    :raises ValueError: as the direct mode, for input the api-server's tools refuse (400); and
+        JWT token": forged or expired), the api-server not answering (or not over HTTP), a
+        redirect (never followed: urllib would send a ``--yes``'s POST on as a GET, a dry run, and
+        the token to wherever it points), or an answer that is not the Partitions view's (the
+        plugin not installed, or another version of it).
+    :raises Forbidden: the token's user lacking the access the command needs (403).
+    :raises NotFound: as the direct mode, for an unknown Dag or asset (404).
+    :raises UsageError: as the direct mode, for input the api-server's tools refuse (400); and
         for *url* not an ``http`` or ``https`` URL with a host and a numeric port, if any.
     """
 
     def __init__(self, url: str, token: str | None) -> None:
         if not _is_http_url(url):
-            raise ValueError(f"--api-url {url!r} is not an http(s) URL such as https://airflow.example.com.")
+            raise UsageError(f"--api-url {url!r} is not an http(s) URL such as https://airflow.example.com.")
         if not token or not token.strip():
             raise ApiError(
                 f"--api-url {url} needs a token: pass --token, or set {TOKEN_VARIABLE} "
@@ -235,17 +187,13 @@ class Api:
         query, body = (request.params(), None) if method == "GET" else ({}, request.params())
         return self._call(method, request.path(), query, body, read=lambda a: rebuilt(answer, a))
 
-    def status(self, request: StatusRequest) -> Any:
-        """Return the Dag's state as ``GET /partitions/api/dags/{dag_id}/status`` reads it."""
-        from airflow_partitions.tools.state.model import ConsumerState
+    def read(self, request: Request) -> Any:
+        """Return ``GET /partitions/api/{request.path()}``'s answer, rebuilt as its ``answer_type()``."""
+        return self._ask("GET", request, request.answer_type())
 
-        return self._ask("GET", request, ConsumerState)
-
-    def explain(self, request: ExplainRequest) -> Any:
-        """Return the explanation ``GET /partitions/api/dags/{dag_id}/explain`` works out."""
-        from airflow_partitions.tools.explanation import Explanation
-
-        return self._ask("GET", request, Explanation)
+    def write(self, request: Request) -> Any:
+        """Return ``POST /partitions/api/{request.path()}``'s answer (edit access), rebuilt."""
+        return self._ask("POST", request, request.answer_type())
 
     def missing(self, request: BackfillRequest) -> list[Any]:
         """Return what ``GET /partitions/api/dags/{dag_id}/backfill`` lists, due or not."""
@@ -263,42 +211,6 @@ class Api:
         body = {"partitions": [p.to_dict() for p in partitions]}
         path = f"dags/{_quoted(dag_id)}/backfill"
         return self._call("POST", path, {}, body, read=lambda a: list(a["created_runs"]))
-
-    def orphans(self, request: RequeueRequest) -> Any:
-        """Return ``GET /partitions/api/dags/{dag_id}/requeue``'s dry run."""
-        from airflow_partitions.tools.write.requeue import Orphans
-
-        return self._ask("GET", request, Orphans)
-
-    def requeue(self, request: RequeueRequest) -> Any:
-        """Queue them again with ``POST /partitions/api/dags/{dag_id}/requeue`` (edit access)."""
-        from airflow_partitions.tools.write.requeue import Orphans
-
-        return self._ask("POST", request, Orphans)
-
-    def stray(self, request: DiscardRequest) -> Any:
-        """Return ``GET /partitions/api/dags/{dag_id}/discard``'s dry run."""
-        from airflow_partitions.tools.write.discard import Discarded
-
-        return self._ask("GET", request, Discarded)
-
-    def discard(self, request: DiscardRequest) -> Any:
-        """Remove them with ``POST /partitions/api/dags/{dag_id}/discard`` (edit access)."""
-        from airflow_partitions.tools.write.discard import Discarded
-
-        return self._ask("POST", request, Discarded)
-
-    def fired_rows(self, request: CleanRequest) -> Any:
-        """Return ``GET /partitions/api/dags/{dag_id or ~}/clean``'s count (read access)."""
-        from airflow_partitions.tools.write.clean import Cleaned
-
-        return self._ask("GET", request, Cleaned)
-
-    def clean(self, request: CleanRequest) -> Any:
-        """Remove them with ``POST /partitions/api/dags/{dag_id or ~}/clean`` (edit access)."""
-        from airflow_partitions.tools.write.clean import Cleaned
-
-        return self._ask("POST", request, Cleaned)
 
 
 def source(api_url: str | None, token: str | None) -> Source:
@@ -362,13 +274,13 @@ def _refused(err: urllib.error.HTTPError, method: str, address: str, dag: str) -
     if err.code == 401 or (err.code == 403 and "JWT" in detail):
         return ApiError(f"the api-server refused the token ({err.code}: {detail}): it is forged or expired.")
     if err.code == 403:
-        return ApiError(f"the token's user may not do this (403: {detail}): it needs more access to {dag}.")
+        return Forbidden(f"the token's user may not do this (403: {detail}): it needs more access to {dag}.")
     if err.code == 404 and detail != "Not Found":
-        return LookupError(detail)
+        return NotFound(detail)
     if err.code == 404:
         return ApiError(f"{address} was not found: is airflow-partitions installed in the api-server?")
     if err.code in (400, 422):
-        return ValueError(detail)
+        return UsageError(detail)
     if 300 <= err.code < 400:
         return ApiError(
             f"{address} redirects ({err.code}) to {err.headers.get('Location')}: pass the api-server's "

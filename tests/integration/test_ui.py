@@ -32,7 +32,7 @@ from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
 from tests.integration.test_members import _set_variable
 from tests.integration.test_no_silent_holds import _send, _settle
-from tests.integration.test_status import _api_cli, _cli, _state
+from tests.integration.test_status import UNREACHABLE, _api_cli, _cli, _state
 from tests.support.launcher import free_port, wait_until
 
 #: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
@@ -379,7 +379,8 @@ def test_the_dag_endpoint_pages_and_selects_a_time_range(airflow, days):
     assert [p["partition_key"] for p in may["partitions"]] == [FULL, PARTIAL, FEW]
     _, page = _http(airflow, "/api/dags/it_status_day?start=2026-05&end=2026-05&limit=1&offset=1", token)
     assert [p["partition_key"] for p in page["partitions"]] == [PARTIAL] and page["total_entries"] == 3
-    assert _http(airflow, "/api/dags/it_status_day?limit=0", token)[0] == 422
+    _, every = _http(airflow, "/api/dags/it_status_day?limit=0", token)  # 0: every one, as --limit 0
+    assert len(every["partitions"]) == every["total_entries"] >= 3
     assert may["range"] == [days["first"], days["last"]]  # the whole Dag's, whatever the selection
     _, overdue = _http(airflow, "/api/dags/it_status_day?start=2026-05&end=2026-05&state=overdue", token)
     assert [p["partition_key"] for p in overdue["partitions"]] == [PARTIAL, FEW]
@@ -1451,3 +1452,262 @@ def test_every_key_airflow_accepted_is_shown_on_every_page_and_by_every_command(
     text = _cli(airflow, "status", ANY_DAG, "--all")
     assert text.returncode in (0, 1) and "Traceback" not in text.stderr, text.stderr[-3000:]
     assert "2026-05-01\\x1b[2J\\x1b]0;pwned\\x07" in text.stdout and "\x1b" not in text.stdout
+
+
+# -- one error vocabulary: every command, both modes, every route ------------------------------
+
+#: What each case is answered with everywhere (tools/errors.py): the route's status, the exit code.
+ANSWER = {"unknown Dag": (404, 1), "bad range": (400, 2), "bad option": (400, 2), "forbidden": (403, 1)}
+#: A rollup of UTC days (it_status_day) whose keys the range language reads by its grain, and
+#: core's IdentityMapper (it_any_key), which is no rollup.
+DAY, NO_ROLLUP, TIMETABLE, NO_DAG = "it_status_day", ANY_DAG, "it_backfill_daily", "it_no_such_dag"
+BACKFILL = ["backfill", "--missing"]
+#: Every command's arguments in each case it has (explain has no range, clean no --end): the same in
+#: both modes, ``--yes`` the writes of a command that writes.
+COMMAND_CASES = {
+    "status": {
+        "unknown Dag": ["status", NO_DAG],
+        "bad range": ["status", DAY, "--start", "2026-06", "--end", "2026-05"],
+        "bad option": ["status", DAY, "--state", "again"],
+    },
+    "explain": {
+        "unknown Dag": ["explain", "--dag", NO_DAG, "2026-05-01"],
+        "bad option": ["explain", "--dag", NO_ROLLUP, "--downstream", "2026-05-01"],
+    },
+    "backfill": {
+        "unknown Dag": [*BACKFILL, NO_DAG, "--start", "2026-03-01", "--end", "2026-03-02"],
+        "bad range": [*BACKFILL, TIMETABLE, "--start", "2026-03-07", "--end", "2026-03-01"],
+        "bad option": [*BACKFILL, TIMETABLE, "--start", "yesterday", "--end", "2026-03-01"],
+    },
+    "requeue": {
+        "unknown Dag": ["requeue", NO_DAG, "--start", "2026-05-01"],
+        "bad range": ["requeue", DAY, "--start", "2026-06", "--end", "2026-05"],
+        # A year's four digits, so only the Dag's grain (days) can tell it is none of its keys.
+        "bad option": ["requeue", DAY, "--start", "2026-Q9"],
+    },
+    "discard": {
+        "unknown Dag": ["discard", NO_DAG],
+        "bad range": ["discard", DAY, "--start", "2026-06", "--end", "2026-05"],
+        "bad option": ["discard", DAY, "--key", "garbage"],
+    },
+    "clean": {
+        "unknown Dag": ["clean", "--before", "2026-01-01", "--dag", NO_DAG],
+        "bad option": ["clean", "--before", "2026-Q9", "--dag", DAY],
+    },
+}
+WRITING = ("backfill", "requeue", "discard", "clean")
+RANGE = {"start": "2026-06", "end": "2026-05"}
+#: Every route of the view in each case it has: ``(method, path, query or JSON body)``.
+ROUTE_CASES = {
+    "unknown Dag": [
+        *(("GET", f"/api/dags/{NO_DAG}/{route}", {}) for route in ("status", "discard")),
+        ("GET", f"/api/dags/{NO_DAG}/explain", {"key": "2026-05-01"}),
+        ("GET", f"/api/dags/{NO_DAG}/requeue", {"start": "2026-05-01"}),
+        ("GET", f"/api/dags/{NO_DAG}/clean", {"before": "2026-01-01"}),
+        (
+            "GET",
+            f"/api/dags/{NO_DAG}/backfill",
+            {"start": "2026-03-01", "end": "2026-03-02", "now": "2026-12-01"},
+        ),
+        ("POST", f"/api/dags/{NO_DAG}/discard", {}),
+        ("POST", f"/api/dags/{NO_DAG}/requeue", {"start": "2026-05-01"}),
+        ("POST", f"/api/dags/{NO_DAG}/clean", {"before": "2026-01-01"}),
+        ("POST", f"/api/dags/{NO_DAG}/backfill", {"partitions": []}),
+        ("GET", f"/api/dags/{NO_DAG}", {}),
+        ("GET", f"/api/dags/{NO_DAG}/partitions/2026-05-01", {}),
+        ("GET", "/api/assets/it_no_such_asset", {}),
+    ],
+    "bad range": [
+        *(("GET", f"/api/dags/{DAY}/{route}", RANGE) for route in ("status", "requeue", "discard")),
+        (
+            "GET",
+            f"/api/dags/{TIMETABLE}/backfill",
+            {"start": "2026-03-07", "end": "2026-03-01", "now": "2026-12-01"},
+        ),
+        ("POST", f"/api/dags/{DAY}/requeue", RANGE),
+        ("POST", f"/api/dags/{DAY}/discard", RANGE),
+        ("GET", f"/api/dags/{DAY}", RANGE),
+        ("GET", "/api/assets/it_status_hours", RANGE),
+    ],
+    "bad option": [
+        ("GET", f"/api/dags/{DAY}/status", {"state": "again"}),
+        ("GET", f"/api/dags/{DAY}/status", {"limit": "ten"}),
+        ("GET", f"/api/dags/{NO_ROLLUP}/explain", {"key": "2026-05-01", "downstream": "true"}),
+        ("GET", f"/api/dags/{DAY}/explain", {}),  # no key
+        (
+            "GET",
+            f"/api/dags/{TIMETABLE}/backfill",
+            {"start": "yesterday", "end": "2026-03-01", "now": "2026-12-01"},
+        ),
+        ("GET", f"/api/dags/{DAY}/requeue", {"start": "2026-Q9"}),
+        ("GET", f"/api/dags/{DAY}/discard", {"key": "garbage"}),
+        ("GET", f"/api/dags/{DAY}/clean", {"before": "2026-Q9"}),
+        ("POST", f"/api/dags/{DAY}/requeue", {"start": "2026-Q9"}),
+        ("POST", f"/api/dags/{DAY}/discard", {"key": ["garbage"]}),
+        ("POST", f"/api/dags/{DAY}/clean", {"before": "2026-Q9"}),
+        ("POST", f"/api/dags/{TIMETABLE}/backfill", {"partitions": [{"partition_key": 1}]}),
+        ("GET", f"/api/dags/{DAY}", {"state": "again"}),
+        ("GET", f"/api/dags/{DAY}", {"limit": "-1"}),
+        ("GET", f"/api/dags/{DAY}/partitions/{PARTIAL}", {"list": "nope"}),
+        ("GET", f"/api/dags/{DAY}/partitions/{PARTIAL}", {"limit": "-1"}),
+        ("GET", "/api/dags", {"state": "again"}),
+        ("GET", "/api/assets/it_status_hours", {"start": "03/2026"}),
+    ],
+}
+#: Runs ``airflow-partitions`` once per argv given as JSON on stdin, in one process (Airflow
+#: imported once); prints each one's exit code, stdout and stderr as JSON.
+MANY = """
+import contextlib, io, json, sys
+from airflow_partitions.tools.cli import main
+found = []
+for argv in json.load(sys.stdin):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as done:
+            code = done.code
+    found.append({"exit": code, "out": out.getvalue(), "err": err.getvalue()})
+print(json.dumps(found))
+"""
+
+
+def _commands(env: dict[str, str], argvs: list[list[str]]) -> list[dict]:
+    """Run each of *argvs* (``airflow-partitions ARGV``) in one process with *env*: exit, out, err."""
+    done = subprocess.run(
+        [sys.executable, "-c", MANY],
+        input=json.dumps(argvs),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def _both_modes(
+    airflow, server_url: str, token: str, argvs: list[list[str]], *, api_only: bool = False
+) -> dict:
+    """``{"database": [...], "api": [...]}``: each argv from the database and through *server_url*."""
+    api_env = {**airflow.env, "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": UNREACHABLE}
+    found = {"api": _commands(api_env, [[*a, "--api-url", server_url, "--token", token] for a in argvs])}
+    if not api_only:
+        local = [[*a, "--from-db"] if a[0] == "explain" else a for a in argvs]
+        found["database"] = _commands(airflow.env, local)
+    return found
+
+
+def _call(server, method: str, path: str, token: str, given: dict) -> tuple[int, object]:
+    """Call the view's *path*, *given* its query (GET) or JSON body (POST): its status, detail or answer."""
+    query = "?" + urllib.parse.urlencode(given, doseq=True) if method == "GET" and given else ""
+    request = urllib.request.Request(
+        f"{server.url}/partitions{path}{query}",
+        method=method,
+        data=json.dumps(given).encode() if method == "POST" else None,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        text = err.read().decode(errors="replace")
+        with contextlib.suppress(ValueError):
+            return err.code, json.loads(text)["detail"]
+        return err.code, text
+
+
+def _said(result: dict, name: str) -> str:
+    """The message a command printed (its stderr's last line), without ``airflow-partitions NAME: error:``."""
+    return (
+        result["err"]
+        .strip()
+        .splitlines()[-1]
+        .removeprefix(f"airflow-partitions {name}: ")
+        .removeprefix("error: ")
+    )
+
+
+def test_every_command_and_route_answers_each_error_alike(airflow, days):
+    # Every command (each write with --yes too) in each case, from the database and through
+    # --api-url, and every route of the view: one status and exit code per case (tools/errors.py),
+    # the same message in both modes and on the route that answers the same request.
+    cases = [(name, case, argv) for name, by_case in COMMAND_CASES.items() for case, argv in by_case.items()]
+    cases += [(f"{name} --yes", case, [*argv, "--yes"]) for name, case, argv in cases if name in WRITING]
+    found = _both_modes(airflow, airflow.url, airflow._bearer(), [argv for _, _, argv in cases])
+    said = {}
+    for (name, case, argv), local, remote in zip(cases, found["database"], found["api"], strict=True):
+        assert local["exit"] == remote["exit"] == ANSWER[case][1], (argv, local, remote)
+        said[name, case] = _said(local, argv[0])
+        assert said[name, case] == _said(remote, argv[0]), (argv, local["err"], remote["err"])
+        assert local["out"] == remote["out"] == "" and "Traceback" not in local["err"] + remote["err"], argv
+    token = airflow._bearer()
+    for case, routes in ROUTE_CASES.items():
+        for method, path, given in routes:
+            answered = _call(airflow, method, path, token, given)
+            assert answered[0] == ANSWER[case][0], (case, method, path, given, answered)
+            assert isinstance(answered[1], str) and answered[1], answered  # a message, never a list
+    # The route answers the request the command sent with the message the command printed.
+    status_range = _call(airflow, "GET", f"/api/dags/{DAY}/status", token, RANGE)[1]
+    assert status_range == said["status", "bad range"] == "--start '2026-06' is after --end '2026-05'."
+    requeue_option = _call(airflow, "GET", f"/api/dags/{DAY}/requeue", token, {"start": "2026-Q9"})[1]
+    assert requeue_option == said["requeue", "bad option"] == said["requeue --yes", "bad option"]
+    assert requeue_option.startswith(f"--start '2026-Q9' is neither a partition key of '{DAY}' (its keys are")
+    unknown = _call(airflow, "GET", f"/api/dags/{NO_DAG}/explain", token, {"key": "2026-05-01"})[1]
+    assert (
+        unknown
+        == said["explain", "unknown Dag"]
+        == said["backfill", "unknown Dag"]
+        == said["status", "unknown Dag"]
+    )
+    assert (
+        unknown
+        == f"no Dag {NO_DAG!r} in this deployment's metadata database (is the dag-processor running?)."
+    )
+
+
+def test_what_the_user_may_not_do_is_403_on_every_route_and_exit_1_through_the_api(airflow, fab, days):
+    # one_dag may read it_status_day (its runs and assets) and nothing else, and edit nothing.
+    server, one_dag = fab
+    other = TIMETABLE
+    reads = [
+        ["status", other],
+        ["explain", "--dag", other, "2026-03-01"],
+        [*BACKFILL, other, "--start", "2026-03-01", "--end", "2026-03-02"],
+        ["requeue", other, "--start", "2026-05-01"],
+        ["discard", other],
+        ["clean", "--before", "2026-01-01", "--dag", other],
+    ]
+    writes = [
+        [*argv, "--yes"]
+        for argv in (
+            ["requeue", DAY, "--start", "2026-05-01"],
+            ["discard", DAY],
+            ["clean", "--before", "2026-01-01", "--dag", DAY],
+            ["clean", "--before", "2026-01-01"],  # every Dag's: edit access to the Dags as a whole
+        )
+    ]
+    found = _both_modes(airflow, server.url, one_dag, reads + writes, api_only=True)["api"]
+    for argv, result in zip(reads + writes, found, strict=True):
+        assert result["exit"] == ANSWER["forbidden"][1] and result["out"] == "", (argv, result)
+        assert "may not do this (403: Forbidden): it needs more access to" in result["err"], result["err"]
+    routes = [
+        *(("GET", f"/api/dags/{other}/{route}", {}) for route in ("status", "discard")),
+        ("GET", f"/api/dags/{other}/explain", {"key": "2026-03-01"}),
+        ("GET", f"/api/dags/{other}/requeue", {"start": "2026-05-01"}),
+        ("GET", f"/api/dags/{other}/clean", {"before": "2026-01-01"}),
+        (
+            "GET",
+            f"/api/dags/{other}/backfill",
+            {"start": "2026-03-01", "end": "2026-03-02", "now": "2026-12-01"},
+        ),
+        *(("POST", f"/api/dags/{DAY}/{route}", {}) for route in ("discard", "backfill")),
+        ("POST", f"/api/dags/{DAY}/requeue", {"start": "2026-05-01"}),
+        ("POST", f"/api/dags/{DAY}/clean", {"before": "2026-01-01"}),
+        ("POST", "/api/dags/~/clean", {"before": "2026-01-01"}),
+        ("GET", f"/api/dags/{other}", {}),
+        ("GET", f"/api/dags/{other}/partitions/2026-03-01", {}),
+    ]
+    for method, path, given in routes:
+        answered = _call(server, method, path, one_dag, given)
+        assert answered[0] == ANSWER["forbidden"][0], (method, path, given, answered)

@@ -16,14 +16,13 @@ import gc
 import json
 import sys
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, ClassVar, NamedTuple
 
 from airflow_partitions.tools.commands.text import terminal
-
-OK, FOUND, USAGE = 0, 1, 2
+from airflow_partitions.tools.errors import FOUND, OK, USAGE, UsageError  # noqa: F401 (the commands')
 
 #: ``(flags, argparse keyword arguments)``: one argument, as both CLIs (argparse, Airflow's) take it.
 Argument = tuple[tuple[str, ...], dict[str, Any]]
@@ -33,7 +32,13 @@ Opener = Callable[[], Any]
 
 
 class Command(NamedTuple):
-    """One command: its name, one-line help, description, examples (epilog), arguments and handler."""
+    """
+    One command: its name, one-line help, description, examples (epilog), arguments and handler.
+
+    *request* is the type of what it asks a deployment (:class:`Request`), if it asks one: the
+    api-server's routes for it are made from it
+    (:mod:`airflow_partitions.tools.ui.commands`), a ``GET`` that reads and, if it writes, a ``POST``.
+    """
 
     name: str
     help: str
@@ -42,10 +47,7 @@ class Command(NamedTuple):
     arguments: list[Argument]
     #: Runs the command on the parsed arguments; returns the exit code (:data:`OK`, :data:`FOUND`).
     handler: Callable[[argparse.Namespace, Opener], int]
-
-
-class UsageError(ValueError):
-    """A command's input is not usable (exit code 2)."""
+    request: type[Request] | None = None
 
 
 #: ``--json``: the answer's ``to_dict()`` instead of text.
@@ -74,16 +76,37 @@ class Request:
 
     A request names its Dag in its field ``dag_id`` (``None``: every Dag, ``~`` in the path, as
     Airflow's own API spells it) and its route in :attr:`ROUTE`: ``StatusRequest("d", key="k")``
-    is ``GET dags/d/status?key=k``. Its other fields are query parameters (a write's, members of
-    its JSON body): ``None`` left out, a tuple repeated (a list), a datetime in ISO 8601, a bool
-    ``true`` or ``false``. A subclass checks its
-    values in ``__post_init__`` (a ``ValueError`` naming the input: exit code 2, or 400), and
-    answers itself from the metadata database: ``read(session)``, and for a command that writes
-    ``write(session, user)`` (*session* ``None``: the tool opens its own, as its function does).
+    is ``GET dags/d/status?key=k``. Its other fields (but those of :attr:`IN_PATH`) are query
+    parameters (a write's, members of its JSON body): ``None`` left out, a tuple repeated (a
+    list), a datetime in ISO 8601, a bool ``true`` or ``false``. A subclass checks its values in
+    ``__post_init__`` (a :class:`~airflow_partitions.tools.errors.UsageError` naming the input:
+    exit code 2, or 400), and answers itself from the metadata database: ``read(session)``, and
+    for a command that writes ``write(session, user)`` (*session* ``None``: the tool opens its
+    own, as its function does).
     """
 
     #: The route under ``dags/{dag_id}/``.
     ROUTE: ClassVar[str] = ""
+    #: The fields in the route's path (:meth:`path`), not in its query.
+    IN_PATH: ClassVar[tuple[str, ...]] = ("dag_id",)
+
+    @staticmethod
+    def answer_type() -> type:
+        """Return the type of its answer (what :meth:`read` and :meth:`write` return), rebuilt from JSON."""
+        raise NotImplementedError
+
+    def read(self, session: Any) -> Any:
+        """Return the answer, read on *session* (an Airflow ORM session; ``None``: one of its own)."""
+        raise NotImplementedError
+
+    def write(self, session: Any, user: str | None) -> Any:
+        """Do what it asks (``--yes``) under *user*'s name (audit log); return what was done."""
+        raise NotImplementedError
+
+    @classmethod
+    def writes(cls) -> bool:
+        """Whether it is a command's that writes (``--yes``): its type defines :meth:`write`."""
+        return cls.write is not Request.write
 
     def path(self) -> str:
         """Return the route: ``dags/{dag_id}/{ROUTE}``, the Dag id quoted (``~``: every Dag)."""
@@ -95,7 +118,7 @@ class Request:
         found = {}
         for field in fields(self):
             value = getattr(self, field.name)
-            if field.name != "dag_id" and value is not None:
+            if field.name not in self.IN_PATH and value is not None:
                 found[field.metadata.get("query", field.name)] = _sent(value)
         return found
 
@@ -116,6 +139,23 @@ def quiet() -> Iterator[None]:
     """Send what Airflow prints while loading Dags to stderr, so stdout holds only the answer."""
     with contextlib.redirect_stdout(sys.stderr):
         yield
+
+
+@contextlib.contextmanager
+def session_for(session: Any) -> Iterator[Any]:
+    """
+    Yield *session*, or without one (``None``) an Airflow ORM session of its own, committed and closed after.
+
+    What a request's ``read`` and ``write`` answer on: the api-server's session, or the command
+    line's own.
+    """
+    if session is not None:
+        yield session
+        return
+    from airflow.utils.session import create_session
+
+    with create_session() as new:
+        yield new
 
 
 @contextlib.contextmanager
@@ -146,6 +186,39 @@ def show(answer: Any, as_text: Callable[[Any], str], *, as_json: bool) -> None:
     (:func:`~airflow_partitions.tools.commands.text.terminal`); the JSON keeps them exact.
     """
     print(json.dumps(answer.to_dict(), indent=2) if as_json else terminal(as_text(answer)))
+
+
+#: The largest ``limit`` and ``offset``: SQL's LIMIT and OFFSET take a 64-bit integer (SQLite's
+#: INTEGER, PostgreSQL's bigint).
+MAX_ROWS = 2**63 - 1
+
+
+def checked_states(states: Iterable[str] | None) -> None:
+    """
+    Refuse a state that is not one of :data:`~airflow_partitions.tools.state.STATES`, naming it.
+
+    ``status --state`` and the ``state`` of every route (the commands', the view's Dag page and
+    its list of Dags).
+
+    :raises UsageError: ``--state 'again' is not a state; states: failed, ran incomplete, …``
+    """
+    from airflow_partitions.tools.state.model import STATES
+
+    unknown = [s for s in states or () if s not in STATES]
+    if unknown:
+        raise UsageError(f"--state {unknown[0]!r} is not a state; states: {', '.join(STATES)}.")
+
+
+def checked_rows(option: str, rows: int | None) -> None:
+    """
+    Refuse a ``limit`` or ``offset`` outside 0 … :data:`MAX_ROWS`, naming *option* (``limit``).
+
+    A ``limit`` of 0 means no limit: every row (as ``--limit 0`` on the command line).
+
+    :raises UsageError: ``--limit -1 is not a whole number from 0 to 9223372036854775807.``
+    """
+    if rows is not None and not 0 <= rows <= MAX_ROWS:
+        raise UsageError(f"--{option} {rows!r} is not a whole number from 0 to {MAX_ROWS}.")
 
 
 def in_order(start: datetime, end: datetime) -> None:

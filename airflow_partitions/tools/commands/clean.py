@@ -10,6 +10,7 @@ edit access: :mod:`airflow_partitions.tools.ui.commands`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
@@ -22,48 +23,91 @@ from airflow_partitions.tools.commands.base import (
     Command,
     Opener,
     Request,
-    parse_date,
     quiet,
+    session_for,
     show,
 )
 from airflow_partitions.tools.commands.text import count
+from airflow_partitions.tools.errors import UnknownDag
 
 
 @dataclass(frozen=True)
 class CleanRequest(Request):
     """
-    The rows of partitioned runs that fired, opened before *before* (aware), of *dag_id* or all Dags.
+    The rows of partitioned runs that fired, opened before *before*, of *dag_id* or all Dags.
 
-    ``CleanRequest(datetime(2026, 1, 1, tzinfo=UTC), "weather_local_day_jfk")`` is
-    ``dags/weather_local_day_jfk/clean``; without a Dag (``None``), ``dags/~/clean``.
+    ``CleanRequest("2026-01-01", "weather_local_day_jfk")`` is ``dags/weather_local_day_jfk/clean``;
+    without a Dag (``None``), ``dags/~/clean``. *before* is in the range language of every command
+    (:func:`~airflow_partitions.tools.state.selection.time_bound`): an ISO 8601 date or time (UTC
+    without an offset), or of a partitioned Dag a key of its grain or its leading part; the rows
+    are those opened before its first instant.
+
+    :raises UsageError: naming ``--before``, for a value no Dag could read
+        (:func:`~airflow_partitions.tools.state.selection.checked_times`); without a Dag, for one
+        that is not an ISO 8601 date or time.
     """
 
     ROUTE: ClassVar[str] = "clean"
 
-    before: datetime
+    before: str
     dag_id: str | None = None
+
+    def __post_init__(self) -> None:
+        from airflow_partitions.tools.state.selection import checked_times, time_bound
+
+        checked_times(self.before, None, option="--before")
+        if self.dag_id is None:  # every Dag: no grain to read a key by
+            time_bound(None, None, "--before", self.before, last=False)
+
+    @staticmethod
+    def answer_type() -> type:
+        """Return :class:`~airflow_partitions.tools.write.clean.Cleaned`."""
+        from airflow_partitions.tools.write.clean import Cleaned
+
+        return Cleaned
 
     def read(self, session: Any) -> Any:
         """
         Return the :class:`~airflow_partitions.tools.write.clean.Cleaned` counted (read-only).
 
-        :raises LookupError: naming the Dag, if the deployment has no such Dag and no rows of it.
+        :raises UsageError: for a *before* that names no instant (:meth:`instant`).
+        :raises UnknownDag: naming the Dag, if the deployment has no such Dag and no rows of it.
         """
         from airflow_partitions.tools.write.clean import fired_rows
 
-        return fired_rows(self.before, dag_id=self.dag_id, session=session)
+        with session_for(session) as opened:
+            return fired_rows(self.instant(opened), dag_id=self.dag_id, session=opened)
 
     def write(self, session: Any, user: str | None) -> Any:
         """
         Remove them in batches, each its own transaction, under *user*'s name; return what was removed.
 
-        *session* is not used: each batch commits on its own (short locks while Airflow runs).
+        *session* reads only *before*: each batch commits on its own (short locks while Airflow runs).
 
-        :raises LookupError: as :meth:`read`, before anything is removed.
+        :raises UsageError: as :meth:`read`, before anything is removed.
+        :raises UnknownDag: as :meth:`read`, before anything is removed.
         """
         from airflow_partitions.tools.write.clean import clean
 
-        return clean(self.before, dag_id=self.dag_id, user=user)
+        with session_for(session) as opened:
+            before = self.instant(opened)
+        return clean(before, dag_id=self.dag_id, user=user)
+
+    def instant(self, session: Any) -> datetime:
+        """
+        Return the first instant *before* names (aware, UTC), read by the Dag's grain if it is partitioned.
+
+        :raises UsageError: naming ``--before``, for a value that names no instant.
+        """
+        from airflow_partitions.tools.state.selection import time_bound
+        from airflow_partitions.tools.state.serialized import consumer_timetable, timetable_grain
+
+        grain = None
+        # Another schedule's Dag, or a deleted one's rows: no grain to read a key by.
+        with contextlib.suppress(UnknownDag):
+            if self.dag_id is not None:
+                grain = timetable_grain(*consumer_timetable(self.dag_id, session))
+        return time_bound(self.dag_id, grain, "--before", self.before, last=False)
 
 
 ARGUMENTS: list[Argument] = [
@@ -71,7 +115,8 @@ ARGUMENTS: list[Argument] = [
         ("--before",),
         {
             "required": True,
-            "help": "remove rows of pending runs opened before this date, ISO 8601 (naive: UTC)",
+            "help": "remove rows of pending runs opened before this time: an ISO 8601 date or time (UTC "
+            "without an offset), or with --dag a key of its grain or its leading part",
         },
     ),
     (("--dag",), {"help": "only this Dag's rows (default: every Dag's)"}),
@@ -93,10 +138,10 @@ exit codes: 0 counted (dry run) or removed, 1 an unknown Dag (or, with --api-url
 
 def run(args: argparse.Namespace, source: Opener) -> int:
     """Handle ``clean``: count (or, with --yes, remove) the bookkeeping of partitioned runs that fired."""
-    request = CleanRequest(parse_date("--before", args.before), args.dag)
+    request = CleanRequest(args.before, args.dag)
     with quiet():
         deployment = source()
-        found = deployment.clean(request) if args.yes else deployment.fired_rows(request)
+        found = deployment.write(request) if args.yes else deployment.read(request)
     show(found, format_cleaned, as_json=args.json)
     return OK
 
@@ -134,4 +179,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
+    CleanRequest,
 )

@@ -42,12 +42,20 @@ class DiscardRequest(Request):
     start: str | None = None
     end: str | None = None
 
+    @staticmethod
+    def answer_type() -> type:
+        """Return :class:`~airflow_partitions.tools.write.discard.Discarded`."""
+        from airflow_partitions.tools.write.discard import Discarded
+
+        return Discarded
+
     def read(self, session: Any) -> Any:
         """
         Return the :class:`~airflow_partitions.tools.write.discard.Discarded` selected (read-only).
 
-        :raises LookupError: for an unknown Dag or one that is not a partitioned consumer.
-        :raises ValueError: for *keys* with a range, or *start* after *end*.
+        :raises UnknownDag: for an unknown Dag or one that is not a partitioned consumer.
+        :raises UsageError: for *keys* with a range, a key or bound the Dag's keys cannot match, or
+            *start* after *end* (:func:`~airflow_partitions.tools.write.discard.stray_runs`).
         """
         from airflow_partitions.tools.write.discard import stray_runs
 
@@ -98,7 +106,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     request = DiscardRequest(args.dag_id, keys=keys, start=args.start, end=args.end)
     with quiet():
         deployment = source()
-        found = deployment.discard(request) if args.yes else deployment.stray(request)
+        found = deployment.write(request) if args.yes else deployment.read(request)
     show(found, format_discarded, as_json=args.json)
     return OK
 
@@ -138,4 +146,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
+    DiscardRequest,
 )

@@ -23,6 +23,7 @@ from airflow_partitions.tools.commands.base import (
     Request,
     UsageError,
     quiet,
+    session_for,
     show,
 )
 from airflow_partitions.tools.commands.text import count, listed, terminal, wrap
@@ -44,25 +45,44 @@ class ExplainRequest(Request):
     asset: str | None = None
     downstream: bool = False
 
+    @staticmethod
+    def answer_type() -> type:
+        """Return :class:`~airflow_partitions.tools.explanation.Explanation`."""
+        from airflow_partitions.tools.explanation import Explanation
+
+        return Explanation
+
     def read(self, session: Any) -> Any:
         """
         Return the :class:`~airflow_partitions.tools.explanation.Explanation` of the key, read on *session*.
 
-        :raises ValueError: naming the Dag or asset, if the Dag is not stored or does not read it.
+        *session* ``None``: one of its own (read-only).
+
+        :raises UnknownDag: as :meth:`mapper`.
+        :raises UnknownAsset: as :meth:`mapper`.
+        :raises UsageError: as :meth:`mapper`; or for *downstream* under a mapper that is no rollup.
         """
         from airflow_partitions.tools import explain
 
-        return explain(self.mapper(session), self.key, downstream=self.downstream)
+        with session_for(session) as opened:
+            return explain(self.mapper(opened), self.key, downstream=self.downstream)
 
     def mapper(self, session: Any) -> Any:
         """
         Return the mapper the Dag's serialized Dag holds for the asset (deserialized, as the scheduler's).
 
-        :raises ValueError: as :meth:`read`.
+        :raises UnknownDag: naming the Dag, if it is unknown or reads no assets
+            (:func:`~airflow_partitions.tools.state.serialized.consumer_timetable`).
+        :raises UnknownAsset: if it does not read *asset*
+            (:func:`~airflow_partitions.tools.loading.chosen_asset`).
+        :raises UsageError: if it reads several assets and *asset* is not given.
         """
-        from airflow_partitions.tools import stored_dag
+        from airflow_partitions.tools.loading import chosen_asset
+        from airflow_partitions.tools.state.serialized import consumer_timetable
 
-        return stored_dag(self.dag_id, session=session).consumer(self.dag_id, self.asset).mapper
+        timetable, assets = consumer_timetable(self.dag_id, session, needs="assets")
+        name, uri = chosen_asset(self.dag_id, assets, self.asset)
+        return timetable.get_partition_mapper(name=name, uri=uri)
 
 
 ARGUMENTS: list[Argument] = [
@@ -84,7 +104,8 @@ examples:
   airflow-partitions explain --dag-folder example_dags --dag weather_local_day_jfk --downstream 2013-03-10
   airflow-partitions explain --from-db --dag weather_local_day_jfk --asset weather_jfk_hourly 2013-03-10T05 --json
 
-exit codes: 0 mapped (and counted), 1 refused or never counted, 2 usage error"""  # noqa: E501 (commands)
+exit codes: 0 mapped (and counted), 1 refused or never counted, or the Dag or asset is unknown (or, with
+  --api-url, too little access), 2 usage error"""  # noqa: E501 (commands)
 
 #: What a key sent again for a period that ran does, per rerun policy (``explain``'s "sent again" line).
 RERUN_MEANING = {
@@ -111,7 +132,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
         explanation = explain(mapper, args.key, downstream=args.downstream)
     else:
         with quiet():
-            explanation = source().explain(
+            explanation = source().read(
                 ExplainRequest(args.dag, args.key, asset=args.asset, downstream=args.downstream)
             )
     show(explanation, format_explanation, as_json=args.json)
@@ -199,4 +220,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
+    ExplainRequest,
 )

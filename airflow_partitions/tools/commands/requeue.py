@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from airflow_partitions.tools.commands.base import (
@@ -20,9 +20,8 @@ from airflow_partitions.tools.commands.base import (
     Command,
     Opener,
     Request,
-    in_order,
-    parse_date,
     quiet,
+    session_for,
     show,
 )
 from airflow_partitions.tools.commands.text import WIDTH, terminal, wrap
@@ -31,49 +30,87 @@ from airflow_partitions.tools.commands.text import WIDTH, terminal, wrap
 @dataclass(frozen=True)
 class RequeueRequest(Request):
     """
-    The Dag's upstream events sent in ``[start, end]`` (aware datetimes) that feed none of its runs.
+    The Dag's upstream events sent from *start* to *end* that feed none of its runs.
 
-    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*.
+    ``RequeueRequest("weather_local_day_jfk", "2026-04", "2026-04")``: the events sent in April
+    2026 (UTC). Each bound is in the range language of every command
+    (:func:`~airflow_partitions.tools.state.selection.selected_times`): a key of the Dag's grain,
+    its leading part, or an ISO 8601 date or time (UTC without an offset); *start* is its first
+    instant, *end* its last (``None``: now). What needs no Dag is checked here
+    (:func:`~airflow_partitions.tools.state.selection.checked_times`), the rest by the Dag's grain
+    before anything is read.
 
-    ``RequeueRequest("weather_local_day_jfk", datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 5, 1,
-    tzinfo=UTC))``.
+    :raises UsageError: naming the option, for a bound that names no year, a calendar spelling
+        that names no date or time, or two calendar spellings out of order.
     """
 
     ROUTE: ClassVar[str] = "requeue"
 
     dag_id: str
-    start: datetime
-    end: datetime
+    start: str
+    end: str | None = None
 
     def __post_init__(self) -> None:
-        in_order(self.start, self.end)
+        from airflow_partitions.tools.state.selection import checked_times
+
+        checked_times(self.start, self.end)
+
+    @staticmethod
+    def answer_type() -> type:
+        """Return :class:`~airflow_partitions.tools.write.requeue.Orphans`."""
+        from airflow_partitions.tools.write.requeue import Orphans
+
+        return Orphans
 
     def read(self, session: Any) -> Any:
         """
         Return the :class:`~airflow_partitions.tools.write.requeue.Orphans` (read-only).
 
-        :raises LookupError: for an unknown Dag, or one that is not a partitioned consumer (exit code 1).
-        :raises ValueError: as :func:`~airflow_partitions.tools.write.requeue.orphaned_events`.
+        :raises UnknownDag: for an unknown Dag, or one that reads no assets (exit code 1).
+        :raises UsageError: for a bound the Dag's keys cannot match, or *start* after *end*.
         """
         from airflow_partitions.tools.write.requeue import orphaned_events
 
-        return orphaned_events(self.dag_id, self.start, self.end, session=session)
+        with session_for(session) as opened:
+            return orphaned_events(self.dag_id, *self.times(opened), session=opened)
 
     def write(self, session: Any, user: str | None) -> Any:
         """
         Queue them again under *user*'s name; return what was queued.
 
-        :raises ValueError: as :func:`~airflow_partitions.tools.write.requeue.requeue`.
+        :raises ValueError: as :func:`~airflow_partitions.tools.write.requeue.requeue`, and as :meth:`read`.
         """
         from airflow_partitions.tools.write.requeue import requeue
 
-        return requeue(self.dag_id, self.start, self.end, user=user, session=session)
+        with session_for(session) as opened:
+            return requeue(self.dag_id, *self.times(opened), user=user, session=opened)
+
+    def times(self, session: Any) -> tuple[datetime, datetime]:
+        """
+        Return ``(start, end)``: the first instant *start* names and the last *end* names (aware, UTC).
+
+        :raises UnknownDag: as :meth:`read`, before the bounds are read.
+        :raises UsageError: as :meth:`read`.
+        """
+        from airflow_partitions.tools.state.selection import selected_times
+        from airflow_partitions.tools.state.serialized import consumer_timetable, timetable_grain
+
+        grain = timetable_grain(*consumer_timetable(self.dag_id, session, needs="assets"))
+        start, end = selected_times(self.dag_id, grain, self.start, self.end)
+        return start or datetime.now(UTC), end or datetime.now(UTC)
 
 
 ARGUMENTS: list[Argument] = [
     (("dag_id",), {"help": "the partitioned consumer Dag whose rollup definition changed"}),
-    (("--start",), {"required": True, "help": "earliest asset event time, ISO 8601 (naive means UTC)"}),
-    (("--end",), {"help": "latest asset event time, inclusive (a date: to its end); default: now"}),
+    (
+        ("--start",),
+        {
+            "required": True,
+            "help": "earliest asset event time: an ISO 8601 date or time (UTC without an offset), a key "
+            "of the Dag's grain or its leading part",
+        },
+    ),
+    (("--end",), {"help": "latest asset event time, inclusive (2026-04: to the end of April); default: now"}),
     (("--yes",), {"action": "store_true", "help": "queue them (without it: a dry run that lists them)"}),
     JSON_ARG,
     *API_ARGS,
@@ -91,21 +128,16 @@ exit codes: 0 listed (dry run) or re-queued, 1 an unknown Dag or one that is not
 
 def run(args: argparse.Namespace, source: Opener) -> int:
     """Handle ``requeue``: list (or, with --yes, queue again) the events a Dag's runs lost (no --end: now)."""
-    from datetime import UTC
-
-    end = datetime.now(UTC) if args.end is None else parse_date("--end", args.end, end_of_day=True)
-    request = RequeueRequest(args.dag_id, parse_date("--start", args.start), end)
+    request = RequeueRequest(args.dag_id, args.start, args.end)
     with quiet():
         deployment = source()
-        orphans = deployment.requeue(request) if args.yes else deployment.orphans(request)
+        orphans = deployment.write(request) if args.yes else deployment.read(request)
     show(orphans, format_orphans, as_json=args.json)
     return OK
 
 
 def format_orphans(orphans: Any) -> str:
     """Return :class:`~airflow_partitions.tools.write.requeue.Orphans` as text for 120 columns."""
-    from datetime import UTC
-
     o = orphans
     start, end = (f"{when.astimezone(UTC):%Y-%m-%d %H:%M:%S}" for when in (o.start, o.end))
     lines = [f"{o.dag_id}: {len(o.events)} stored asset events sent {start} … {end} UTC feed no run"]
@@ -148,4 +180,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
+    RequeueRequest,
 )

@@ -18,19 +18,19 @@ from typing import Any, ClassVar
 from airflow_partitions.tools.commands.base import (
     API_ARGS,
     FOUND,
+    MAX_ROWS,
     OK,
     Argument,
     Command,
     Opener,
     Request,
+    checked_rows,
+    checked_states,
     quiet,
     show,
 )
 from airflow_partitions.tools.commands.text import WIDTH, count, listed, terminal, wrap
 
-#: The largest ``limit`` and ``offset``: SQL's LIMIT and OFFSET take a 64-bit integer (SQLite's
-#: INTEGER, PostgreSQL's bigint).
-MAX_ROWS = 2**63 - 1
 #: Refused keys ``status`` prints (the latest); ``--json`` lists up to
 #: :data:`~airflow_partitions.tools.state.LISTED`.
 REFUSALS_SHOWN = 3
@@ -42,15 +42,16 @@ class StatusRequest(Request):
     One page of a consumer's partitions: ``StatusRequest("weather_local_day_jfk", key="2013-03-10")``.
 
     *key* selects one downstream partition key; *start* and *end* the time part of keys, each a
-    key of the Dag's grain or an ISO 8601 date or time (``end="2013-03"`` keeps all of March,
-    :func:`~airflow_partitions.tools.state.selection.selected_range`); *states* (query parameter
-    ``state``, repeated) the partitions in those states; *limit* (``None``: every one) and *offset*
-    page them in key order.
+    key of the Dag's grain, its leading part or an ISO 8601 date or time (``end="2013-03"`` keeps
+    all of March, :func:`~airflow_partitions.tools.state.selection.selected_range`); *states*
+    (query parameter ``state``, repeated) the partitions in those states; *limit* and *offset* page
+    them in key order: *limit* is the most listed, 0 every one (``None``: the face's default,
+    here every one; the command line's is 50, the view's 1,000).
 
-    :raises ValueError: naming the input, for a state that is not one of
+    :raises UsageError: naming the input, for a state that is not one of
         :data:`~airflow_partitions.tools.state.STATES`, or a *limit* or *offset* outside 0 …
-        :data:`MAX_ROWS`. The key and the range are the Dag's to judge: :meth:`read` raises for
-        them, before reading any partition.
+        :data:`~airflow_partitions.tools.commands.base.MAX_ROWS`. The key and the range are the
+        Dag's to judge: :meth:`read` raises for them, before reading any partition.
     """
 
     ROUTE: ClassVar[str] = "status"
@@ -64,22 +65,23 @@ class StatusRequest(Request):
     offset: int = 0
 
     def __post_init__(self) -> None:
-        from airflow_partitions.tools.state.model import STATES
+        checked_states(self.states)
+        checked_rows("limit", self.limit)
+        checked_rows("offset", self.offset)
 
-        unknown = [s for s in self.states or () if s not in STATES]
-        if unknown:
-            raise ValueError(f"--state {unknown[0]!r} is not a state; states: {', '.join(STATES)}.")
-        for name in ("limit", "offset"):
-            rows = getattr(self, name)
-            if rows is not None and not 0 <= rows <= MAX_ROWS:
-                raise ValueError(f"--{name} {rows!r} is not a whole number from 0 to {MAX_ROWS}.")
+    @staticmethod
+    def answer_type() -> type:
+        """Return :class:`~airflow_partitions.tools.state.ConsumerState`."""
+        from airflow_partitions.tools.state.model import ConsumerState
+
+        return ConsumerState
 
     def read(self, session: Any) -> Any:
         """
         Return the :class:`~airflow_partitions.tools.state.ConsumerState` asked for, read on *session*.
 
-        :raises LookupError: for an unknown Dag, or one that is not a partitioned consumer.
-        :raises ValueError: for a key or a range the Dag's keys cannot match, before reading them.
+        :raises UnknownDag: for an unknown Dag, or one that is not a partitioned consumer.
+        :raises UsageError: for a key or a range the Dag's keys cannot match, before reading them.
         """
         from airflow_partitions.tools.state import consumer_state
 
@@ -89,7 +91,7 @@ class StatusRequest(Request):
             start=self.start,
             end=self.end,
             states=self.states,
-            limit=self.limit,
+            limit=self.limit or None,
             offset=self.offset,
             session=session,
         )
@@ -164,14 +166,13 @@ def request_of(args: argparse.Namespace) -> StatusRequest:
 
     everything = args.all or args.key or args.json
     states = args.state or (None if everything else [s for s in STATES if s != "success"])
-    limit = args.limit if args.limit is not None else 1000 if args.json else 50
     return StatusRequest(
         args.dag_id,
         key=args.key,
         start=args.start,
         end=args.end,
         states=None if states is None else tuple(states),
-        limit=limit or None,
+        limit=args.limit if args.limit is not None else 1000 if args.json else 50,
         offset=args.offset,
     )
 
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
     """Handle ``status``: print a consumer's partitions; exit 1 if one is held (never counting, starved…)."""
     request = request_of(args)
     with quiet():
-        state = source().status(request)
+        state = source().read(request)
     show(state, format_state, as_json=args.json)
     starved = state.starved or any(p.starved for p in state.partitions)
     held = state.states.get("never counting") or starved or state.members_problems
@@ -356,4 +357,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
+    StatusRequest,
 )

@@ -10,6 +10,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import replace
 from typing import Any
 
+from airflow_partitions.tools.errors import UnknownDag, UnknownPartition, UsageError
 from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.model import ConsumerDag, ConsumerState
@@ -23,6 +24,9 @@ from airflow_partitions.tools.state.serialized import (
     zones_of,
 )
 from airflow_partitions.tools.state.tally import ranges_of, summaries
+
+#: The lists of a partition :func:`partition_keys` pages through (the view's ``list``).
+LISTS = ("awaited", "missing", "received", "never counting")
 
 
 def consumer_dags(
@@ -88,9 +92,10 @@ def consumer_state(
     1,000 takes.
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
-    :raises NotAConsumer: (a LookupError) if *dag_id* has no serialized Dag, or its timetable is
-        not partitioned by assets.
-    :raises ValueError: before any partition is read, naming the option and the value, for a
+    :raises UnknownDag: if *dag_id* has no serialized Dag; :class:`~airflow_partitions.tools.errors.
+        NotAConsumer` if its timetable is not partitioned
+        (:func:`~airflow_partitions.tools.state.serialized.consumer_timetable`).
+    :raises UsageError: before any partition is read, naming the option and the value, for a
         *partition_key* that is not a key of the Dag's grain, a bound that is neither one nor an
         ISO 8601 date or time, or *start* after *end*
         (:mod:`~airflow_partitions.tools.state.selection`).
@@ -124,9 +129,9 @@ def consumer_range(dag_id: str, *, session: Any) -> tuple[str | None, str | None
     ``("2013-03-01", "2013-12-31")``; ``(None, None)`` for a Dag without partitions yet. Kept
     while the Dag's runs and pending runs are unchanged (:func:`fingerprints`).
 
-    :raises ValueError: as :func:`consumer_state`.
+    :raises UnknownDag: as :func:`consumer_state`.
     """
-    Reader(dag_id, session)  # the Dag is a partitioned consumer, or ValueError
+    Reader(dag_id, session)  # the Dag is a partitioned consumer, or UnknownDag
     ranges = ranges_of([dag_id], session, None, None, None, fingerprints([dag_id], session))
     return ranges.get(dag_id, (None, None))
 
@@ -161,7 +166,7 @@ def consumer_reader(
     for dag in consumer_dags(session, only=only):
         try:
             timetable, assets = consumer_timetable(dag.dag_id, session)
-        except ValueError:
+        except UnknownDag:  # flagged partitioned, without a serialized Dag to read it with (yet)
             continue
         for name, uri in assets:
             if name == asset_name and zones_of(mapper := timetable.get_partition_mapper(name=name, uri=uri)):
@@ -169,23 +174,38 @@ def consumer_reader(
     return None
 
 
+def checked_list(which: str) -> None:
+    """
+    Refuse a list of a partition that is not one of :data:`LISTS` (the view's ``list``), naming it.
+
+    :raises UsageError: ``list 'nope' is not one of 'awaited', 'missing', 'received', 'never counting'.``
+    """
+    if which not in LISTS:
+        raise UsageError(f"list {which!r} is not one of {', '.join(map(repr, LISTS))}.")
+
+
 def partition_keys(
-    dag_id: str, partition_key: str, which: str, *, offset: int = 0, limit: int = 1000, session: Any = None
+    dag_id: str,
+    partition_key: str,
+    which: str,
+    *,
+    offset: int = 0,
+    limit: int | None = 1000,
+    session: Any = None,
 ) -> tuple[list[Any], int]:
     """
     Return one page of one list of a partition, and the list's length: what the detail pages through.
 
     *which* is ``"awaited"``, ``"missing"``, ``"received"`` or ``"never counting"`` (``[key, why]``
     pairs) for its pending run, or for its latest run when it has no pending one (what it ran with).
-    Keys in time order (received: sorted); summed over the Dag's assets in their order.
+    Keys in time order (received: sorted); summed over the Dag's assets in their order. *limit*
+    ``None``: every key from *offset* on.
 
-    :raises ValueError: for an unknown *which* (bad input: 400, as every route answers it).
-    :raises LookupError: for a Dag that is not a partitioned consumer
-        (:class:`~airflow_partitions.tools.state.serialized.NotAConsumer`), or a key without a run
-        or pending run (404).
+    :raises UsageError: for an unknown *which* (400, as every route answers bad input).
+    :raises UnknownDag: for a Dag that is not a partitioned consumer (404).
+    :raises UnknownPartition: for a key without a run or pending run whose keys are kept (404).
     """
-    if which not in ("awaited", "missing", "received", "never counting"):
-        raise ValueError(f"list {which!r} is not one of 'awaited', 'missing', 'received', 'never counting'.")
+    checked_list(which)
     if session is None:
         from airflow_partitions.tools.state.database import read_session
 
@@ -210,7 +230,7 @@ def partition_keys(
         .limit(1)
     )
     if apdr_id is None:
-        raise LookupError(
+        raise UnknownPartition(
             f"{dag_id!r} has no run or pending run of partition {partition_key!r} from asset events whose "
             "keys are kept (`airflow-partitions clean` removes those of old runs)."
         )
@@ -229,6 +249,5 @@ def partition_keys(
                     "never counting": progress.never_counting,
                 }[which]
             )
-    return [list(item) if isinstance(item, tuple) else item for item in found[offset : offset + limit]], len(
-        found
-    )
+    page = found[offset:] if limit is None else found[offset : offset + limit]
+    return [list(item) if isinstance(item, tuple) else item for item in page], len(found)

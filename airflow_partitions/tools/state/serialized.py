@@ -8,9 +8,10 @@ serialized version and kept (:data:`~airflow_partitions.tools.state.cache.TIMETA
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, Literal
 
 from airflow_partitions.grains import Grain
+from airflow_partitions.tools.errors import NotAConsumer, UnknownDag
 from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.database import orm_session
 
@@ -26,7 +27,7 @@ def consumer_grain(dag_id: str, session: Any) -> Grain | None:
     it: a date without a period (a weekend of business days, a day without a session) is a closed
     place, not an unopened one.
 
-    :raises ValueError: as :func:`consumer_state`.
+    :raises UnknownDag: as :func:`consumer_timetable`.
     """
     return timetable_grain(*consumer_timetable(dag_id, session))
 
@@ -91,6 +92,18 @@ def awaited_by_date(mapper: Any) -> Callable[[str], tuple[str, ...] | None] | No
     return awaited
 
 
+def key_grain(mapper: Any) -> Grain | None:
+    """
+    Return the grain the keys *mapper* reads from its asset are written in, if it names one.
+
+    A rollup's window's members' (``TemporalWindow(Hour())``: hours, ``2026-03-08T05``); ``None``
+    for any other mapper (a temporal mapper reads any instant, a composite its dimensions): the
+    asset page's ``start`` and ``end`` are then compared as written.
+    """
+    grain = getattr(getattr(mapper, "window", None), "grain", None)
+    return grain if isinstance(grain, Grain) else None
+
+
 def zones_of(mapper: Any) -> tuple[str, str] | None:
     """Return ``(grain zone, input zone)`` of the first of our temporal mappers in *mapper*, else ``None``."""
     grain = getattr(mapper, "grain", None)
@@ -102,33 +115,64 @@ def zones_of(mapper: Any) -> tuple[str, str] | None:
     return None
 
 
-class NotAConsumer(LookupError, ValueError):
-    """
-    The Dag named has no serialized Dag, or its schedule is not partitioned by assets.
-
-    A ``LookupError``, as every tool's unknown Dag (``status``: exit code 1; the REST routes: 404,
-    :func:`~airflow_partitions.tools.ui.requests.answered`); also a ``ValueError``, which the
-    readers that skip such a Dag among others catch.
-    """
+#: What a command needs of the Dag it names (:func:`consumer_timetable`): a partitioned schedule
+#: (``status``, ``discard``, the view); one that reads assets (``requeue``, ``explain``); one
+#: whose own timetable makes the partitions (``backfill --missing``).
+Needs = Literal["partitioned", "assets", "timetable"]
 
 
-def consumer_timetable(dag_id: str, session: Any) -> tuple[Any, list[tuple[str, str]]]:
+def known_dag(dag_id: str, session: Any) -> None:
     """
-    Return the serialized timetable of the partitioned consumer Dag *dag_id* and the assets it reads.
+    Check that the deployment has a Dag *dag_id* (a serialized Dag of any schedule).
+
+    :raises UnknownDag: ``no Dag 'nope' in this deployment's metadata database (is the
+        dag-processor running?).``
+    """
+    if dag_version(dag_id, session) is None:
+        raise UnknownDag(
+            f"no Dag {dag_id!r} in this deployment's metadata database (is the dag-processor running?)."
+        )
+
+
+def consumer_timetable(
+    dag_id: str, session: Any, *, needs: Needs = "partitioned"
+) -> tuple[Any, list[tuple[str, str]]]:
+    """
+    Return the serialized timetable of the partitioned Dag *dag_id* and the assets it reads.
+
+    The one place a Dag a request names is resolved (every reader and writer, ``explain``, the
+    view): an unknown Dag, or one that is not what the command *needs* (:data:`Needs`), is an
+    error here, in the same words for every command and face.
 
     The timetable is the one the scheduler runs (the latest serialized Dag); the assets are
     ``(name, uri)`` pairs, ``[("weather_jfk_hourly", "weather_jfk_hourly")]``, in the order of its
-    asset condition; ``timetable.get_partition_mapper(name=…, uri=…)`` gives each one's mapper.
-    Deserialized once per serialized version (its row id and hash), then kept: the overview reads
-    every partitioned Dag's (:func:`consumer_timetables`, one query for them all).
+    asset condition (none: a Dag partitioned by its own timetable);
+    ``timetable.get_partition_mapper(name=…, uri=…)`` gives each one's mapper. Deserialized once
+    per serialized version (its row id and hash), then kept: the overview reads every partitioned
+    Dag's (:func:`consumer_timetables`, one query for them all).
 
-    :raises NotAConsumer: if *dag_id* has no serialized Dag, or its timetable is not partitioned.
+    :raises UnknownDag: if *dag_id* has no serialized Dag (:func:`known_dag`).
+    :raises NotAConsumer: naming the Dag, if its timetable is not partitioned; with *needs*
+        ``"assets"``, if it reads no assets; with ``"timetable"``, if it reads assets (its keys
+        come from their events).
     """
     found = consumer_timetables([dag_id], session).get(dag_id)
     if found is None:
+        known_dag(dag_id, session)
         raise NotAConsumer(
-            f"{dag_id!r} is not a partitioned consumer Dag in this deployment's metadata database "
-            "(no serialized Dag, or its schedule is not partitioned by assets)."
+            f"{dag_id!r} is not a partitioned consumer Dag: its schedule is partitioned neither by assets "
+            "(PartitionedAssetTimetable) nor by its own timetable (GrainPartitionTimetable)."
+        )
+    if needs == "assets" and not found[1]:
+        raise NotAConsumer(
+            f"{dag_id!r} reads no assets: its partitions come from its timetable "
+            "(see `airflow-partitions backfill --missing`)."
+        )
+    if needs == "timetable" and found[1]:
+        raise NotAConsumer(
+            f"{dag_id!r}: expected a Dag whose timetable makes partitions ahead of its runs (such as "
+            "GrainPartitionTimetable or CronPartitionTimetable); asset-triggered and runtime-keyed Dags get "
+            "their keys from events and tasks (see `airflow-partitions status`)."
         )
     return found
 

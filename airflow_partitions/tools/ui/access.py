@@ -9,10 +9,11 @@ Airflow's auth manager decides, as it does for Airflow's own endpoints (the call
   (``status``, the view's Dag page and partition lists); :data:`READ_ASSETS`: an asset's page;
 - :data:`EDIT`: edit access to the Dag (``requeue``, ``discard``, ``clean --yes``);
   :data:`TRIGGER`: Airflow's rule for triggering a run (``backfill --yes``);
+  :func:`needed` says which a command's route takes;
 - what an answer leaves out for whom: the refused keys without read access to the Dag's audit
   log (:func:`redacted`); in an answer about every Dag, the Dags the caller may not read
   (:func:`readable_dags`, :func:`only_readable`); the members of a Variable the caller may not
-  read (:func:`without_unreadable_members`).
+  read (:func:`without_unreadable_members`); :func:`shown` applies them to a command's answer.
 """
 
 from __future__ import annotations
@@ -37,6 +38,39 @@ TRIGGER = [Depends(requires_access_dag("POST", DagAccessEntity.RUN))]
 #: Every Dag's summary (the overview, the metrics): read access to Dags; each answer then holds
 #: only :func:`readable_dags`.
 READ_DAGS = [Depends(requires_access_dag("GET"))]
+
+
+#: What a command's read needs besides :data:`READ` (by its route: ``status`` shows assets), and
+#: its write besides :data:`EDIT` (``backfill --yes`` creates runs).
+_READS = {"status": READ_STATE}
+_WRITES = {"backfill": TRIGGER}
+
+
+def needed(route: str, *, write: bool) -> list[Any]:
+    """
+    Return what guards the commands' route ``dags/{dag_id}/{route}``: its ``GET`` (*write*: ``POST``).
+
+    ``needed("status", write=False)`` is :data:`READ_STATE`; any other read :data:`READ`; a write
+    :data:`EDIT` (``backfill``'s :data:`TRIGGER`).
+    """
+    return _WRITES.get(route, EDIT) if write else _READS.get(route, READ)
+
+
+def shown(request: Any, answer: dict[str, Any], user: Any, session: Any) -> dict[str, Any]:
+    """
+    Return a command's *answer* (its ``to_dict()``) as *user* may see it: what it leaves out, by its route.
+
+    ``status``: :func:`redacted`; ``explain``: :func:`without_unreadable_members` (of the mapper
+    the request names, read on *session*); ``clean`` of every Dag: :func:`only_readable`; any
+    other, as it is.
+    """
+    if request.ROUTE == "status":
+        return redacted(answer, request.dag_id, user)
+    if request.ROUTE == "explain":
+        return without_unreadable_members(answer, request.mapper(session), user)
+    if request.ROUTE == "clean" and request.dag_id is None:
+        return only_readable(answer, user)
+    return answer
 
 
 def reads_audit_log(dag_id: str, user: Any) -> bool:

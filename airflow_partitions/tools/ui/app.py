@@ -35,24 +35,21 @@ from typing import Annotated, Any
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from airflow_partitions.tools.commands.base import without_gc
-from airflow_partitions.tools.commands.status import MAX_ROWS, StatusRequest
+from airflow_partitions.tools.commands.status import StatusRequest
 from airflow_partitions.tools.metrics import CONTENT_TYPE, metrics_text
 from airflow_partitions.tools.source import Database
 from airflow_partitions.tools.state import (
     STATES,
-    asset_coverage,
     awaited_by_date,
-    consumer_dags,
     consumer_grain,
     consumer_range,
     consumer_reader,
     jsonable,
-    partition_keys,
     zones_of,
 )
 from airflow_partitions.tools.ui import commands, layout
@@ -65,13 +62,10 @@ from airflow_partitions.tools.ui.access import (
     redacted,
 )
 from airflow_partitions.tools.ui.layout import VIEW_STATES
-from airflow_partitions.tools.ui.requests import answered, from_own_client, requested
+from airflow_partitions.tools.ui.queries import AssetRequest, DagsRequest, PartitionListRequest, page_limit
+from airflow_partitions.tools.ui.requests import answering, from_own_client, requested
 
 STATIC = Path(__file__).parent / "static"
-#: Partitions per page by default: the page's partitions are read in full (what each run ran
-#: with), the rest of the Dag only counted; the overview shows them all, in buckets.
-DEFAULT_LIMIT = 1_000
-MAX_LIMIT = 10_000
 
 app = FastAPI(
     title="airflow-partitions: Partitions",
@@ -112,23 +106,21 @@ class PlainJSON(Response):
 
 app.mount("/static", StaticFiles(directory=STATIC), name="static")
 app.include_router(commands.router)
+answering(app)
 
 
 @app.get("/api/dags", dependencies=READ_DAGS, response_class=PlainJSON)
 def list_dags(
-    user: GetUserDep, session: SessionDep, state: Annotated[list[str] | None, Query()] = None
+    request: Annotated[DagsRequest, Depends(requested(DagsRequest))], user: GetUserDep, session: SessionDep
 ) -> PlainJSON:
     """
     Return the partitioned Dags the caller may read, with their counts by state, range and strip.
 
-    What needs attention first (:func:`~airflow_partitions.tools.state.attention` of each Dag's
-    most urgent state), then by Dag id; ``state`` (repeatable) keeps the Dags with partitions in
-    one of those states.
+    What needs attention first, then by Dag id; ``state`` (repeatable) keeps the Dags with
+    partitions in one of those states (:class:`~airflow_partitions.tools.ui.queries.DagsRequest`:
+    a state that is not one is 400, as ``status --state``).
     """
-    dags = consumer_dags(session, summary=True, only=readable_dags(user))
-    if state:
-        dags = [d for d in dags if any(d.states.get(s) for s in state)]
-    dags.sort(key=lambda d: (d.attention, d.dag_id))
+    dags = request.read(session, readable_dags(user))
     return PlainJSON(
         {
             "dags": [{**jsonable(d), "attention": STATES[d.attention] if d.states else None} for d in dags],
@@ -152,38 +144,33 @@ def dag_partitions(
     Return one page of ``consumer_state(dag_id)``: its partitions, counts, overview and grid.
 
     The query is ``status``'s (:class:`~airflow_partitions.tools.commands.status.StatusRequest`,
-    the commands' route's): *start* and *end* select partitions by the time part of their key
-    (``end="2026-04"`` keeps all of April), *state* (repeatable) by state; *limit* (1 to
-    :data:`MAX_LIMIT`, default :data:`DEFAULT_LIMIT`; else 422) and *offset* page them, worked
-    out in the database with the range and the counts. ``total_entries`` counts the selected
-    partitions, ``states`` counts them by state (``"success"`` and ``"ran incomplete"`` apart),
-    every partition with a run carries ``ran_with`` (``{"counted", "awaited", "missing",
-    "missing_total"}``) for its latest run, ``overview`` lays every selected partition out in
-    buckets, ``grid`` the page, and ``range`` is the Dag's whole range (``[first, last]`` time
-    parts). The refused keys are left out for a user who may not read the Dag's audit log
-    (:func:`~airflow_partitions.tools.ui.access.redacted`); errors as the commands' route
-    (:func:`~airflow_partitions.tools.ui.requests.answered`: an unknown Dag 404, bad input 400).
-    The grid knows the Dag's grain (:func:`~airflow_partitions.tools.state.consumer_grain`): a
-    month of trading sessions has no places on weekends and holidays.
+    the commands' route's, with its checks): *start* and *end* select partitions by the time part
+    of their key (``end="2026-04"`` keeps all of April), *state* (repeatable) by state; *limit*
+    (default :data:`~airflow_partitions.tools.ui.queries.DEFAULT_LIMIT`; 0: every one) and
+    *offset* page them, worked out in the database with the range and the counts.
+    ``total_entries`` counts the selected partitions, ``states`` counts them by state
+    (``"success"`` and ``"ran incomplete"`` apart), every partition with a run carries
+    ``ran_with`` (``{"counted", "awaited", "missing", "missing_total"}``) for its latest run,
+    ``overview`` lays every selected partition out in buckets, ``grid`` the page, and ``range`` is
+    the Dag's whole range (``[first, last]`` time parts). The refused keys are left out for a user
+    who may not read the Dag's audit log (:func:`~airflow_partitions.tools.ui.access.redacted`);
+    errors as every route's (:func:`~airflow_partitions.tools.ui.requests.answering`: an unknown
+    Dag 404, bad input 400). The grid knows the Dag's grain
+    (:func:`~airflow_partitions.tools.state.consumer_grain`): a month of trading sessions has no
+    places on weekends and holidays.
     """
-    if request.limit is None:
-        request = replace(request, limit=DEFAULT_LIMIT)
-    elif not 1 <= request.limit <= MAX_LIMIT:
-        raise HTTPException(422, f"limit {request.limit} is not from 1 to {MAX_LIMIT}.")
+    request = replace(request, limit=page_limit(request.limit) or 0)
     dag_id = request.dag_id
-    answer = answered(lambda: Database(session).status(request)).to_dict()
+    answer = Database(session).read(request).to_dict()
     selected = request.start or request.end or request.states
-    whole = answered(
-        lambda: consumer_range(dag_id, session=session) if selected else (answer["first"], answer["last"])
-    )
-    grain = answered(lambda: consumer_grain(dag_id, session))
+    whole = consumer_range(dag_id, session=session) if selected else (answer["first"], answer["last"])
     return PlainJSON(
         {
             **redacted(answer, dag_id, user),
             "total_entries": answer["total"],
             "range": list(whole),
             "overview": layout.overview(answer),
-            "grid": layout.layout(answer["partitions"], grain),
+            "grid": layout.layout(answer["partitions"], consumer_grain(dag_id, session)),
         }
     )
 
@@ -193,26 +180,18 @@ def dag_partitions(
     dependencies=READ_STATE,
 )
 def partition_list(
-    dag_id: str,
-    partition_key: str,
-    session: SessionDep,
-    list_: Annotated[str, Query(alias="list")] = "missing",
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT)] = 1000,
-    offset: Annotated[int, Query(ge=0, le=MAX_ROWS)] = 0,
+    request: Annotated[PartitionListRequest, Depends(requested(PartitionListRequest))], session: SessionDep
 ) -> dict[str, Any]:
     """
     Return one page of one list of a partition: ``awaited``, ``missing``, ``received`` or ``never counting``.
 
     For its pending run, or what its latest run ran with: ``{"keys": [...], "total_entries": N,
-    "offset", "limit"}``; the detail panel pages through the lists the partition's answer cuts at
-    :data:`~airflow_partitions.tools.state.LISTED` keys. Errors as every route's
-    (:func:`~airflow_partitions.tools.ui.requests.answered`): a list that is none of these 400, an
-    unknown Dag or a partition without a run 404.
+    "offset", "limit", "list"}`` (:class:`~airflow_partitions.tools.ui.queries.PartitionListRequest`);
+    the detail panel pages through the lists the partition's answer cuts at
+    :data:`~airflow_partitions.tools.state.LISTED` keys. Errors as every route's: a list that is
+    none of these 400, an unknown Dag or a partition without a run 404.
     """
-    keys, total = answered(
-        lambda: partition_keys(dag_id, partition_key, list_, offset=offset, limit=limit, session=session)
-    )
-    return {"keys": keys, "total_entries": total, "offset": offset, "limit": limit, "list": list_}
+    return request.read(session)
 
 
 @app.get("/metrics", dependencies=READ_DAGS)
@@ -231,25 +210,26 @@ def metrics(user: GetUserDep, session: SessionDep) -> Response:
 
 @app.get("/api/assets/{asset_name}", dependencies=READ_ASSETS)
 def asset_keys(
-    asset_name: str, user: GetUserDep, session: SessionDep, start: str | None = None, end: str | None = None
+    request: Annotated[AssetRequest, Depends(requested(AssetRequest))], user: GetUserDep, session: SessionDep
 ) -> dict[str, Any]:
     """
     Return ``asset_coverage(asset_name).to_dict()`` with ``coverage``, its keys laid out by day.
 
     Days are local days of the zone of a partitioned Dag that reads the asset (``coverage.zone``
-    names it, ``coverage.dag_id`` the Dag), else UTC. Under a Dag whose grain has days off
-    (trading sessions, business days) each day also says what its period awaits
-    (:func:`~airflow_partitions.tools.state.awaited_by_date`): a session's bars as a strip of its
-    hours, a day without a session closed rather than a gap. Guarded as Airflow's asset endpoints
-    (``requires_access_asset("GET")``). A refusal is kept only if the caller may read its
-    consumer Dag's audit log.
+    names it, ``coverage.dag_id`` the Dag), else UTC; ``start`` and ``end`` are read by the grain
+    of that Dag's keys of the asset (:class:`~airflow_partitions.tools.ui.queries.AssetRequest`).
+    Under a Dag whose grain has days off (trading sessions, business days) each day also says what
+    its period awaits (:func:`~airflow_partitions.tools.state.awaited_by_date`): a session's bars
+    as a strip of its hours, a day without a session closed rather than a gap. Guarded as
+    Airflow's asset endpoints (``requires_access_asset("GET")``). A refusal is kept only if the
+    caller may read its consumer Dag's audit log.
     """
-    answer = answered(lambda: asset_coverage(asset_name, start=start, end=end, session=session).to_dict())
+    found = consumer_reader(request.asset_name, session=session, only=readable_dags(user))
+    mapper, reader = found if found else (None, None)
+    answer = request.read(session, mapper).to_dict()
     dags = {r["dag_id"] for r in answer["refusals"]}
     allowed = {d: d is not None and reads_audit_log(d, user) for d in dags}
     answer["refusals"] = [r for r in answer["refusals"] if allowed[r["dag_id"]]]
-    found = consumer_reader(asset_name, session=session, only=readable_dags(user))
-    mapper, reader = found if found else (None, None)
     zone, input_zone = zones_of(mapper) or ("UTC", "UTC")
     laid = layout.coverage(answer["keys"], zone, input_zone, awaited_by_date(mapper) if mapper else None)
     return {**answer, "coverage": {**laid, "dag_id": reader}}

@@ -1,24 +1,30 @@
 """
 The commands' routes of the Partitions view's API: ``airflow-partitions ... --api-url`` calls them.
 
-Each route takes its command's request, built from the query parameters ``--api-url`` sends (a
-write's from its JSON body: :func:`~airflow_partitions.tools.ui.requests.requested`), answers it
-with a :class:`~airflow_partitions.tools.source.Database` on the api-server's own session, returns
-the answer's ``to_dict()``: the JSON the command prints with ``--json`` in its direct mode.
-Guarded as Airflow's own endpoints (the caller from the ``Authorization: Bearer`` header or
-the UI's cookie; no token, 401; too little access, 403). A write from a browser's cookie must
-come from the api-server's own origin, with a JSON body
-(:func:`~airflow_partitions.tools.ui.requests.from_own_client`, on every route of the view):
+The routes are made from the command list (:data:`~airflow_partitions.tools.cli.COMMANDS`): for
+each command with a request type (:class:`~airflow_partitions.tools.commands.base.Request`),
+``GET dags/{dag_id}/{ROUTE}`` builds its request from the query parameters ``--api-url`` sends
+and answers ``request.read`` (:func:`~airflow_partitions.tools.ui.requests.requested`), and if it
+writes, ``POST dags/{dag_id}/{ROUTE}`` builds it from its JSON body and answers ``request.write``;
+each with a :class:`~airflow_partitions.tools.source.Database` on the api-server's own session,
+returning the answer's ``to_dict()``: the JSON the command prints with ``--json`` in its direct
+mode. A new command is its module: its routes follow. Guarded as Airflow's own endpoints (the
+caller from the ``Authorization: Bearer`` header or the UI's cookie; no token, 401; too little
+access, 403), by :func:`~airflow_partitions.tools.ui.access.needed`:
 
 - ``GET dags/{dag_id}/status``, ``GET dags/{dag_id}/explain``, and the dry runs ``GET
   dags/{dag_id}/backfill``, ``GET dags/{dag_id}/requeue``, ``GET dags/{dag_id}/discard`` and
   ``GET dags/{dag_id}/clean``: read access to the Dag and its runs (``status`` also to assets;
   the refused keys only with read access to its audit log; ``clean`` of every Dag counts only the
   Dags the caller may read; ``explain`` leaves out the members of a Variable the caller may not
-  read: :mod:`~airflow_partitions.tools.ui.access`);
+  read: :func:`~airflow_partitions.tools.ui.access.shown`);
 - ``POST dags/{dag_id}/backfill``: creating Dag runs (Airflow's rule for triggering a run);
 - ``POST dags/{dag_id}/requeue``, ``POST dags/{dag_id}/discard`` and ``POST dags/{dag_id}/clean``:
   edit access to the Dag.
+
+A write from a browser's cookie must come from the api-server's own origin, with a JSON body
+(:func:`~airflow_partitions.tools.ui.requests.from_own_client`, on every route of the view).
+``backfill --missing``'s two routes are written out below until it is a request that writes.
 
 ``clean`` without ``--dag`` is ``dags/~/clean``: Airflow's auth manager is then asked about the
 Dags as a whole (no Dag id, as Airflow's own ``dags/~/dagRuns`` asks): the simple auth manager
@@ -26,65 +32,73 @@ answers by role, FAB by its permission on all Dags. That is the honest question 
 that removes rows of every Dag, deleted ones too.
 
 Writes are recorded under the caller's name (the audit log's ``owner``, a created run's
-``triggering_user_name``). Errors: :func:`~airflow_partitions.tools.ui.requests.answered` (an
-unknown Dag 404, exit 1; bad input 400, exit 2), with the direct mode's message.
+``triggering_user_name``). Errors: :func:`~airflow_partitions.tools.ui.requests.answering` (an
+unknown Dag 404, exit 1; bad input 400, exit 2; too little access 403, exit 1), with the direct
+mode's message.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter, Body, Depends
 
+from airflow_partitions.tools.cli import COMMANDS
 from airflow_partitions.tools.commands.backfill import BackfillRequest
-from airflow_partitions.tools.commands.clean import CleanRequest
-from airflow_partitions.tools.commands.discard import DiscardRequest
-from airflow_partitions.tools.commands.explain import ExplainRequest
-from airflow_partitions.tools.commands.requeue import RequeueRequest
-from airflow_partitions.tools.commands.status import StatusRequest
-from airflow_partitions.tools.explanation import explain as explained
+from airflow_partitions.tools.commands.base import Request
+from airflow_partitions.tools.errors import UsageError
 from airflow_partitions.tools.source import Database
 from airflow_partitions.tools.state.plain import rebuilt
-from airflow_partitions.tools.ui.access import (
-    EDIT,
-    READ,
-    READ_STATE,
-    TRIGGER,
-    only_readable,
-    redacted,
-    without_unreadable_members,
-)
-from airflow_partitions.tools.ui.requests import answered, requested
+from airflow_partitions.tools.ui.access import READ, TRIGGER, needed, shown
+from airflow_partitions.tools.ui.requests import requested
 
 router = APIRouter()
 
 
-@router.get("/api/dags/{dag_id}/status", dependencies=READ_STATE)
-def status(
-    request: Annotated[StatusRequest, Depends(requested(StatusRequest))],
-    user: GetUserDep,
-    session: SessionDep,
-) -> dict[str, Any]:
-    """Return ``status DAG_ID --json``'s answer (without ``limit``: every partition)."""
-    return redacted(answered(lambda: Database(session).status(request)).to_dict(), request.dag_id, user)
+def _reader(cls: type[Request]) -> Callable[..., dict[str, Any]]:
+    """Return the ``GET`` route of *cls*: what it reads on the api-server's session, as the caller may see."""
+
+    def read(
+        user: GetUserDep,
+        session: SessionDep,
+        request: Any = Depends(requested(cls)),  # noqa: B008 (FastAPI's way)
+    ) -> dict[str, Any]:
+        return shown(request, Database(session).read(request).to_dict(), user, session)
+
+    return read
 
 
-@router.get("/api/dags/{dag_id}/explain", dependencies=READ)
-def explain(
-    request: Annotated[ExplainRequest, Depends(requested(ExplainRequest))],
-    user: GetUserDep,
-    session: SessionDep,
-) -> dict[str, Any]:
-    """
-    Return ``explain --dag DAG_ID [--downstream] KEY --json``'s answer, under the stored mapper.
+def _writer(cls: type[Request]) -> Callable[..., dict[str, Any]]:
+    """Return the ``POST`` route of *cls*: what it does, under the caller's name (the audit log's owner)."""
 
-    Without the members of a Variable the caller may not read (:func:`without_unreadable_members`).
-    """
-    mapper = answered(lambda: request.mapper(session))
-    answer = answered(lambda: explained(mapper, request.key, downstream=request.downstream)).to_dict()
-    return without_unreadable_members(answer, mapper, user)
+    def write(
+        user: GetUserDep,
+        session: SessionDep,
+        request: Any = Depends(requested(cls, body=True)),  # noqa: B008 (FastAPI's way)
+    ) -> dict[str, Any]:
+        return Database(session, user=user.get_name()).write(request).to_dict()
+
+    return write
+
+
+def _add_routes() -> None:
+    """Add to :data:`router` the routes of each command with a request type, guarded as it needs."""
+    for command in COMMANDS.values():
+        cls = command.request
+        if cls is None:
+            continue
+        path = f"/api/dags/{{dag_id}}/{cls.ROUTE}"
+        router.add_api_route(path, _reader(cls), methods=["GET"], dependencies=needed(cls.ROUTE, write=False))
+        if cls.writes():
+            router.add_api_route(
+                path, _writer(cls), methods=["POST"], dependencies=needed(cls.ROUTE, write=True)
+            )
+
+
+_add_routes()
 
 
 @router.get("/api/dags/{dag_id}/backfill", dependencies=READ)
@@ -92,7 +106,7 @@ def backfill_missing(
     request: Annotated[BackfillRequest, Depends(requested(BackfillRequest))], session: SessionDep
 ) -> dict[str, Any]:
     """Return the partitions ``backfill --missing`` would create runs for: ``{"missing": [...]}``."""
-    return {"missing": [m.to_dict() for m in answered(lambda: Database(session).missing(request))]}
+    return {"missing": [m.to_dict() for m in Database(session).missing(request)]}
 
 
 @router.post("/api/dags/{dag_id}/backfill", dependencies=TRIGGER)
@@ -102,67 +116,18 @@ def backfill_create(
     session: SessionDep,
     partitions: Annotated[list[dict[str, Any]], Body(embed=True)],
 ) -> dict[str, Any]:
-    """Create one Dag run per partition listed (``backfill --missing --yes``): ``{"created_runs": []}``."""
+    """
+    Create one Dag run per partition listed (``backfill --missing --yes``): ``{"created_runs": []}``.
+
+    An unknown Dag, or one whose timetable makes no partitions, is 404, and a partition that is
+    not a ``MissingPartition``'s JSON 400 naming ``partitions``, as on every route.
+    """
+    from airflow_partitions.tools.state.serialized import consumer_timetable
     from airflow_partitions.tools.write.backfill import MissingPartition
 
-    listed = answered(lambda: [rebuilt(MissingPartition, p) for p in partitions])
-    return {
-        "created_runs": answered(lambda: Database(session, user=user.get_name()).create_runs(dag_id, listed))
-    }
-
-
-@router.get("/api/dags/{dag_id}/requeue", dependencies=READ)
-def requeue_dry_run(
-    request: Annotated[RequeueRequest, Depends(requested(RequeueRequest))], session: SessionDep
-) -> dict[str, Any]:
-    """Return ``requeue DAG_ID --start --end --json``'s dry run."""
-    return answered(lambda: Database(session).orphans(request)).to_dict()
-
-
-@router.post("/api/dags/{dag_id}/requeue", dependencies=EDIT)
-def requeue(
-    request: Annotated[RequeueRequest, Depends(requested(RequeueRequest, body=True))],
-    user: GetUserDep,
-    session: SessionDep,
-) -> dict[str, Any]:
-    """Queue the events again (``requeue ... --yes``), audit-logged under the caller's name."""
-    return answered(lambda: Database(session, user=user.get_name()).requeue(request)).to_dict()
-
-
-@router.get("/api/dags/{dag_id}/discard", dependencies=READ)
-def discard_dry_run(
-    request: Annotated[DiscardRequest, Depends(requested(DiscardRequest))], session: SessionDep
-) -> dict[str, Any]:
-    """Return ``discard DAG_ID --json``'s dry run."""
-    return answered(lambda: Database(session).stray(request)).to_dict()
-
-
-@router.post("/api/dags/{dag_id}/discard", dependencies=EDIT)
-def discard(
-    request: Annotated[DiscardRequest, Depends(requested(DiscardRequest, body=True))],
-    user: GetUserDep,
-    session: SessionDep,
-) -> dict[str, Any]:
-    """Remove the stray pending runs (``discard ... --yes``), audit-logged under the caller's name."""
-    return answered(lambda: Database(session, user=user.get_name()).discard(request)).to_dict()
-
-
-@router.get("/api/dags/{dag_id}/clean", dependencies=READ)
-def clean_dry_run(
-    request: Annotated[CleanRequest, Depends(requested(CleanRequest))], user: GetUserDep, session: SessionDep
-) -> dict[str, Any]:
-    """
-    Return ``clean --before DATE [--dag DAG_ID] --json``'s count (``~``: every Dag).
-
-    Of every Dag, only those the caller may read (:func:`only_readable`).
-    """
-    answer = answered(lambda: Database(session).fired_rows(request)).to_dict()
-    return answer if request.dag_id is not None else only_readable(answer, user)
-
-
-@router.post("/api/dags/{dag_id}/clean", dependencies=EDIT)
-def clean(
-    request: Annotated[CleanRequest, Depends(requested(CleanRequest, body=True))], user: GetUserDep
-) -> dict[str, Any]:
-    """Remove the rows (``clean ... --yes``) in batches, audit-logged under the caller's name."""
-    return answered(lambda: Database(user=user.get_name()).clean(request)).to_dict()
+    consumer_timetable(dag_id, session, needs="timetable")
+    try:
+        listed = [rebuilt(MissingPartition, p) for p in partitions]
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"partitions: {err}") from None
+    return {"created_runs": Database(session, user=user.get_name()).create_runs(dag_id, listed)}

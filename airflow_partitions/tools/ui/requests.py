@@ -1,16 +1,19 @@
 """
-The commands' requests on the api-server: from a query or a JSON body; their errors as status codes.
+The requests on the api-server: from a query or a JSON body; every route's errors as status codes.
 
-:func:`requested` makes a FastAPI dependency of a request type
-(:class:`~airflow_partitions.tools.commands.base.Request`): the route's ``dag_id`` and one query
-parameter per field (a read), or one member of a JSON object body per field (a write), named and
-typed as :meth:`~airflow_partitions.tools.commands.base.Request.params` sends them, rebuilt into
-the request. So the commands' routes and the view's ``dags/{dag_id}`` take what ``--api-url``
-sends, by construction. :func:`answered` is the one error mapping of the routes that answer a
-request: a ``LookupError`` (an unknown Dag, or one that is not a partitioned consumer) is 404, a
-``ValueError`` (input the request or the tools refuse: a state that is not one, ``start`` after
-``end``) is 400, each with the message the CLI prints in its direct mode. :func:`from_own_client`
-refuses a write that a page on another site could make with the user's cookie.
+:func:`requested` makes a FastAPI dependency of a request type (a command's
+:class:`~airflow_partitions.tools.commands.base.Request`, or one of the view's own,
+:mod:`~airflow_partitions.tools.ui.queries`): its path parameters (``IN_PATH``: the route's
+``dag_id``) and one query parameter per other field (a read), or one member of a JSON object body
+per field (a write), named and typed as :meth:`~airflow_partitions.tools.commands.base.Request.params`
+sends them, rebuilt into the request. So the commands' routes and the view take what
+``--api-url`` sends, by construction, with the request type's own checks. :func:`answering` is the
+one error mapping of every route (the view's and the commands'): each error of the tools'
+vocabulary answers the status :data:`~airflow_partitions.tools.errors.ANSWERS` gives it (an
+unknown Dag, asset or partition 404; bad input, a ``ValueError``, 400; too little access 403),
+with the message the command line prints in its direct mode; a query parameter or body of the
+wrong type or shape is bad input too (400, naming it). :func:`from_own_client` refuses a write that
+a page on another site could make with the user's cookie.
 """
 
 from __future__ import annotations
@@ -25,23 +28,53 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import pydantic
-from fastapi import Body, HTTPException, Query
+from fastapi import Body, FastAPI, HTTPException, Query
 from fastapi import Request as HttpRequest
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 from fastapi.security.utils import get_authorization_scheme_param
 
+from airflow_partitions.tools.errors import ANSWERS, Forbidden, UsageError, answer_of
 from airflow_partitions.tools.state.plain import rebuilt
 
 T = TypeVar("T")
 
 
-def answered(call: Callable[[], T]) -> T:
-    """Return *call*'s answer; its ``LookupError`` as 404, its ``ValueError`` as 400, the message kept."""
-    try:
-        return call()
-    except LookupError as err:
-        raise HTTPException(404, str(err.args[0] if err.args else err)) from err
-    except ValueError as err:
-        raise HTTPException(400, str(err)) from err
+def answering(app: FastAPI) -> None:
+    """
+    Make *app* answer its routes' errors as :data:`~airflow_partitions.tools.errors.ANSWERS` maps them.
+
+    ``{"detail": message}`` with the error's status: ``UnknownDag`` 404, ``UsageError`` (any
+    ``ValueError``) 400, ``Forbidden`` 403; and FastAPI's own ``RequestValidationError`` (a
+    parameter of the wrong type, a body member that is no field) 400, naming the parameter,
+    where FastAPI answers 422.
+    """
+
+    async def mapped(request: HttpRequest, error: Exception) -> JSONResponse:
+        status, _ = answer_of(error) or (500, None)
+        return JSONResponse({"detail": str(error)}, status_code=status or 500)
+
+    async def invalid(request: HttpRequest, error: Exception) -> JSONResponse:
+        return JSONResponse({"detail": _invalid(error)}, status_code=400)
+
+    for kind, (status, _) in ANSWERS.items():
+        if status is not None:
+            app.add_exception_handler(kind, mapped)
+    app.add_exception_handler(RequestValidationError, invalid)
+
+
+def _invalid(error: Exception) -> str:
+    """
+    Return what FastAPI's validation *error* says of its first parameter, naming it.
+
+    ``limit 'ten': Input should be a valid integer, unable to parse string as an integer.``;
+    ``key is required.``
+    """
+    found = error.errors()[0] if isinstance(error, RequestValidationError) and error.errors() else {}
+    name = found.get("loc", ("input",))[-1]
+    if found.get("type") == "missing":
+        return f"{name} is required."
+    return f"{name} {found.get('input')!r}: {found.get('msg', error)}."
 
 
 def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
@@ -53,13 +86,16 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
     fields come from a JSON object instead, the same names and values:
     ``requested(DiscardRequest, body=True)`` on ``POST dags/d/discard`` with ``{"key": ["k"]}``
     gives ``DiscardRequest("d", keys=("k",))``; the body is required and a member that is no
-    field is refused (422), so a client that sends its input elsewhere changes nothing. A
+    field is refused (400), so a client that sends its input elsewhere changes nothing. A
     datetime is read as ISO 8601, a tuple from a repeated parameter or a list; the Dag id ``~``
-    is ``None`` (every Dag, as Airflow's API spells it). The request's own checks answer 400
-    (:func:`answered`), as does a time no ``datetime`` holds in UTC (``0001-01-01T00:00+14:00``),
-    a value of the wrong type (``limit=ten``) 422 as FastAPI does.
+    is ``None`` (every Dag, as Airflow's API spells it). The fields in the route's path are the
+    type's ``IN_PATH`` (``("dag_id",)`` unless it says otherwise: the view's
+    ``("dag_id", "partition_key")``, ``("asset_name",)``). The request's own checks answer 400
+    (:func:`answering`), as do a time no ``datetime`` holds in UTC (``0001-01-01T00:00+14:00``)
+    and a value of the wrong type (``limit=ten``).
     """
     hints = typing.get_type_hints(cls)
+    in_path = getattr(cls, "IN_PATH", ("dag_id",))
     sent = {
         field.name: (
             field.metadata.get("query", field.name),
@@ -67,9 +103,9 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
             ... if field.default is dataclasses.MISSING else field.default,
         )
         for field in dataclasses.fields(cls)  # type: ignore[arg-type]
-        if field.name != "dag_id"
+        if field.name not in in_path
     }
-    dag_id = inspect.Parameter("dag_id", inspect.Parameter.KEYWORD_ONLY, annotation=str)
+    path = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=str) for name in in_path]
     if body:
         fields: Any = {
             name: (Annotated[kind, pydantic.Field(alias=alias)], default)
@@ -79,9 +115,9 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
             f"{cls.__name__}Body", __config__=pydantic.ConfigDict(extra="forbid"), **fields
         )
         given = Annotated[model, Body()]  # type: ignore[valid-type]
-        parameters = [dag_id, inspect.Parameter("sent", inspect.Parameter.KEYWORD_ONLY, annotation=given)]
+        parameters = [*path, inspect.Parameter("sent", inspect.Parameter.KEYWORD_ONLY, annotation=given)]
     else:
-        parameters = [dag_id] + [
+        parameters = path + [
             inspect.Parameter(
                 name,
                 inspect.Parameter.KEYWORD_ONLY,
@@ -93,9 +129,10 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
 
     def build(**values: Any) -> T:
         if body:
-            values = {"dag_id": values["dag_id"], **values["sent"].model_dump()}
-        values["dag_id"] = None if values["dag_id"] == "~" else values["dag_id"]
-        return answered(lambda: _in_utc(rebuilt(cls, values)))
+            values = {**{name: values[name] for name in in_path}, **values["sent"].model_dump()}
+        if "dag_id" in values:
+            values["dag_id"] = None if values["dag_id"] == "~" else values["dag_id"]
+        return _in_utc(rebuilt(cls, values))
 
     build.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     return build
@@ -105,7 +142,7 @@ def _in_utc(request: T) -> T:
     """
     Return *request* if each of its times names an instant a ``datetime`` holds in UTC.
 
-    :raises ValueError: naming the parameter and the time (``before '0001-01-01T00:00:00+14:00'``),
+    :raises UsageError: naming the parameter and the time (``start '0001-01-01T00:00:00+14:00'``),
         as ``parse_date`` refuses it on the command line.
     """
     for field in dataclasses.fields(request):  # type: ignore[arg-type]
@@ -114,7 +151,7 @@ def _in_utc(request: T) -> T:
             try:
                 when.astimezone(UTC)
             except OverflowError:
-                raise ValueError(
+                raise UsageError(
                     f"{field.metadata.get('query', field.name)} {when.isoformat()!r} is outside the times a "
                     "date can name (0001-01-01 to 9999-12-31 UTC)."
                 ) from None
@@ -155,7 +192,9 @@ def from_own_client(request: HttpRequest) -> None:
     sent, whose host and port are the request's ``Host`` (else 403). ``airflow-partitions ...
     --api-url`` sends a bearer token and a JSON body: it always passes.
 
-    :raises HTTPException: 415, 400 or 403, as above, the message naming what was refused.
+    :raises HTTPException: 415, as above.
+    :raises UsageError: a query string (400).
+    :raises Forbidden: from another site (403), the message naming what was refused.
     """
     if request.method in SAFE_METHODS:
         return
@@ -166,8 +205,7 @@ def from_own_client(request: HttpRequest) -> None:
             f"{request.method} takes a JSON body (Content-Type: application/json), not {kind or 'none'!r}.",
         )
     if request.url.query:
-        raise HTTPException(
-            400,
+        raise UsageError(
             f"{request.method} takes its input from its JSON body, not the query string "
             f"({request.url.query!r}): is the same airflow-partitions installed where the command runs?",
         )
@@ -177,8 +215,7 @@ def from_own_client(request: HttpRequest) -> None:
     site, origin = request.headers.get("sec-fetch-site"), request.headers.get("origin")
     if site in OWN_SITE or (site is None and _same_host(origin, request.headers.get("host"))):
         return
-    raise HTTPException(
-        403,
+    raise Forbidden(
         f"a {request.method} signed in by the session cookie must come from this api-server's own pages, "
         f"not from {origin or site!r} (Sec-Fetch-Site {site!r}); "
         "send an Authorization: Bearer token instead.",

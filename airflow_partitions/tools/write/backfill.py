@@ -76,9 +76,11 @@ def missing_partitions(
     :param end: The last partition date, inclusive.
     :param include_open: Also return the partitions not due yet.
     :param now: The time to compare with (aware); default the current time.
-    :raises ValueError: naming the Dag, if it has no serialized Dag or its timetable does not make
+    :raises UnknownDag: naming the Dag, if it has no serialized Dag or its timetable does not make
         partitions ahead of runs (asset-triggered or runtime-keyed Dags: their keys come from
-        events or tasks; use ``status``).
+        events or tasks; use ``status``): :func:`~airflow_partitions.tools.state.serialized.
+        consumer_timetable`.
+    :raises ValueError: naming the Dag, if its timetable cannot list partitions.
     """
     if session is None:
         from airflow.utils.session import create_session
@@ -86,23 +88,11 @@ def missing_partitions(
         with create_session() as new:
             return missing_partitions(dag_id, start, end, include_open=include_open, now=now, session=new)
 
-    from airflow.models.serialized_dag import SerializedDagModel
     from airflow.sdk import timezone
 
-    dag = SerializedDagModel.get_dag(dag_id, session=session)
-    if dag is None:
-        raise ValueError(f"Dag {dag_id!r} is not in the metadata database (is the dag-processor running?).")
-    timetable = getattr(dag, "timetable", None)
-    if (
-        timetable is None
-        or not getattr(timetable, "partitioned", False)
-        or getattr(timetable, "asset_condition", None)
-    ):
-        raise ValueError(
-            f"{dag_id!r}: expected a Dag whose timetable makes partitions ahead of its runs (such as "
-            "GrainPartitionTimetable or CronPartitionTimetable); asset-triggered and runtime-keyed Dags get "
-            "their keys from events and tasks (see `airflow-partitions status`)."
-        )
+    from airflow_partitions.tools.state.serialized import consumer_timetable
+
+    timetable, _ = consumer_timetable(dag_id, session, needs="timetable")
     try:
         infos = list(
             timetable.iter_partition_dagrun_infos(

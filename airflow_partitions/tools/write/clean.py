@@ -52,7 +52,7 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
     Read-only: per Dag (only *dag_id* if given), its ``asset_partition_dag_run`` rows with a Dag
     run and ``created_at`` before *before*, and their ``partitioned_asset_key_log`` rows.
 
-    :raises LookupError: naming *dag_id*, if the deployment has no such Dag and no rows of it (a
+    :raises UnknownDag: naming *dag_id*, if the deployment has no such Dag and no rows of it (a
         deleted Dag's rows are still counted).
     """
     if session is None:
@@ -75,10 +75,9 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
     for dag, n in _logged_by_dag(session, *fired):
         by_dag[dag][1] = n
     if dag_id is not None and not by_dag:
-        from airflow.models.dag import DagModel
+        from airflow_partitions.tools.state.serialized import known_dag
 
-        if session.get(DagModel, dag_id) is None:
-            raise LookupError(f"no Dag {dag_id!r} in this deployment's metadata database, and no rows of it.")
+        known_dag(dag_id, session)  # a deleted Dag's rows are counted: only a Dag with none is unknown
     return _tally(before, by_dag)
 
 
@@ -97,7 +96,7 @@ def clean(
     counts and *before*).
 
     :returns: What was removed, with ``removed=True``.
-    :raises LookupError: as :func:`fired_rows`, before anything is removed.
+    :raises UnknownDag: as :func:`fired_rows`, before anything is removed.
     """
     from airflow.models.asset import AssetPartitionDagRun
     from airflow.utils.session import create_session

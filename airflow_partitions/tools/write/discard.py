@@ -29,15 +29,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from airflow_partitions.tools.errors import UsageError
 from airflow_partitions.tools.state.model import DISCARDED_EVENT
 from airflow_partitions.tools.state.plain import jsonable
 from airflow_partitions.tools.state.runs import run_states
 from airflow_partitions.tools.state.sql import selected_keys
 from airflow_partitions.tools.write import audit, remove_pending_rows
-
-
-class NoSuchConsumer(LookupError):
-    """The Dag named is unknown to the metadata database, or is no partitioned consumer (exit code 1)."""
 
 
 @dataclass(frozen=True)
@@ -95,9 +92,9 @@ def stray_runs(
     whether or not the period ran. Each bound is a key of the Dag's grain or an ISO 8601 date or
     time (:func:`~airflow_partitions.tools.state.selection.selected_range`).
 
-    :raises NoSuchConsumer: naming the Dag, if the metadata database has no such Dag, or it is not
-        a partitioned consumer (its schedule is not partitioned by assets).
-    :raises ValueError: before anything is read, if both *keys* and a range are given, a key is not
+    :raises UnknownDag: naming the Dag, if the metadata database has no such Dag, or it is not a
+        partitioned consumer (:func:`~airflow_partitions.tools.state.serialized.consumer_timetable`).
+    :raises UsageError: before anything is read, if both *keys* and a range are given, a key is not
         a key of the Dag's grain, a bound is neither one nor an ISO 8601 date or time, or *start*
         is after *end*: naming the option and the value.
     """
@@ -111,12 +108,11 @@ def stray_runs(
 
     from airflow_partitions.tools.state.pending import received_keys
     from airflow_partitions.tools.state.selection import checked_key, selected_range
-    from airflow_partitions.tools.state.serialized import consumer_grain
+    from airflow_partitions.tools.state.serialized import consumer_timetable, timetable_grain
 
-    _consumer(dag_id, session)
+    grain = timetable_grain(*consumer_timetable(dag_id, session))
     if keys and (start or end):
-        raise ValueError("give --key or --start/--end, not both.")
-    grain = consumer_grain(dag_id, session)
+        raise UsageError("give --key or --start/--end, not both.")
     for key in keys or ():
         checked_key(dag_id, grain, key)
     start, end = selected_range(dag_id, grain, start, end)
@@ -171,8 +167,8 @@ def discard(
     keys it held).
 
     :returns: What was removed, with ``removed=True``.
-    :raises NoSuchConsumer: as :func:`stray_runs`.
-    :raises ValueError: as :func:`stray_runs`.
+    :raises UnknownDag: as :func:`stray_runs`.
+    :raises UsageError: as :func:`stray_runs`.
     :raises RuntimeError: if this Airflow has no ``airflow.assets.manager._lock_asset_model``.
     """
     if session is None:
@@ -224,23 +220,6 @@ def discard(
             audit(session, DISCARDED_EVENT, dag_id, user, what)
         session.commit()
     return replace(found, runs=removed, removed=True)
-
-
-def _consumer(dag_id: str, session: Any) -> None:
-    """Check that *dag_id* is a partitioned consumer Dag, or raise :class:`NoSuchConsumer` naming it."""
-    from airflow.models.dag import DagModel
-
-    from airflow_partitions.tools.state.serialized import consumer_timetable
-
-    if session.get(DagModel, dag_id) is None:
-        raise NoSuchConsumer(f"no Dag {dag_id!r} in this deployment's metadata database.")
-    try:
-        consumer_timetable(dag_id, session)
-    except ValueError:
-        raise NoSuchConsumer(
-            f"{dag_id!r} is not a partitioned consumer Dag: its schedule is not partitioned by assets "
-            "(PartitionedAssetTimetable), so it has no pending partitioned runs."
-        ) from None
 
 
 def _selection(keys: list[str] | None, start: str | None, end: str | None) -> str:

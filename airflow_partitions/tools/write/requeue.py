@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from airflow_partitions.tools.errors import UsageError
 from airflow_partitions.tools.state.model import LISTED
 from airflow_partitions.tools.state.plain import jsonable
 from airflow_partitions.tools.state.runs import run_states
@@ -110,8 +111,9 @@ def orphaned_events(dag_id: str, start: datetime, end: datetime, *, session: Any
     :param start: Earliest event time (aware, or naive meaning UTC).
     :param end: Latest event time, inclusive.
     :param session: An Airflow ORM session; a new one if omitted.
-    :raises ValueError: naming the Dag, if it is no partitioned consumer Dag or reads no assets;
-        or if *start* is after *end*.
+    :raises UnknownDag: naming the Dag, if it is no partitioned consumer Dag or reads no assets
+        (:func:`~airflow_partitions.tools.state.serialized.consumer_timetable`).
+    :raises UsageError: if *start* is after *end*.
     """
     if session is None:
         from airflow.utils.session import create_session
@@ -137,7 +139,9 @@ def requeue(
     records the events queued and their downstream keys. Commits *session*.
 
     :returns: The events read, with ``requeued=True``.
-    :raises ValueError: as :func:`orphaned_events`; and, naming the Dag, while pending runs stamped
+    :raises UnknownDag: as :func:`orphaned_events`.
+    :raises UsageError: as :func:`orphaned_events`.
+    :raises ValueError: naming the Dag, while pending runs stamped
         with an older rollup definition remain (the scheduler is about to clear them, with the
         keys this would add to them): run it again once the scheduler has cleared them.
     :raises RuntimeError: if this Airflow has no ``AssetManager._queue_partitioned_dags``.
@@ -227,17 +231,12 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
     from airflow.timetables.base import compute_rollup_fingerprint
     from sqlalchemy import exists, select
 
-    start, end = timezone.coerce_datetime(start), timezone.coerce_datetime(end)
-    if start > end:
-        raise ValueError(f"start {start.isoformat()} is after end {end.isoformat()}.")
     from airflow_partitions.tools.state.serialized import asset_rows, consumer_timetable
 
-    timetable, assets = consumer_timetable(dag_id, session)
-    if not assets:
-        raise ValueError(
-            f"{dag_id!r} reads no assets: its partitions come from its timetable "
-            "(see `airflow-partitions backfill --missing`)."
-        )
+    start, end = timezone.coerce_datetime(start), timezone.coerce_datetime(end)
+    if start > end:
+        raise UsageError(f"--start {start.isoformat()} is after --end {end.isoformat()}.")
+    timetable, assets = consumer_timetable(dag_id, session, needs="assets")
     rows = asset_rows(assets, session)
     mappers = {i: timetable.get_partition_mapper(name=name, uri=uri) for i, name, uri in rows}
     names = {asset_id: name for asset_id, name, _ in rows}

@@ -39,6 +39,7 @@ from airflow_partitions import (
 )
 from airflow_partitions.tools import RollupView, explain, load_mapper
 from airflow_partitions.tools.cli import main
+from airflow_partitions.tools.errors import UsageError
 from airflow_partitions.tools.state import (
     STATES,
     awaited_by_date,
@@ -49,7 +50,12 @@ from airflow_partitions.tools.state import (
     progress_of,
     time_part,
 )
-from airflow_partitions.tools.state.selection import checked_key, selected_range
+from airflow_partitions.tools.state.selection import (
+    checked_key,
+    checked_times,
+    selected_range,
+    selected_times,
+)
 from airflow_partitions.tools.ui import layout
 
 #: Years a key may name: the calendar's ends (0001, 9999), the year no date has (0000), any other.
@@ -201,6 +207,26 @@ def test_a_range_or_key_is_read_or_refused_naming_its_option(grain, start, end, 
         checked_key("d", grain, key)
     except ValueError as err:
         assert str(err).startswith("--key "), err
+
+
+@given(bounds, bounds)
+@pytest.mark.parametrize("grain", GRAINS, ids=repr)
+def test_a_range_of_times_is_read_as_instants_or_refused_naming_its_option(grain, start, end):
+    # requeue's --start/--end and clean's --before: any bound is a range of instants in order, or
+    # a UsageError naming its option; what the request refuses without the Dag, so does the Dag.
+    try:
+        first, last = selected_times("d", grain, start, end)
+    except UsageError as err:
+        assert str(err).startswith(("--start ", "--end ")), err
+    else:
+        for bound, when in ((start, first), (end, last)):
+            assert (when is None) == (bound is None) and (when is None or when.utcoffset() == timedelta(0))
+        assert first is None or last is None or first <= last
+    try:
+        checked_times(start, end)
+    except UsageError:
+        with pytest.raises(UsageError):
+            selected_times("d", grain, start, end)
 
 
 class Reached(Exception):

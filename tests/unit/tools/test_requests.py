@@ -1,9 +1,12 @@
 """
-A command's request goes over the REST API and comes back the same: ``params()`` out, ``requested`` in.
+A request goes over the REST API and comes back the same: ``params()`` out, ``requested`` in.
 
-The route is a real FastAPI app with the dependency :func:`~airflow_partitions.tools.ui.requests.requested`
-builds, called over HTTP (Starlette's test client) with the query string ``--api-url`` sends
-(``urllib.parse.urlencode``, as :class:`~airflow_partitions.tools.source.Api` encodes it).
+Every command's request and the view's own (its list of Dags, a partition's lists, an asset's
+keys). The route is a real FastAPI app with the dependency
+:func:`~airflow_partitions.tools.ui.requests.requested` builds and the view's error mapping
+(:func:`~airflow_partitions.tools.ui.requests.answering`), called over HTTP (Starlette's test
+client) with the query string ``--api-url`` sends (``urllib.parse.urlencode``, as
+:class:`~airflow_partitions.tools.source.Api` encodes it).
 """
 
 from __future__ import annotations
@@ -25,35 +28,45 @@ from airflow_partitions.tools.commands.explain import ExplainRequest
 from airflow_partitions.tools.commands.requeue import RequeueRequest
 from airflow_partitions.tools.commands.status import MAX_ROWS, StatusRequest
 from airflow_partitions.tools.state.model import STATES
-from airflow_partitions.tools.ui.requests import requested
+from airflow_partitions.tools.ui.queries import AssetRequest, DagsRequest, PartitionListRequest
+from airflow_partitions.tools.ui.requests import answering, requested
 
 TYPES = (StatusRequest, ExplainRequest, BackfillRequest, RequeueRequest, DiscardRequest, CleanRequest)
 #: The requests of a command that writes (``--yes``): sent as a JSON body to a POST too.
 WRITES = (RequeueRequest, DiscardRequest, CleanRequest)
+#: The view's own requests, by their routes (as tools/ui/app.py declares them).
+VIEW = {
+    DagsRequest: "/dags",
+    PartitionListRequest: "/dags/{dag_id}/partitions/{partition_key:path}",
+    AssetRequest: "/assets/{asset_name}",
+}
 
 
 def app_for(cls: type) -> TestClient:
     """
-    A FastAPI app whose ``dags/{dag_id}/{ROUTE}`` returns the request it was given, as its fields.
+    A FastAPI app whose route of *cls* returns the request it was given, as its fields.
 
-    ``GET`` reads it from the query string; for a write, ``POST`` from the JSON body.
+    ``GET`` reads it from the query string; for a write, ``POST`` from the JSON body. Errors are
+    answered as the view answers them.
     """
     app = FastAPI()
+    answering(app)
+    path = VIEW.get(cls, f"/dags/{{dag_id}}/{cls.ROUTE}")
 
-    @app.get(f"/dags/{{dag_id}}/{cls.ROUTE}")
+    @app.get(path)
     def route(request=Depends(requested(cls))) -> dict:  # noqa: B008 (FastAPI's way)
         return {"fields": repr(request)}
 
     if cls in WRITES:
 
-        @app.post(f"/dags/{{dag_id}}/{cls.ROUTE}")
+        @app.post(path)
         def write(request=Depends(requested(cls, body=True))) -> dict:  # noqa: B008
             return {"fields": repr(request)}
 
     return TestClient(app)
 
 
-CLIENTS = {cls: app_for(cls) for cls in TYPES}
+CLIENTS = {cls: app_for(cls) for cls in (*TYPES, *VIEW)}
 
 
 def sent_back(request: object, method: str = "GET") -> str:
@@ -81,6 +94,9 @@ times = st.datetimes(
 rows = st.integers(0, MAX_ROWS)
 #: ``(start, end)`` of a range, in order (a request refuses a start after its end).
 ranges = st.lists(times, min_size=2, max_size=2).map(lambda pair: tuple(sorted(pair)))
+#: Bounds of times as ``requeue`` and ``clean`` send them: ISO 8601 times, or text with a year (a
+#: key of the Dag's grain, its leading part: the Dag judges it, not the request).
+bounds = times.map(datetime.isoformat) | st.builds("{}{}".format, text, st.integers(1000, 9999))
 
 
 @st.composite
@@ -109,7 +125,8 @@ requests = st.one_of(
         downstream=st.booleans(),
     ),
     st.builds(lambda d, r, now: BackfillRequest(d, *r, now), dag_ids, ranges, times),
-    st.builds(lambda d, r: RequeueRequest(d, *r), dag_ids, ranges),
+    st.builds(lambda d, r: RequeueRequest(d, *(t.isoformat() for t in r)), dag_ids, ranges),
+    st.builds(RequeueRequest, dag_ids, bounds.filter(lambda b: "W" not in b), st.none()),
     st.builds(
         DiscardRequest,
         dag_ids,
@@ -117,7 +134,19 @@ requests = st.one_of(
         start=st.none() | text,
         end=st.none() | text,
     ),
-    st.builds(CleanRequest, times, st.none() | dag_ids),
+    st.builds(CleanRequest, times.map(datetime.isoformat), st.none() | dag_ids),
+    st.builds(CleanRequest, bounds.filter(lambda b: "W" not in b), dag_ids),
+    st.builds(DagsRequest, st.none() | st.lists(st.sampled_from(STATES), min_size=1, max_size=3).map(tuple)),
+    st.builds(
+        PartitionListRequest,
+        dag_ids,
+        text,
+        st.sampled_from(["awaited", "missing", "received", "never counting"]),
+        st.none() | rows,
+        rows,
+    ),
+    # An asset name with a "/" is a path of its own to the api-server (it decodes %2F): not one.
+    st.builds(AssetRequest, text.filter(lambda t: "/" not in t), st.none() | text, st.none() | text),
 )
 
 
@@ -142,13 +171,23 @@ def test_a_status_request_is_sent_under_the_parameter_names_the_view_reads():
 
 
 def test_clean_of_every_dag_is_the_tilde_airflow_names_every_dag_with():
-    before = datetime(2026, 1, 1, tzinfo=UTC)
-    assert CleanRequest(before).path() == "dags/~/clean"
-    assert CleanRequest(before).params() == {"before": "2026-01-01T00:00:00+00:00"}
-    assert CleanRequest(before, "d").path() == "dags/d/clean"
-    assert sent_back(CleanRequest(before + timedelta(hours=5))) == repr(
-        CleanRequest(before + timedelta(hours=5))
+    assert CleanRequest("2026-01-01").path() == "dags/~/clean"
+    assert CleanRequest("2026-01-01").params() == {"before": "2026-01-01"}
+    assert CleanRequest("2026-W01", "d").path() == "dags/d/clean"
+    assert sent_back(CleanRequest("2026-01-01T05:00:00+00:00")) == repr(
+        CleanRequest("2026-01-01T05:00:00+00:00")
     )
+
+
+def test_the_views_requests_are_sent_under_their_own_paths():
+    assert DagsRequest(("failed",)).path() == "dags"
+    assert DagsRequest(("failed",)).params() == {"state": ["failed"]}
+    listed = PartitionListRequest("d", "jfk|2026-05-01", "received", limit=0)
+    assert listed.path() == "dags/d/partitions/jfk%7C2026-05-01"
+    assert listed.params() == {"list": "received", "limit": 0, "offset": 0}
+    assert AssetRequest("a b/c", start="2026-05").path() == "assets/a%20b%2Fc"
+    for request in (listed, AssetRequest("a b|c", start="2026-05"), DagsRequest()):
+        assert sent_back(request) == repr(request)
 
 
 @pytest.mark.parametrize(
@@ -165,17 +204,60 @@ def test_a_request_the_type_refuses_is_400_naming_the_input(query, message):
     assert message in answer.json()["detail"]
 
 
-@pytest.mark.parametrize("cls", [RequeueRequest, BackfillRequest])
-def test_a_range_of_times_whose_start_is_after_its_end_is_400_naming_both_options(cls):
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        # The list of Dags' state is checked as status --state is (it was an empty list).
+        ("/dags?state=again", "--state 'again' is not a state; states: failed, ran incomplete"),
+        (
+            "/dags/d/partitions/2026-05-01?list=nope",
+            "list 'nope' is not one of 'awaited', 'missing', 'received', 'never counting'.",
+        ),
+        # A partition's list takes limit and offset as status does (it was a 422 from FastAPI).
+        ("/dags/d/partitions/2026-05-01?limit=-1", f"--limit -1 is not a whole number from 0 to {MAX_ROWS}."),
+        (
+            "/dags/d/partitions/2026-05-01?offset=-1",
+            f"--offset -1 is not a whole number from 0 to {MAX_ROWS}.",
+        ),
+    ],
+)
+def test_the_views_requests_refuse_bad_input_as_the_commands_do(path, message):
+    answer = CLIENTS[
+        VIEW_OF[path.split("?")[0].split("/")[1] + ("/p" if "/partitions/" in path else "")]
+    ].get(path)
+    assert answer.status_code == 400, answer.text
+    assert message in answer.json()["detail"]
+
+
+#: The view's request type of a path's first segment (``dags/…/partitions/…``: the partition list's).
+VIEW_OF = {"dags": DagsRequest, "dags/p": PartitionListRequest, "assets": AssetRequest}
+
+
+def test_a_limit_of_0_is_every_partition_on_every_face():
+    from airflow_partitions.tools.cli import build_parser
+    from airflow_partitions.tools.commands.status import request_of
+    from airflow_partitions.tools.ui.queries import DEFAULT_LIMIT, page_limit
+
+    # The command line's --limit 0, the commands' route's limit=0 and the view's: no limit.
+    assert request_of(build_parser().parse_args(["status", "d", "--limit", "0"])).limit == 0
+    assert sent_back(StatusRequest("d", limit=0)) == repr(StatusRequest("d", limit=0))
+    assert page_limit(0) is None and page_limit(None) == DEFAULT_LIMIT and page_limit(7) == 7
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (RequeueRequest, "--start '2026-05-01T00:00:00+00:00' is after --end '2026-04-30T00:00:00+00:00'."),
+        (BackfillRequest, "--start 2026-05-01T00:00:00+00:00 is after --end 2026-04-30T00:00:00+00:00."),
+    ],
+)
+def test_a_range_of_times_whose_start_is_after_its_end_is_400_naming_both_options(cls, message):
     query = "start=2026-05-01T00:00:00%2B00:00&end=2026-04-30T00:00:00%2B00:00"
     if cls is BackfillRequest:
         query += "&now=2026-12-01T00:00:00%2B00:00"
     answer = CLIENTS[cls].get(f"/dags/d/{cls.ROUTE}?{query}")
     assert answer.status_code == 400
-    assert (
-        answer.json()["detail"]
-        == "--start 2026-05-01T00:00:00+00:00 is after --end 2026-04-30T00:00:00+00:00."
-    )
+    assert answer.json()["detail"] == message
 
 
 def test_a_status_range_is_the_dags_to_judge_not_the_requests():
@@ -184,14 +266,18 @@ def test_a_status_range_is_the_dags_to_judge_not_the_requests():
     assert StatusRequest("d", start="2026-W10", end="2026-03").end == "2026-03"
 
 
-def test_a_time_that_is_not_iso_8601_is_400_naming_it():
+def test_a_time_that_names_no_year_is_400_naming_it():
     answer = CLIENTS[RequeueRequest].get("/dags/d/requeue?start=yesterday&end=2026-01-01T00:00:00%2B00:00")
     assert answer.status_code == 400
-    assert "'yesterday' is not an ISO 8601 time" in answer.json()["detail"]
+    assert answer.json()["detail"].startswith("--start 'yesterday' is not an ISO 8601 date or time such as")
 
 
-def test_a_value_of_the_wrong_type_is_422_as_fastapi_answers():
-    assert CLIENTS[StatusRequest].get("/dags/d/status?limit=ten").status_code == 422
+def test_a_value_of_the_wrong_type_is_400_naming_it_as_every_bad_input():
+    answer = CLIENTS[StatusRequest].get("/dags/d/status?limit=ten")
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("limit 'ten': Input should be a valid integer")
+    missing = CLIENTS[ExplainRequest].get("/dags/d/explain")
+    assert (missing.status_code, missing.json()["detail"]) == (400, "key is required.")
 
 
 def test_the_requests_fields_are_their_dataclass_fields():
@@ -225,7 +311,12 @@ def test_any_time_a_route_is_sent_is_its_request_or_400_never_500(cls, first, se
         query["now"] = "2026-12-01T00:00:00+00:00"
     answer = CLIENTS[cls].get(f"/dags/d/{cls.ROUTE}?{urllib.parse.urlencode(query)}")
     assert answer.status_code in (200, 400), answer.text
-    if not all(_an_instant(t) for t in query.values()):
+    # Backfill's are ISO 8601 times; requeue's and clean's may be a key of the Dag's grain, which
+    # the Dag judges: the request refuses only what names no year.
+    sent = [t for name, t in query.items() if name != "now"]
+    if cls is BackfillRequest and not all(_an_instant(t) for t in sent):
+        assert answer.status_code == 400, answer.text
+    if not all(any(c.isdigit() for c in t) for t in sent):
         assert answer.status_code == 400, answer.text
 
 

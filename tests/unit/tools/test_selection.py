@@ -1,11 +1,24 @@
-"""What ``status`` and ``discard`` select: range bounds and keys checked against the Dag's grain, first."""
+"""
+What a request selects: range bounds and keys checked against the Dag's grain, first.
+
+``status`` and ``discard`` bound keys (:func:`selected_range`); ``requeue`` and ``clean`` instants
+(:func:`selected_times`), in the same range language.
+"""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 import pytest
 
 from airflow_partitions import BusinessDay, Day, FiscalQuarter, Hour, IsoWeek
-from airflow_partitions.tools.state.selection import checked_key, selected_range
+from airflow_partitions.tools.errors import UsageError
+from airflow_partitions.tools.state.selection import (
+    checked_key,
+    checked_times,
+    selected_range,
+    selected_times,
+)
 
 NEW_YORK = "America/New_York"
 
@@ -116,3 +129,109 @@ def test_a_key_that_is_not_one_of_the_grains_is_refused_naming_it_and_the_dag():
 def test_without_a_grain_any_key_passes():
     checked_key("d", None, "eu")
     checked_key("d", Hour(), None)
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+LAST = 999999  # the last microsecond of a second: a bound of times ends on its span's last instant
+
+
+@pytest.mark.parametrize(
+    ("grain", "start", "end", "expected"),
+    [
+        # Calendar spellings are UTC whatever the grain (event times, as requeue always read them).
+        (None, "2026-04", "2026-04", (utc(2026, 4, 1), utc(2026, 4, 30, 23, 59, 59, LAST))),
+        (Day(timezone=NEW_YORK), "2026-04-01", None, (utc(2026, 4, 1), None)),
+        (
+            None,
+            "2026-03-10T05+02:00",
+            "2026-03-10T05+02:00",
+            (utc(2026, 3, 10, 3), utc(2026, 3, 10, 3, 59, 59, LAST)),
+        ),
+        # A time to the second is that instant.
+        (
+            None,
+            "2026-04-01T00:00:00+00:00",
+            "2026-04-01T12:30:00",
+            (utc(2026, 4, 1), utc(2026, 4, 1, 12, 30)),
+        ),
+        # A key of the grain is its period: New York's 2026-W11 from Monday 9 March 00:00 EDT (04:00 UTC:
+        # daylight saving time began on the 8th) to Sunday 15 March 24:00 EDT.
+        (
+            IsoWeek(timezone=NEW_YORK),
+            "2026-W11",
+            "2026-W11",
+            (utc(2026, 3, 9, 4), utc(2026, 3, 16, 3, 59, 59, LAST)),
+        ),
+        (
+            FiscalQuarter(start_month=7),
+            "FY2026-Q3",
+            "FY2026-Q3",
+            (utc(2026, 1, 1), utc(2026, 3, 31, 23, 59, 59, LAST)),
+        ),
+        # A leading part: from its first period to its last. New York hours "2026-0": 1 January
+        # 00:00 EST (05:00 UTC) to 30 September 23:59 EDT (03:59 UTC on 1 October); between the
+        # months the view samples, found to the hour.
+        (
+            Hour(timezone=NEW_YORK),
+            "2026-0",
+            "2026-0",
+            (utc(2026, 1, 1, 5), utc(2026, 10, 1, 3, 59, 59, LAST)),
+        ),
+        # Business days "2026-1": Thursday 1 October to Thursday 31 December, walked day by day.
+        (BusinessDay(), "2026-1", "2026-1", (utc(2026, 10, 1), utc(2026, 12, 31, 23, 59, 59, LAST))),
+        # Another ISO 8601 date is its day, UTC: 2026-W11-1 is Monday 9 March.
+        (IsoWeek(), None, "2026-W11-1", (None, utc(2026, 3, 9, 23, 59, 59, LAST))),
+    ],
+)
+def test_a_bound_of_times_is_the_span_it_names(grain, start, end, expected):
+    assert selected_times("d", grain, start, end) == expected
+
+
+@pytest.mark.parametrize(
+    ("grain", "start", "end", "message"),
+    [
+        (None, "2026-06", "2026-05", "--start '2026-06' is after --end '2026-05'."),
+        (
+            Day(),
+            "2026-Q1",
+            None,
+            "--start '2026-Q1' is neither a partition key of 'd' (its keys are written like",
+        ),
+        (None, "FY2026-Q3", None, "--start 'FY2026-Q3' is not an ISO 8601 date or time such as '2026-03'"),
+        (None, "2021-W53", None, "--start '2021-W53' names no week: 2021 has 52 ISO weeks"),
+        (
+            None,
+            None,
+            "0001-01-01T00:00+14:00",
+            "--end '0001-01-01T00:00+14:00' is outside the times a date can name",
+        ),
+    ],
+)
+def test_a_bound_of_times_that_names_none_is_refused_naming_it(grain, start, end, message):
+    with pytest.raises(UsageError) as refused:
+        selected_times("d", grain, start, end)
+    assert str(refused.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [
+        ("yesterday", None, "--start 'yesterday' is not an ISO 8601 date or time such as"),
+        ("2026-04-01", "2026-04-31", "--end '2026-04-31' is not an ISO 8601 date or time such as"),
+        ("2026-05-01", "2026-04-30", "--start '2026-05-01' is after --end '2026-04-30'."),
+        ("2026-05-01T00:00:00Z", "2026-04-30", "--start '2026-05-01T00:00:00Z' is after --end '2026-04-30'."),
+    ],
+)
+def test_what_no_grain_could_read_is_refused_before_a_dag_is_asked(start, end, message):
+    with pytest.raises(UsageError) as refused:
+        checked_times(start, end)
+    assert str(refused.value).startswith(message)
+
+
+def test_what_a_grain_may_read_is_left_to_the_dag():
+    # Keys and their leading parts name a year; in what order they lie is the grain's to say.
+    for start, end in (("2026-W14", "2026-W09"), ("FY2026-", "2026-03"), ("R2026-W05", None)):
+        checked_times(start, end)

@@ -145,12 +145,12 @@ def test_a_backfill_answer_without_its_list_is_named_not_a_lookup_of_a_dag(serve
         (
             ["requeue", "d", "--start", "2026-04-01", "--end", "2026-04-30", "--yes"],
             "/partitions/api/dags/d/requeue",
-            {"start": "2026-04-01T00:00:00+00:00", "end": "2026-04-30T23:59:59.999999+00:00"},
+            {"start": "2026-04-01", "end": "2026-04-30"},
         ),
         (
             ["clean", "--before", "2026-01-01", "--yes"],
             "/partitions/api/dags/~/clean",
-            {"before": "2026-01-01T00:00:00+00:00"},
+            {"before": "2026-01-01"},
         ),
     ],
 )

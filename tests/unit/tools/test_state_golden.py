@@ -216,7 +216,7 @@ def test_the_cli_the_commands_route_and_the_view_answer_one_status_request_alike
 @pytest.mark.parametrize(
     ("name", "status_code", "exit_code", "message"),
     [
-        ("unknown_dag", 404, 1, "'no_such_dag' is not a partitioned consumer Dag"),
+        ("unknown_dag", 404, 1, "no Dag 'no_such_dag' in this deployment's metadata database"),
         ("bad_state", 400, 2, "--state 'again' is not a state; states: failed, ran incomplete"),
         ("bad_range", 400, 2, "--start '2013-04' is after --end '2013-03'."),
         (
@@ -273,8 +273,9 @@ def test_an_unknown_dag_exits_1_naming_it_in_both_modes(built, command):
 
 
 def test_an_unknown_asset_is_named_in_both_modes(built):
+    # An unknown asset, as the asset page's 404: exit 1.
     found = built["both_modes"]["explain_unknown_asset"]
-    assert found["database"]["exit"] == found["api"]["exit"] == 2
+    assert found["database"]["exit"] == found["api"]["exit"] == 1
     named = "Dag 'golden_ny_day' reads no asset 'nope'; it reads ['golden_utc_hours']"
     assert named in found["database"]["err"]
     assert found["api"]["err"] == found["database"]["err"]

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from airflow_partitions.tools.cli import main
 from airflow_partitions.tools.commands.text import listed, terminal, wrap
+from airflow_partitions.tools.errors import UnknownDag
 from airflow_partitions.tools.state.model import ConsumerState
 from airflow_partitions.tools.state.plain import rebuilt
 from airflow_partitions.tools.write.backfill import MissingPartition
@@ -92,23 +93,26 @@ class Canned:
             raise self.failure
         return answer
 
-    def status(self, request: object) -> object:
-        return self._answer(status_answer())
+    def read(self, request: object) -> object:
+        return self._answer(getattr(self, request.ROUTE)())  # type: ignore[attr-defined]
 
-    def explain(self, request: object) -> object:
+    def status(self) -> object:
+        return status_answer()
+
+    def explain(self) -> object:
         from airflow_partitions.tools import explain, load_mapper
 
-        return self._answer(explain(load_mapper("IdentityMapper()"), EVIL))
+        return explain(load_mapper("IdentityMapper()"), EVIL)
 
     def missing(self, request: object) -> object:
         return self._answer([MissingPartition(EVIL, NOW, ("failed",))])
 
-    def orphans(self, request: object) -> object:
+    def requeue(self) -> object:
         event = OrphanedEvent(1, EVIL, EVIL, NOW, (EVIL,), refused=f"ValueError: {EVIL}")
-        return self._answer(Orphans("d", NOW, NOW, (event,), runs={EVIL: ("success",)}))
+        return Orphans("d", NOW, NOW, (event,), runs={EVIL: ("success",)})
 
-    def stray(self, request: object) -> object:
-        return self._answer(Discarded("d", f"keys {EVIL}", (StrayRun(EVIL, 1, NOW, (EVIL,), ("success",)),)))
+    def discard(self) -> object:
+        return Discarded("d", f"keys {EVIL}", (StrayRun(EVIL, 1, NOW, (EVIL,), ("success",)),))
 
 
 def printed(argv: list[str], source: Canned) -> tuple[int, str, str]:
@@ -149,7 +153,7 @@ def strings(value: object) -> set[str]:
     return set()
 
 
-@pytest.mark.parametrize("failure", [LookupError(f"no Dag {EVIL}"), ValueError(f"--key {EVIL} is not one")])
+@pytest.mark.parametrize("failure", [UnknownDag(f"no Dag {EVIL}"), ValueError(f"--key {EVIL} is not one")])
 def test_an_error_message_shows_escaped(failure):
     code, out, err = printed(ANSWERS["status"], Canned(failure))
     assert code in (1, 2) and out == ""

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from airflow_partitions.tools.cli import COMMANDS, _guarded
 from airflow_partitions.tools.commands.base import FOUND
 from airflow_partitions.tools.commands.discard import format_discarded
-from airflow_partitions.tools.write.discard import Discarded, NoSuchConsumer, StrayRun
+from airflow_partitions.tools.errors import UnknownDag
+from airflow_partitions.tools.write.discard import Discarded, StrayRun
 
 AT = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
@@ -52,7 +53,7 @@ def test_nothing_to_remove_says_so_naming_the_selection():
 
 def test_an_unknown_dag_is_exit_code_1_with_its_message_and_no_traceback(capsys):
     def handler(args: argparse.Namespace, source: object) -> int:
-        raise NoSuchConsumer("no Dag 'nope' in this deployment's metadata database.")
+        raise UnknownDag("no Dag 'nope' in this deployment's metadata database.")
 
     assert _guarded(COMMANDS["discard"]._replace(handler=handler), argparse.Namespace()) == FOUND
     assert capsys.readouterr().err == (

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from airflow_partitions.tools.errors import UsageError
 from airflow_partitions.tools.write.requeue import OrphanedEvent, Orphans, orphaned_events
 
 APRIL = (datetime(2026, 4, 1, tzinfo=UTC), datetime(2026, 4, 30, 23, 59, tzinfo=UTC))
@@ -45,7 +46,7 @@ def test_requeue_calls_airflows_queue_partitioned_dags_with_these_arguments():
 
 
 def test_a_range_ending_before_it_starts_is_refused_before_reading():
-    with pytest.raises(ValueError, match="start 2026-04-30T23:59:00\\+00:00 is after end"):
+    with pytest.raises(UsageError, match="--start 2026-04-30T23:59:00\\+00:00 is after --end"):
         orphaned_events("ny_day", APRIL[1], APRIL[0], session=object())
 
 
