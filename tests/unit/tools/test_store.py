@@ -226,6 +226,43 @@ def test_runs_trading_states_move_the_fingerprint(session: Session) -> None:
     assert _print(session) != before
 
 
+def test_runs_trading_states_in_sets_of_equal_sums_move_the_fingerprint(session: Session) -> None:
+    """
+    Runs 1 and 4 succeed as runs 2 and 3 fail (5 failed throughout): each state's count and ids' sum stay.
+
+    So do its greatest id and the sum of the ids' 32-bit hash the print summed before (``id *
+    2654435761 % 2**32``, linear: equal here, as in two random trades of three).
+    """
+    _runs(session, "failed", "success", "success", "failed", "failed")
+    before = _print(session)
+    for run, state in ((1, "success"), (4, "success"), (2, "failed"), (3, "failed")):
+        _state(session, run, state)
+    assert _print(session) != before
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    states=st.lists(st.sampled_from(["success", "failed", "running", "queued"]), min_size=2, max_size=8),
+    changed=st.lists(st.sampled_from(["success", "failed", "running", "queued"]), min_size=8, max_size=8),
+)
+def test_any_runs_changing_states_together_move_the_fingerprint(
+    tmp_path_factory: pytest.TempPathFactory, states: list[str], changed: list[str]
+) -> None:
+    """Property: whichever runs change state between two reads, together, the print moves."""
+    engine = create_engine(f"sqlite:///{tmp_path_factory.mktemp('print') / 'airflow.db'}")
+    try:
+        with Session(engine) as session:
+            ids = _runs(session, *states)
+            before = _print(session)
+            after = changed[: len(ids)]
+            for run, old, new in zip(ids, states, after, strict=True):
+                if new != old:
+                    _state(session, run, new)
+            assert (_print(session) != before) == (after != states)
+    finally:
+        engine.dispose()
+
+
 def test_the_newest_run_deleted_and_its_id_given_again_moves_the_fingerprint(session: Session) -> None:
     """SQLite gives a new row the greatest id plus one: a new run takes the deleted newest run's id."""
     from sqlalchemy import delete
