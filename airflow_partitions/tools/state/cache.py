@@ -20,7 +20,7 @@ from collections import Counter, OrderedDict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from airflow_partitions.tools.state.database import engine_of
+from airflow_partitions.tools.state.database import engine_of, one_moment
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable, packed, unpacked
 from airflow_partitions.tools.state.store import Store, digest
@@ -209,6 +209,20 @@ def mirror_for(session: Any) -> Mirror:
         mirror = MIRRORS[url] = in_memory()
         mirror.sync(session)
     return mirror
+
+
+def at_one_moment(session: Any) -> None:
+    """
+    Have *session* read the database at one moment from now on (:func:`~.database.one_moment`).
+
+    On SQLite the mirror of the pending runs is brought in step first, then the snapshot begins
+    (it syncs once per transaction): SQLite tells no moment of a snapshot, and a snapshot older
+    than the copy, synced by another process meanwhile, would take it back (PostgreSQL's are
+    compared: :mod:`~airflow_partitions.tools.state.moments`).
+    """
+    if engine_of(session).dialect.name == "sqlite":
+        mirror_for(session)
+    one_moment(session)
 
 
 def store_for(session: Any) -> Store | None:

@@ -55,11 +55,12 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     On PostgreSQL, on an engine without a pool (the command line's,
     :func:`~airflow_partitions.tools.state.database.read_session`), the runs' part is read on a
     connection of its own while the mirror syncs (:func:`~airflow_partitions.tools.state.cache.
-    mirror_for`: 0.12 s and 0.19 s at a million runs, one after the other before). Each part only
-    moves when what it covers changes, so a change between the two reads moves one of them at the
-    next read, whichever came first. On a pooled engine (Airflow's, in the api-server) the two are
-    read one after the other: a second connection per read could empty the pool while every
-    request waits for one.
+    mirror_for`: 0.12 s and 0.19 s at a million runs, one after the other before), in the
+    snapshot of *session*'s transaction (``pg_export_snapshot()``): both parts and the answer
+    kept with them are of one moment (:func:`~airflow_partitions.tools.state.database.
+    one_moment`). On a pooled engine (Airflow's, in the api-server) the two are read one after
+    the other: a second connection per read could empty the pool while every request waits for
+    one.
     """
     from sqlalchemy.pool import NullPool
 
@@ -68,16 +69,19 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
         runs = _runs(dag_ids, session)
         versions = mirror_for(session).versions(dag_ids)
     else:
+        moment = driver_rows(session, [("SELECT pg_export_snapshot()", ())])[0][0]
         with ThreadPoolExecutor(1) as pool:
-            apart = pool.submit(_runs_apart, dag_ids, engine)
+            apart = pool.submit(_runs_apart, dag_ids, engine, moment)
             versions = mirror_for(session).versions(dag_ids)
             runs = apart.result()
     return {dag_id: (runs.get(dag_id, ()), versions[dag_id]) for dag_id in dag_ids}
 
 
-def _runs_apart(dag_ids: list[str], engine: Any) -> dict[str, tuple[Any, ...]]:
-    """Return :func:`_runs` read on a connection of *engine*'s own."""
+def _runs_apart(dag_ids: list[str], engine: Any, moment: str) -> dict[str, tuple[Any, ...]]:
+    """Return :func:`_runs` read on a connection of *engine*'s own, in the snapshot *moment* (exported)."""
     with engine.connect() as connection:
+        connection.execution_options(isolation_level="REPEATABLE READ")
+        connection.exec_driver_sql("SET TRANSACTION SNAPSHOT %s", (moment,))
         return _runs(dag_ids, connection)
 
 
