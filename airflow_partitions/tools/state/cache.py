@@ -205,7 +205,10 @@ def mirror_for(session: Any) -> Mirror:
         mirror = MIRRORS[url] = mirror or in_memory()
     try:
         mirror.sync(session)
-    except sqlite3.Error:  # the file failed: the process goes on in memory
+    except sqlite3.Error as err:  # the file failed: the process goes on in memory
+        store = STORES.get(url)
+        if store is not None and mirror.connection is store.connection:
+            store.lost(err)
         mirror = MIRRORS[url] = in_memory()
         mirror.sync(session)
     return mirror
@@ -226,8 +229,15 @@ def at_one_moment(session: Any) -> None:
 
 
 def store_for(session: Any) -> Store | None:
-    """Return the :class:`Store` of the metadata database *session* reads, opened on first use."""
+    """
+    Return the :class:`Store` of the metadata database *session* reads, opened on first use.
+
+    Opened anew once its file was found damaged and moved aside (:meth:`Store.lost`), with the
+    mirror in it: a long-lived api-server goes on with the file built anew.
+    """
     url = engine_of(session).url.render_as_string(hide_password=True)
-    if url not in STORES:
+    found = STORES.get(url)
+    if url not in STORES or (found is not None and found.damaged):
         STORES[url] = Store.open(url)
+        MIRRORS.pop(url, None)
     return STORES[url]

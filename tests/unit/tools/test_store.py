@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -118,9 +119,19 @@ def test_off_keeps_nothing_across_processes(session: Session, monkeypatch: pytes
     assert kept_value(memo, {"weather_local_day_jfk": PRINT}, session) is None
 
 
-def test_an_unusable_store_file_means_no_store(session: Session, tmp_path: Path, monkeypatch) -> None:
+def test_a_store_path_that_is_a_folder_is_kept_elsewhere(
+    session: Session, tmp_path: Path, monkeypatch
+) -> None:
+    """As any file this user cannot use (tests/unit/tools/test_store_faults.py): a file of its own instead."""
     (tmp_path / "a-folder").mkdir()
     monkeypatch.setenv(store_file.STORE_VARIABLE, str(tmp_path / "a-folder"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    store = cache.store_for(session)
+    assert store is not None and store.path is not None
+    assert store.path.parent.parent == tmp_path and store.path.name == "a-folder"
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a-file"))  # no folder for one elsewhere
+    cache.STORES.clear()
     assert cache.store_for(session) is None
 
 
