@@ -44,10 +44,11 @@ PENDING: OrderedDict[
 PENDING_SIZE = 10_000
 
 #: The keys logged for a pending run, by its id, with the stamp of its key-log rows when read (their
-#: count and greatest id): Airflow only adds a pending run's key-log rows (``clean`` and
-#: ``discard`` remove them all), so an unchanged stamp means unchanged keys
-#: (:func:`~airflow_partitions.tools.state.pending.received_keys`). Bounded.
-RECEIVED: OrderedDict[int, tuple[tuple[int, int], dict[str, frozenset[str]]]] = OrderedDict()
+#: count and greatest id, and the run's creation: SQLite gives a deleted run's id again): Airflow
+#: only adds a pending run's key-log rows (``clean`` and ``discard`` remove them all), so an
+#: unchanged stamp means unchanged keys (:func:`~airflow_partitions.tools.state.pending.
+#: received_keys`). Bounded.
+RECEIVED: OrderedDict[int, tuple[tuple[int, int, int], dict[str, frozenset[str]]]] = OrderedDict()
 RECEIVED_SIZE = 50_000
 
 #: Deserialized timetables by Dag id, with the serialized version (row id, hash) they were read from

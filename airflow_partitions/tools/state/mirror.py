@@ -399,7 +399,7 @@ class Mirror:
         ).fetchone()
         return token or "", total
 
-    def open_stamps(self, apdr_ids: Collection[int]) -> tuple[set[int], dict[int, tuple[int, int]]]:
+    def open_stamps(self, apdr_ids: Collection[int]) -> tuple[set[int], dict[int, tuple[int, int, int]]]:
         """
         Return which of the pending runs *apdr_ids* are open, and their key-log stamps (:mod:`~.key_stamps`).
 
