@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, insert, update
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
 from airflow_partitions.tools.state import cache
@@ -82,8 +83,10 @@ def _read(connection: Any) -> tuple[Any, dict[str, int], dict[str, list[str]]]:
     return prints[DAG], counts, run_states(DAG, KEYS, connection)
 
 
-def test_a_read_sees_the_runs_as_they_were_when_it_began(engine: Any) -> None:
-    with engine.connect() as connection:
+@pytest.mark.parametrize("kind", ["connection", "orm session"])
+def test_a_read_sees_the_runs_as_they_were_when_it_began(engine: Any, kind: str) -> None:
+    """On the command line's Core connection, and on an ORM session (Airflow's, in the api-server)."""
+    with engine.connect() if kind == "connection" else Session(engine) as connection:
         at_one_moment(connection)
         before = _read(connection)
         _succeed(engine)
