@@ -88,6 +88,8 @@ DAG_IDS = [
     "it_region_day_from_variable",
     # it_expectations.py: a rollup whose expected_within changes (test_member_changes.py)
     "it_expect_day",
+    # it_differential.py: region days from a Variable, whose faces are compared (test_differential.py)
+    "it_diff_region_day",
 ]
 #: Each process reads a members Variable every 5 s (not every minute) and the api-server's watch
 #: looks every 2 s: test_members.py and test_member_changes.py change Variables many times.

@@ -20,7 +20,7 @@ from collections import Counter, OrderedDict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from airflow_partitions.tools.state.database import engine_of
+from airflow_partitions.tools.state.database import engine_of, one_moment
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable, packed, unpacked
 from airflow_partitions.tools.state.store import Store, digest
@@ -44,10 +44,11 @@ PENDING: OrderedDict[
 PENDING_SIZE = 10_000
 
 #: The keys logged for a pending run, by its id, with the stamp of its key-log rows when read (their
-#: count and greatest id): Airflow only adds a pending run's key-log rows (``clean`` and
-#: ``discard`` remove them all), so an unchanged stamp means unchanged keys
-#: (:func:`~airflow_partitions.tools.state.pending.received_keys`). Bounded.
-RECEIVED: OrderedDict[int, tuple[tuple[int, int], dict[str, frozenset[str]]]] = OrderedDict()
+#: count and greatest id, and the run's creation: SQLite gives a deleted run's id again): Airflow
+#: only adds a pending run's key-log rows (``clean`` and ``discard`` remove them all), so an
+#: unchanged stamp means unchanged keys (:func:`~airflow_partitions.tools.state.pending.
+#: received_keys`). Bounded.
+RECEIVED: OrderedDict[int, tuple[tuple[int, int, int], dict[str, frozenset[str]]]] = OrderedDict()
 RECEIVED_SIZE = 50_000
 
 #: Deserialized timetables by Dag id, with the serialized version (row id, hash) they were read from
@@ -205,15 +206,39 @@ def mirror_for(session: Any) -> Mirror:
         mirror = MIRRORS[url] = mirror or in_memory()
     try:
         mirror.sync(session)
-    except sqlite3.Error:  # the file failed: the process goes on in memory
+    except sqlite3.Error as err:  # the file failed: the process goes on in memory
+        store = STORES.get(url)
+        if store is not None and mirror.connection is store.connection:
+            store.lost(err)
         mirror = MIRRORS[url] = in_memory()
         mirror.sync(session)
     return mirror
 
 
+def at_one_moment(session: Any) -> None:
+    """
+    Have *session* read the database at one moment from now on (:func:`~.database.one_moment`).
+
+    On SQLite the mirror of the pending runs is brought in step first, then the snapshot begins
+    (it syncs once per transaction): SQLite tells no moment of a snapshot, and a snapshot older
+    than the copy, synced by another process meanwhile, would take it back (PostgreSQL's are
+    compared: :mod:`~airflow_partitions.tools.state.moments`).
+    """
+    if engine_of(session).dialect.name == "sqlite":
+        mirror_for(session)
+    one_moment(session)
+
+
 def store_for(session: Any) -> Store | None:
-    """Return the :class:`Store` of the metadata database *session* reads, opened on first use."""
+    """
+    Return the :class:`Store` of the metadata database *session* reads, opened on first use.
+
+    Opened anew once its file was found damaged and moved aside (:meth:`Store.lost`), with the
+    mirror in it: a long-lived api-server goes on with the file built anew.
+    """
     url = engine_of(session).url.render_as_string(hide_password=True)
-    if url not in STORES:
+    found = STORES.get(url)
+    if url not in STORES or (found is not None and found.damaged):
         STORES[url] = Store.open(url)
+        MIRRORS.pop(url, None)
     return STORES[url]

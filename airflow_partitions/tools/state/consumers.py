@@ -12,6 +12,7 @@ from typing import Any
 
 from airflow_partitions.tools.errors import UnknownDag, UnknownPartition, UsageError
 from airflow_partitions.tools.state.answers import Answers
+from airflow_partitions.tools.state.cache import at_one_moment
 from airflow_partitions.tools.state.fingerprint import fingerprints
 from airflow_partitions.tools.state.model import ConsumerDag, ConsumerState
 from airflow_partitions.tools.state.pending import received_keys
@@ -48,6 +49,8 @@ def consumer_dags(
 
         with read_session() as new:
             return consumer_dags(new, summary=summary, only=only)
+    if summary:
+        at_one_moment(session)  # the summaries read at one moment
     from sqlalchemy import select
 
     from airflow_partitions.tools.state.tables import dag
@@ -114,6 +117,7 @@ def consumer_state(
                 offset=offset,
                 session=new,
             )
+    at_one_moment(session)  # its counts, overview and page read at one moment
     # An unknown Dag first (exit code 1), then the selection; the grain is a stored answer too.
     answers = Answers(dag_id, session)
     checked_key(dag_id, answers.grain, partition_key)

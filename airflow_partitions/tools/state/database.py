@@ -114,6 +114,40 @@ def read_session() -> Iterator[Any]:
         engine.dispose()
 
 
+def one_moment(session: Any) -> None:
+    """
+    Have what *session* reads next in its transaction see the database as it was at one moment.
+
+    An answer (a Dag's counts by state, its overview, a page of its partitions) is read in many
+    queries and kept with the Dag's fingerprint (:mod:`~airflow_partitions.tools.state.
+    fingerprint`), read first: at one moment they agree with each other, and what is kept is what
+    the rows of its fingerprint say. Read at several moments, runs changing meanwhile showed
+    ``states`` with 2 running while ``partitions`` had both succeeded, and a value read after a
+    change kept under the print before it was served again once the print came back (a run
+    cleared and running again).
+
+    PostgreSQL: the transaction reads at REPEATABLE READ, if no statement has run in it yet (else
+    each statement reads anew, as before). SQLite: a deferred ``BEGIN`` on the driver's connection
+    unless it is in a transaction (in WAL mode every read then sees the database as at the first;
+    a writer is never held up). For reads only: a SQLite transaction begun so cannot write once
+    another process has written. *session*: an ORM session or a Core connection.
+    """
+    import warnings
+
+    orm = hasattr(session, "get_bind")
+    dialect = engine_of(session).dialect.name
+    if dialect == "sqlite":
+        driver = (session.connection() if orm else session).connection.driver_connection
+        if not driver.in_transaction:
+            driver.execute("BEGIN")
+    elif dialect == "postgresql" and orm:
+        with warnings.catch_warnings():  # a connection under way: "execution_options ignored"
+            warnings.simplefilter("ignore")
+            session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+    elif dialect == "postgresql" and not session.in_transaction():
+        session.execution_options(isolation_level="REPEATABLE READ")
+
+
 def engine_of(session: Any) -> Any:
     """Return the engine an ORM session or a Core connection (:func:`read_session`) reads through."""
     return session.get_bind() if hasattr(session, "get_bind") else session.engine

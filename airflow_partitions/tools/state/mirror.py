@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, created, skipped, stamp
 from airflow_partitions.tools.state.key_stamps import KeyStamps
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
+from airflow_partitions.tools.state.moments import Moments, moment_of
 from airflow_partitions.tools.state.sql import chunks, ids_without, rows_among, rows_by_id
 
 SCHEMA = (
@@ -103,6 +104,7 @@ class Mirror:
             self.run_gaps = Gaps(connection, "run_gaps", db)
             #: The open runs' key-log stamps, synced with the runs.
             self.key_stamps = KeyStamps(connection, db)
+            self.moments = Moments(connection, db)
         #: The transaction the last :meth:`sync` read in: a read syncs once, whatever it asks.
         self._synced: Any = None
         #: The open pending runs, oldest first, and the stamp of the copy they were read from
@@ -126,7 +128,6 @@ class Mirror:
             return
         from sqlalchemy import func, select
 
-        from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
         from airflow_partitions.tools.state.tables import dag_run, log
 
         newest = session.scalar(select(func.max(dag_run.c.id)))
@@ -134,43 +135,12 @@ class Mirror:
         audit = session.scalar(
             select(func.max(log.c.id)).where(log.c.event.in_([CLEANED_EVENT, DISCARDED_EVENT]))
         )
+        moment = moment_of(session)
         with self.lock:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
-                marks = self.connection.execute(
-                    "SELECT newest_run, newest_run_id, audit, witness, witness_created, log_mark, "
-                    "log_mark_created FROM pending_marks WHERE db = ?",
-                    (self.db,),
-                ).fetchone()
-                self._opened, self._left = set(), set()
-                if marks is None or marks[1] != _newest_run_id(session, marks[0]) or marks[2] != (audit or 0):
-                    self._start_over(session)
-                    log_mark, touched = self.key_stamps.sync(
-                        session, (None, None), (self._opened, self._left), self._open_ids
-                    )
-                else:
-                    self._read_changes(session, marks[3], marks[4])
-                    self._bump("run_versions", self._runs_added(session, marks[0] or 0, newest))
-                    log_mark, touched = self.key_stamps.sync(
-                        session, marks[5:7], (self._opened, self._left), self._open_ids
-                    )
-                self._bump("key_versions", {dag for (dag,) in self._held("dag", touched)})
-                witness = self.connection.execute(
-                    "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
-                ).fetchone()[0]
-                self.connection.execute(
-                    "UPDATE pending_marks SET newest_run = ?, newest_run_id = ?, audit = ?, "
-                    "witness = ?, witness_created = ?, log_mark = ?, log_mark_created = ? WHERE db = ?",
-                    (
-                        newest,
-                        newest_run_id,
-                        audit or 0,
-                        witness,
-                        None if witness is None else created(session, apdr, witness),
-                        *log_mark,
-                        self.db,
-                    ),
-                )
+                if self.moments.not_behind(moment):  # else read as it is (:mod:`~.moments`)
+                    self._step(session, newest, newest_run_id, audit or 0)
                 self.connection.execute("COMMIT")
             except BaseException:
                 self.connection.execute("ROLLBACK")
@@ -179,6 +149,45 @@ class Mirror:
             self._synced = weakref.ref(session.get_transaction())
         except (AttributeError, TypeError):  # no transaction to refer to: sync on every question
             self._synced = None
+
+    def _step(self, session: Any, newest: int | None, newest_run_id: str | None, audit: int) -> None:
+        """Read what changed since the marks (or start over), then move them (lock held, in a transaction)."""
+        from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
+
+        marks = self.connection.execute(
+            "SELECT newest_run, newest_run_id, audit, witness, witness_created, log_mark, "
+            "log_mark_created FROM pending_marks WHERE db = ?",
+            (self.db,),
+        ).fetchone()
+        self._opened, self._left = set(), set()
+        if marks is None or marks[1] != _newest_run_id(session, marks[0]) or marks[2] != audit:
+            self._start_over(session)
+            log_mark, touched = self.key_stamps.sync(
+                session, (None, None), (self._opened, self._left), self._open_ids
+            )
+        else:
+            self._read_changes(session, marks[3], marks[4])
+            self._bump("run_versions", self._runs_added(session, marks[0] or 0, newest))
+            log_mark, touched = self.key_stamps.sync(
+                session, marks[5:7], (self._opened, self._left), self._open_ids
+            )
+        self._bump("key_versions", {dag for (dag,) in self._held("dag", touched)})
+        witness = self.connection.execute(
+            "SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)
+        ).fetchone()[0]
+        self.connection.execute(
+            "UPDATE pending_marks SET newest_run = ?, newest_run_id = ?, audit = ?, "
+            "witness = ?, witness_created = ?, log_mark = ?, log_mark_created = ? WHERE db = ?",
+            (
+                newest,
+                newest_run_id,
+                audit,
+                witness,
+                None if witness is None else created(session, apdr, witness),
+                *log_mark,
+                self.db,
+            ),
+        )
 
     def _start_over(self, session: Any) -> None:
         """
@@ -390,7 +399,7 @@ class Mirror:
         ).fetchone()
         return token or "", total
 
-    def open_stamps(self, apdr_ids: Collection[int]) -> tuple[set[int], dict[int, tuple[int, int]]]:
+    def open_stamps(self, apdr_ids: Collection[int]) -> tuple[set[int], dict[int, tuple[int, int, int]]]:
         """
         Return which of the pending runs *apdr_ids* are open, and their key-log stamps (:mod:`~.key_stamps`).
 

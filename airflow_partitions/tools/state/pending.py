@@ -18,9 +18,9 @@ from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
 from airflow_partitions.tools.state.sql import chunks
 
 
-def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
+def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int, int]]:
     """
-    Return each pending run's key-log stamp: the count and greatest id of its own key-log rows.
+    Return each pending run's key-log stamp: the count and greatest id of its own key-log rows, its creation.
 
     Airflow only adds a pending run's key-log rows (``clean`` and ``discard`` remove them all), so
     an unchanged stamp means unchanged keys. An open run's from the mirror
@@ -36,7 +36,7 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int]]:
 
 
 def received_keys(
-    session: Any, apdr_ids: list[int], stamps: dict[int, tuple[int, int]] | None = None
+    session: Any, apdr_ids: list[int], stamps: dict[int, tuple[int, int, int]] | None = None
 ) -> dict[int, dict[str, frozenset[str]]]:
     """
     Return the keys Airflow logged for each pending run, by asset name.

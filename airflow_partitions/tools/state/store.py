@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from airflow_partitions.tools.state.store_faults import damaged, elsewhere, inode, say, set_aside, unusable
 from airflow_partitions.tools.state.uses import Uses, today
 
 #: How many questions of one Dag key :meth:`Store.fetch` reads one by one before reading all its answers.
@@ -91,7 +92,8 @@ class Store:
     only found again for the same mappers asked the same question: a new serialized version of the
     Dag, an upgrade of this package, Airflow or the calendars' libraries make new keys. The file is
     ``$AIRFLOW_HOME/partitions-cache/<digest of the database URL>.sqlite`` (WAL), or
-    ``$AIRFLOW_PARTITIONS_CACHE``; ``AIRFLOW_PARTITIONS_CACHE=off`` keeps none. Any SQLite error
+    ``$AIRFLOW_PARTITIONS_CACHE``; ``AIRFLOW_PARTITIONS_CACHE=off`` keeps none. A damaged file is
+    built anew, one this user cannot use kept elsewhere (:meth:`open`); any other SQLite error
     turns the store off for the process: answers are then worked out, never wrong.
     """
 
@@ -124,10 +126,21 @@ class Store:
         #: The number of answers of each Dag key asked about past :data:`ONE_BY_ONE`, up to
         #: :data:`LOADED_AT_MOST` plus one.
         self.sizes: dict[str, int] = {}
+        #: The file and its file number when opened (:meth:`open`); whether it was found damaged
+        #: since, and moved aside for :func:`~airflow_partitions.tools.state.cache.store_for` to
+        #: open anew (:meth:`lost`).
+        self.path: Path | None = None
+        self.inode: int | None = None
+        self.damaged = False
 
     @classmethod
     def open(cls, database: str) -> Store | None:
-        """Open or create the store of the metadata database *database* (a URL); ``None``: off, or failing."""
+        """
+        Open or create the store of the metadata database *database* (a URL); ``None``: off, or failing.
+
+        A damaged file is moved aside and built anew; one this user cannot use is replaced by one
+        of its own elsewhere; each said once (:mod:`~airflow_partitions.tools.state.store_faults`).
+        """
         from airflow_partitions.tools.state.database import airflow_home
 
         setting = os.environ.get(STORE_VARIABLE, "")
@@ -136,17 +149,54 @@ class Store:
         path = (
             Path(setting) if setting else airflow_home() / "partitions-cache" / f"{digest([database])}.sqlite"
         )
+        found = inode(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
+            return cls._at(path, database)
+        except (sqlite3.Error, OSError) as err:
+            if damaged(err) and set_aside(path, found, err):
+                with contextlib.suppress(sqlite3.Error, OSError):
+                    return cls._at(path, database)
+            return cls._instead(path, database, err)
+
+    @classmethod
+    def _at(cls, path: Path, database: str) -> Store:
+        """Open or create the store's file *path* (raises SQLite's or the system's error)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        opened = inode(path)
+        connection = sqlite3.connect(path, timeout=5, isolation_level=None, check_same_thread=False)
+        try:
             connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute(
-                "CREATE TABLE IF NOT EXISTS answers (dag TEXT NOT NULL, question TEXT NOT NULL, "
-                "answer TEXT NOT NULL, PRIMARY KEY (dag, question)) WITHOUT ROWID"
-            )
-            return cls(connection, database, Uses(connection))
+            for table in (
+                "answers (dag TEXT NOT NULL, question TEXT NOT NULL, answer TEXT NOT NULL, "
+                "PRIMARY KEY (dag, question)) WITHOUT ROWID",
+                "said (what TEXT PRIMARY KEY)",  # what :meth:`_instead` said of another file
+            ):
+                connection.execute(f"CREATE TABLE IF NOT EXISTS {table}")
+            store = cls(connection, database, Uses(connection))
+        except BaseException:
+            connection.close()
+            raise
+        store.path, store.inode = path, opened or inode(path)
+        return store
+
+    @classmethod
+    def _instead(cls, path: Path, database: str, err: BaseException) -> Store | None:
+        """Return a store of this user's own for *path*, which it cannot use (*err*): said once per reason."""
+        instead = elsewhere(path)
+        try:
+            if instead == path:
+                raise OSError("the store's own place")
+            store = cls._at(instead, database)
+            assert store.connection is not None
+            first = store.connection.execute(
+                "INSERT OR IGNORE INTO said VALUES (?)", (f"{path} {err}",)
+            ).rowcount
         except (sqlite3.Error, OSError):
+            say(unusable(path, err, None))
             return None
+        if first:
+            say(unusable(path, err, instead))
+        return store
 
     def rows(self, dag_id: str) -> str:
         """
@@ -254,8 +304,8 @@ class Store:
                 found.update(
                     rows_among(self.connection, query, (dag,), asked)
                 )  # what was read before an error
-            except sqlite3.Error:
-                self.connection = None
+            except sqlite3.Error as err:
+                self.lost(err)
         return found
 
     def _to_load(self, dag: str) -> bool:
@@ -266,8 +316,8 @@ class Store:
             query = "SELECT count(*) FROM (SELECT 1 FROM answers WHERE dag = ? LIMIT ?)"
             try:
                 self.sizes[dag] = self.connection.execute(query, (dag, LOADED_AT_MOST + 1)).fetchone()[0]
-            except sqlite3.Error:
-                self.connection = None
+            except sqlite3.Error as err:
+                self.lost(err)
         return self.sizes.get(dag, 0) <= LOADED_AT_MOST
 
     def _loaded(self, dag: str) -> dict[str, str]:
@@ -279,8 +329,8 @@ class Store:
                     rows = self.connection.execute(
                         "SELECT question, answer FROM answers WHERE dag = ?", (dag,)
                     ).fetchall()
-                except sqlite3.Error:
-                    self.connection = None
+                except sqlite3.Error as err:
+                    self.lost(err)
             self.loaded[dag] = dict(rows)
         return self.loaded[dag]
 
@@ -323,10 +373,21 @@ class Store:
                 if prune:
                     self.uses.prune(day)
                 self.connection.execute("COMMIT")
-            except sqlite3.Error:
+            except sqlite3.Error as err:
                 with contextlib.suppress(sqlite3.Error):  # no write lock left held for other processes
                     self.connection.execute("ROLLBACK")
-                self.connection = None
+                self.lost(err)
+
+    def lost(self, err: sqlite3.Error) -> None:
+        """
+        Stop using the file after *err* (answers are then worked out, never wrong).
+
+        A damaged file is moved aside (unless another process built it anew already): the next
+        :func:`~airflow_partitions.tools.state.cache.store_for` opens it anew.
+        """
+        self.connection = None
+        if damaged(err) and self.path is not None:
+            self.damaged = set_aside(self.path, self.inode, err)
 
     def used(self, dag: str) -> None:
         """Note the key *dag* as used: an answer of it was found in this process's memory."""

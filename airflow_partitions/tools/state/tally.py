@@ -187,12 +187,13 @@ def pending_states(
         # Kept as one JSON text of ``[id, stamp, never, fires at, ends, deadline]`` rows: read back
         # in C (the tagged form took 0.4 s at 20,000 pending runs, one call per value).
         times: dict[int, list[Any]] = {row[0]: row[1:] for row in json.loads(found[1])} if found else {}
-        stale = [(i, key) for i, key in runs if times.get(i, [None])[0] != list(stamps.get(i, (0, 0)))]
+        # A run's stamp and key: SQLite gives a deleted run's id again, maybe to another partition.
+        stale = [(i, key) for i, key in runs if times.get(i, [None])[0] != [*stamps.get(i, (0, 0, 0)), key]]
         received = received_keys(session, [i for i, _ in stale], stamps)
         for apdr_id, key in stale:
             progress, fires_at, ends, deadline = reader.answers.pending(key, received.get(apdr_id, {}))
             at = [jsonable(fires_at), jsonable(ends)]  # ISO 8601 text
-            times[apdr_id] = [list(stamps.get(apdr_id, (0, 0))), never_counting(progress), *at, deadline]
+            times[apdr_id] = [[*stamps.get(apdr_id, (0, 0, 0)), key], never_counting(progress), *at, deadline]
         if version is not None and (stale or found is None):
             keep(memo, version, json.dumps([[i, *times[i]] for i, _ in runs]), session)
         later: list[datetime] = []

@@ -33,7 +33,7 @@ from airflow_partitions.tools.state.tables import (
     metadata,
     partitioned_asset_key_log,
 )
-from airflow_partitions.tools.state.tally import tally_of
+from airflow_partitions.tools.state.tally import pending_states, tally_of
 
 DAG = "ny_day"
 OPENED = datetime(2026, 3, 10, 5, tzinfo=UTC)
@@ -170,3 +170,20 @@ def test_a_value_kept_by_a_clock_ahead_is_not_served_to_a_clock_behind_it() -> N
     cache.keep_until(memo, fingerprint, [["2026-03-10", LATE_AT.isoformat(), None]], ahead, None)
     assert cache.kept_until(memo, fingerprint, LATE_AT - timedelta(minutes=1)) is None
     assert cache.kept_until(memo, fingerprint, ahead) == [["2026-03-10", LATE_AT.isoformat(), None]]
+
+
+class AnswersByKey(Answers):
+    """As :class:`Answers`, but every key of 2026-03-12 never counts there."""
+
+    def pending(self, key: str, received: dict[str, frozenset[str]]) -> tuple[Any, ...]:
+        never = key == "2026-03-12"
+        return (SimpleNamespace(never_counting=never),), DEADLINE, DEADLINE - timedelta(hours=1), True
+
+
+def test_a_pending_runs_kept_times_are_not_another_partitions_that_took_its_id(engine: Any) -> None:
+    """SQLite gives a deleted pending run's id again: run 2, no keys, of 2026-03-10, then of 2026-03-12."""
+    now = DEADLINE - timedelta(hours=2)
+    by_key = SimpleNamespace(**{**vars(reader(now)), "answers": AnswersByKey()})
+    with Session(engine) as session:
+        assert pending_states({DAG: by_key}, session, [(DAG, 2, "2026-03-10")])[0] == {2: "pending"}
+        assert pending_states({DAG: by_key}, session, [(DAG, 2, "2026-03-12")])[0] == {2: "never counting"}

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
+from airflow_partitions.tools.state.gaps import stamp
 from airflow_partitions.tools.state.mirror import Mirror, PendingRun
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
 from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
@@ -169,8 +170,8 @@ class Database:
         ]
         return sorted(rows, key=lambda run: (run.created_at, run.id))
 
-    def stamps(self) -> dict[int, tuple[int, int]]:
-        """Each open pending run's own key-log rows (its Dag's, its key's): their count and greatest id."""
+    def stamps(self) -> dict[int, tuple[int, int, int]]:
+        """Each open pending run's own key-log rows (its Dag's, its key's): count, greatest id; when made."""
         with Session(self.engine) as session:
             rows = session.execute(
                 select(
@@ -186,7 +187,9 @@ class Database:
             run = runs.get(apdr_id)
             if run is not None and (run.dag_id, run.partition_key) == (dag, key):
                 own.setdefault(apdr_id, []).append(log_id)
-        return {apdr_id: (len(ids), max(ids)) for apdr_id, ids in own.items()}
+        return {
+            apdr_id: (len(ids), max(ids), stamp(runs[apdr_id].created_at)) for apdr_id, ids in own.items()
+        }
 
     def fired_of(self, dag: str) -> dict[int, int]:
         return {fired: i for i, d, _, fired, _ in self.rows() if d == dag and fired is not None}
@@ -212,9 +215,14 @@ def existing(fired: dict[int, int], db: Database) -> dict[int, int]:
     return {run: apdr_id for run, apdr_id in fired.items() if run in runs}
 
 
-def held_stamps(mirror: Mirror) -> dict[int, tuple[int, int]]:
+def held_stamps(mirror: Mirror) -> dict[int, tuple[int, int, int]]:
     """The key-log stamps the mirror holds, asked by every id a test's rows may have had."""
     return mirror.open_stamps(range(1, 10_000))[1]
+
+
+def counts(stamps: dict[int, tuple[int, int, int]]) -> dict[int, tuple[int, int]]:
+    """*stamps* without the runs' creation: each run's key-log rows' count and greatest id."""
+    return {i: found[:2] for i, found in stamps.items()}
 
 
 def synced(mirror: Mirror, engine: Engine) -> Mirror:
@@ -295,10 +303,11 @@ def test_a_key_logged_under_a_deleted_newest_key_log_rows_id_moves_the_stamp(eng
     db, mirror = Database(engine), new_mirror()
     first = db.open(DAGS[0], "2026-03-10")
     db.open(DAGS[1], "r001|2026-03-10")  # key-log row 2, the newest
-    assert held_stamps(synced(mirror, engine)) == {first: (1, 1), first + 1: (1, 2)}
+    assert counts(held_stamps(synced(mirror, engine))) == {first: (1, 1), first + 1: (1, 2)}
     db.clear_stale(first + 1)  # Airflow's cleanup deletes row 2 with its run
     db.log(first)  # row 2 again
-    assert held_stamps(synced(mirror, engine)) == db.stamps() == {first: (2, 2)}
+    assert held_stamps(synced(mirror, engine)) == db.stamps()
+    assert counts(db.stamps()) == {first: (2, 2)}
 
 
 def test_a_key_log_row_committed_after_a_later_id_is_read_on_a_later_sync(engine: Engine) -> None:
@@ -322,9 +331,10 @@ def test_a_key_log_row_committed_after_a_later_id_is_read_on_a_later_sync(engine
             )
 
     logged(3)
-    assert held_stamps(synced(mirror, engine)) == {first: (2, 3)}
+    assert counts(held_stamps(synced(mirror, engine))) == {first: (2, 3)}
     logged(2)  # the id in between commits now
-    assert held_stamps(synced(mirror, engine)) == db.stamps() == {first: (3, 3)}
+    assert held_stamps(synced(mirror, engine)) == db.stamps()
+    assert counts(db.stamps()) == {first: (3, 3)}
 
 
 def test_a_fired_run_cleaned_makes_the_mirror_start_over(engine: Engine) -> None:

@@ -114,3 +114,33 @@ def test_a_new_process_finds_a_runs_keys_stored_while_its_key_log_stamp_holds(se
     session.execute(insert(partitioned_asset_key_log), [_log(4, "2026-03-10T06", "ny_day", "2026-03-10")])
     _new_process()
     assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-10T09", "2026-03-10T06"})}}
+
+
+def test_a_discarded_run_whose_id_and_key_log_id_are_given_again_has_its_new_keys(session: Session) -> None:
+    """
+    ``discard`` deletes pending run 7 (the newest) and its key-log row 3 (the newest); SQLite gives
+    the next run id 7 and its first key-log row id 3: the same count and greatest id, other keys.
+    """
+    from sqlalchemy import delete
+
+    _pending_run_7(session)
+    session.execute(insert(partitioned_asset_key_log), [_log(3, "2026-03-10T05", "ny_day", "2026-03-10")])
+    session.commit()
+    assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-10T05"})}}
+    session.commit()
+    session.execute(delete(partitioned_asset_key_log))
+    session.execute(delete(asset_partition_dag_run))
+    later = AT.replace(hour=9)
+    session.execute(
+        insert(asset_partition_dag_run).values(
+            id=7, target_dag_id="ny_day", partition_key="2026-03-12", created_at=later, updated_at=later
+        )
+    )
+    session.execute(
+        insert(partitioned_asset_key_log),
+        [{**_log(3, "2026-03-12T05", "ny_day", "2026-03-12"), "created_at": later}],
+    )
+    session.commit()
+    assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-12T05"})}}  # this process
+    _new_process()
+    assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-12T05"})}}  # the store

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -118,9 +119,19 @@ def test_off_keeps_nothing_across_processes(session: Session, monkeypatch: pytes
     assert kept_value(memo, {"weather_local_day_jfk": PRINT}, session) is None
 
 
-def test_an_unusable_store_file_means_no_store(session: Session, tmp_path: Path, monkeypatch) -> None:
+def test_a_store_path_that_is_a_folder_is_kept_elsewhere(
+    session: Session, tmp_path: Path, monkeypatch
+) -> None:
+    """As any file this user cannot use (tests/unit/tools/test_store_faults.py): a file of its own instead."""
     (tmp_path / "a-folder").mkdir()
     monkeypatch.setenv(store_file.STORE_VARIABLE, str(tmp_path / "a-folder"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    store = cache.store_for(session)
+    assert store is not None and store.path is not None
+    assert store.path.parent.parent == tmp_path and store.path.name == "a-folder"
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "a-file"))  # no folder for one elsewhere
+    cache.STORES.clear()
     assert cache.store_for(session) is None
 
 
@@ -224,6 +235,43 @@ def test_runs_trading_states_move_the_fingerprint(session: Session) -> None:
     _state(session, first, "failed")
     _state(session, second, "success")
     assert _print(session) != before
+
+
+def test_runs_trading_states_in_sets_of_equal_sums_move_the_fingerprint(session: Session) -> None:
+    """
+    Runs 1 and 4 succeed as runs 2 and 3 fail (5 failed throughout): each state's count and ids' sum stay.
+
+    So do its greatest id and the sum of the ids' 32-bit hash the print summed before (``id *
+    2654435761 % 2**32``, linear: equal here, as in two random trades of three).
+    """
+    _runs(session, "failed", "success", "success", "failed", "failed")
+    before = _print(session)
+    for run, state in ((1, "success"), (4, "success"), (2, "failed"), (3, "failed")):
+        _state(session, run, state)
+    assert _print(session) != before
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    states=st.lists(st.sampled_from(["success", "failed", "running", "queued"]), min_size=2, max_size=8),
+    changed=st.lists(st.sampled_from(["success", "failed", "running", "queued"]), min_size=8, max_size=8),
+)
+def test_any_runs_changing_states_together_move_the_fingerprint(
+    tmp_path_factory: pytest.TempPathFactory, states: list[str], changed: list[str]
+) -> None:
+    """Property: whichever runs change state between two reads, together, the print moves."""
+    engine = create_engine(f"sqlite:///{tmp_path_factory.mktemp('print') / 'airflow.db'}")
+    try:
+        with Session(engine) as session:
+            ids = _runs(session, *states)
+            before = _print(session)
+            after = changed[: len(ids)]
+            for run, old, new in zip(ids, states, after, strict=True):
+                if new != old:
+                    _state(session, run, new)
+            assert (_print(session) != before) == (after != states)
+    finally:
+        engine.dispose()
 
 
 def test_the_newest_run_deleted_and_its_id_given_again_moves_the_fingerprint(session: Session) -> None:
