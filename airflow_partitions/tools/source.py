@@ -1,7 +1,7 @@
 """
 Where the tools read and write a deployment's partitions: its metadata database, or its REST API.
 
-``status``, ``explain``, ``backfill --missing``, ``requeue``, ``discard`` and ``clean`` are each
+``status``, ``explain``, ``backfill``, ``requeue``, ``discard`` and ``clean`` are each
 written once (:mod:`airflow_partitions.tools.commands`), against :class:`Source`, whose methods
 take the command's frozen request. Two sources answer it:
 
@@ -19,8 +19,9 @@ take the command's frozen request. Two sources answer it:
   Airflow for ``status``.
 
 The API's routes are guarded as Airflow's own: reading needs read access to the Dag (and its
-runs), ``backfill --yes`` Airflow's access to trigger a run, ``requeue``, ``discard`` and ``clean``
-with ``--yes`` edit access; each write is recorded under the caller's name.
+runs), ``backfill --yes`` and its ``--pause``, ``--resume``, ``--cancel`` Airflow's access to
+trigger and clear its runs, ``requeue``, ``discard`` and ``clean`` with ``--yes`` edit access; each
+write is recorded under the caller's name.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from airflow_partitions.tools.commands.backfill import BackfillRequest
+from airflow_partitions.tools.commands.backfill import BackfillRequest, BackfillsRequest
 from airflow_partitions.tools.commands.base import Request
 from airflow_partitions.tools.commands.clean import CleanRequest
 from airflow_partitions.tools.commands.discard import DiscardRequest
@@ -62,11 +63,17 @@ class Source(Protocol):
     def explain(self, request: ExplainRequest) -> Any:
         """Return the :class:`~airflow_partitions.tools.explanation.Explanation` of the key, Dag's mapper."""
 
-    def missing(self, request: BackfillRequest) -> list[Any]:
-        """Return the Dag's partitions in ``[start, end]`` without a successful run, due or not."""
+    def plan(self, request: BackfillRequest) -> Any:
+        """Return the :class:`~airflow_partitions.tools.write.backfill.Plan` of a page of the selection."""
 
-    def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
-        """Create one Dag run per :class:`~airflow_partitions.tools.write.backfill.MissingPartition`."""
+    def carry_out(self, request: BackfillRequest) -> Any:
+        """Plan every selected partition, start a tracked backfill of its runs; return the plan with it."""
+
+    def backfills(self, request: BackfillsRequest) -> Any:
+        """Return the tracked backfills asked for (:class:`~.write.paced.Backfills`)."""
+
+    def control(self, request: BackfillsRequest) -> Any:
+        """Pause, resume or cancel a tracked backfill; return it."""
 
     def orphans(self, request: RequeueRequest) -> Any:
         """Return the stored events that feed none of the Dag's runs (read-only)."""
@@ -94,12 +101,17 @@ class Database:
     Each request reads (``request.read(session)``) or writes (``request.write(session, user)``)
     itself through :mod:`airflow_partitions.tools.state` and :mod:`airflow_partitions.tools.write`.
     *user* names who writes in the audit log and on created Dag runs (default: the operating
-    system's user); the api-server passes its caller's name.
+    system's user); the api-server passes its caller's name, and *may_run*: whether the caller may
+    start runs of a Dag (a backfill's runs of Dags upstream).
     """
 
-    def __init__(self, session: Any = None, *, user: str | None = None) -> None:
+    def __init__(
+        self, session: Any = None, *, user: str | None = None, may_run: Callable[[str], bool] | None = None
+    ) -> None:
         self.session = session
         self.user = user
+        #: Whether *user* may start runs of a Dag (``None``: of every Dag, the database's owner).
+        self.may_run = may_run
 
     def status(self, request: StatusRequest) -> Any:
         """Return :func:`~airflow_partitions.tools.state.consumer_state` of the request."""
@@ -109,15 +121,30 @@ class Database:
         """Explain the key under the mapper the Dag's serialized Dag holds for the asset."""
         return request.read(self.session)
 
-    def missing(self, request: BackfillRequest) -> list[Any]:
-        """Return :func:`~airflow_partitions.tools.write.backfill.missing_partitions`, due or not."""
-        return request.read(self.session)
+    def plan(self, request: BackfillRequest) -> Any:
+        """Return :func:`~airflow_partitions.tools.write.backfill.plan` of the request."""
+        return self._in_session(request.read)
 
-    def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
-        """Create the runs through :func:`~airflow_partitions.tools.write.backfill.create_runs`."""
-        from airflow_partitions.tools.write.backfill import create_runs
+    def carry_out(self, request: BackfillRequest) -> Any:
+        """Start it through :func:`~airflow_partitions.tools.write.backfill.carry_out` (commits)."""
+        return self._in_session(lambda session: request.write(session, self.user, self.may_run))
 
-        return create_runs(dag_id, partitions, user=self.user, session=self.session)
+    def backfills(self, request: BackfillsRequest) -> Any:
+        """Return :func:`~airflow_partitions.tools.write.paced.backfills` of the request."""
+        return self._in_session(request.read)
+
+    def control(self, request: BackfillsRequest) -> Any:
+        """Act through :func:`~airflow_partitions.tools.write.paced.control` (commits)."""
+        return self._in_session(lambda session: request.write(session, self.user))
+
+    def _in_session(self, call: Any) -> Any:
+        """Return *call* (session): on this source's session, else on a new one of Airflow's."""
+        if self.session is not None:
+            return call(self.session)
+        from airflow.utils.session import create_session
+
+        with create_session() as session:
+            return call(session)
 
     def orphans(self, request: RequeueRequest) -> Any:
         """Return :func:`~airflow_partitions.tools.write.requeue.orphaned_events`."""
@@ -247,22 +274,29 @@ class Api:
 
         return self._ask("GET", request, Explanation)
 
-    def missing(self, request: BackfillRequest) -> list[Any]:
-        """Return what ``GET /partitions/api/dags/{dag_id}/backfill`` lists, due or not."""
-        from airflow_partitions.tools.write.backfill import MissingPartition
+    def plan(self, request: BackfillRequest) -> Any:
+        """Return ``GET /partitions/api/dags/{dag_id}/backfill``'s plan (a dry run)."""
+        from airflow_partitions.tools.write.backfill import Plan
 
-        return self._call(
-            "GET",
-            request.path(),
-            request.params(),
-            read=lambda a: [rebuilt(MissingPartition, m) for m in a["missing"]],
-        )
+        return self._ask("GET", request, Plan)
 
-    def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
-        """Create the runs with ``POST /partitions/api/dags/{dag_id}/backfill`` (triggering access)."""
-        body = {"partitions": [p.to_dict() for p in partitions]}
-        path = f"dags/{_quoted(dag_id)}/backfill"
-        return self._call("POST", path, {}, body, read=lambda a: list(a["created_runs"]))
+    def carry_out(self, request: BackfillRequest) -> Any:
+        """Start it with ``POST /partitions/api/dags/{dag_id}/backfill`` (to trigger and clear runs)."""
+        from airflow_partitions.tools.write.backfill import Plan
+
+        return self._ask("POST", request, Plan)
+
+    def backfills(self, request: BackfillsRequest) -> Any:
+        """Return ``GET /partitions/api/dags/{dag_id or ~}/backfills``' list."""
+        from airflow_partitions.tools.write.paced import Backfills
+
+        return self._ask("GET", request, Backfills)
+
+    def control(self, request: BackfillsRequest) -> Any:
+        """Act with ``POST /partitions/api/dags/{dag_id or ~}/backfills`` (to trigger the Dag's runs)."""
+        from airflow_partitions.tools.write.paced import Backfills
+
+        return self._ask("POST", request, Backfills)
 
     def orphans(self, request: RequeueRequest) -> Any:
         """Return ``GET /partitions/api/dags/{dag_id}/requeue``'s dry run."""
@@ -328,10 +362,6 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirect)
-
-
-def _quoted(dag_id: str) -> str:
-    return urllib.parse.quote(dag_id, safe="")
 
 
 def _dag_named(path: str) -> str:

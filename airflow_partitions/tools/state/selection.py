@@ -64,6 +64,37 @@ def selected_range(
     return first, last
 
 
+def bound_instant(grain: Grain | None, option: str, value: str, *, last: bool) -> datetime:
+    """
+    Return the instant a range bound (:func:`selected_range`'s) starts from: a key's period start.
+
+    ``2026-03-10`` of New York days is 2026-03-10T00:00-05:00; a calendar spelling the start of the
+    period holding its first instant, or with *last* its last (``2026-03`` of days: 03-01, or
+    03-31 with *last*), in the grain's zone; without a grain an ISO 8601 time (naive: UTC).
+    Walking a range period by period (``backfill --state missing``) starts and ends there.
+
+    :raises ValueError: naming *option* and *value*, for a bound that is the leading part of a key
+        (``FY2026-``: no instant), or a time no ``datetime`` holds.
+    """
+    try:
+        if grain is None:
+            when = datetime.fromisoformat(value)
+            return when if when.tzinfo else when.replace(tzinfo=UTC)
+        try:
+            return grain.parse(value).start
+        except ValueError:
+            span = _calendar_span(value)
+            if span is None:
+                raise
+        local = span[1] - timedelta(microseconds=1) if last else span[0]
+        return grain.floor(local.replace(tzinfo=grain.tz)).start
+    except (ValueError, OverflowError):
+        raise ValueError(
+            f"{option} {value!r} names no instant to walk the periods of a range from: give a key or "
+            f"{EXPECTED_BOUND}."
+        ) from None
+
+
 def checked_key(dag_id: str, grain: Grain | None, key: str | None) -> None:
     """
     Check that *key* (``--key``) is a partition key of *dag_id*: its time part a key of *grain*.

@@ -8,7 +8,9 @@ Airflow's auth manager decides, as it does for Airflow's own endpoints (the call
   :data:`READ_STATE`: and to assets, for an answer that shows a Dag's partitions by asset
   (``status``, the view's Dag page and partition lists); :data:`READ_ASSETS`: an asset's page;
 - :data:`EDIT`: edit access to the Dag (``requeue``, ``discard``, ``clean --yes``);
-  :data:`TRIGGER`: Airflow's rule for triggering a run (``backfill --yes``);
+  :data:`RUN`: Airflow's rules for triggering a run and for clearing one (``backfill --yes``, and
+  :func:`may_run` for each Dag upstream whose runs it starts, and for ``--pause``, ``--resume``,
+  ``--cancel`` of a backfill);
 - what an answer leaves out for whom: the refused keys without read access to the Dag's audit
   log (:func:`redacted`); in an answer about every Dag, the Dags the caller may not read
   (:func:`readable_dags`, :func:`only_readable`); the members of a Variable the caller may not
@@ -33,7 +35,12 @@ READ = [Depends(requires_access_dag("GET", DagAccessEntity.RUN))]
 READ_ASSETS = [Depends(requires_access_asset("GET"))]
 READ_STATE = [*READ, *READ_ASSETS]
 EDIT = [Depends(requires_access_dag("PUT"))]
-TRIGGER = [Depends(requires_access_dag("POST", DagAccessEntity.RUN))]
+#: Starting runs and running them again (a backfill): Airflow's rules for triggering a Dag run
+#: (``POST`` on its runs) and for clearing one (``PUT``).
+RUN = [
+    Depends(requires_access_dag("POST", DagAccessEntity.RUN)),
+    Depends(requires_access_dag("PUT", DagAccessEntity.RUN)),
+]
 #: Every Dag's summary (the overview, the metrics): read access to Dags; each answer then holds
 #: only :func:`readable_dags`.
 READ_DAGS = [Depends(requires_access_dag("GET"))]
@@ -43,6 +50,17 @@ def reads_audit_log(dag_id: str, user: Any) -> bool:
     """Whether *user* may read the audit log of *dag_id* (where refused keys are recorded)."""
     return get_auth_manager().is_authorized_dag(
         method="GET", access_entity=DagAccessEntity.AUDIT_LOG, details=DagDetails(id=dag_id), user=user
+    )
+
+
+def may_run(dag_id: str, user: Any) -> bool:
+    """Whether *user* may trigger and clear the runs of *dag_id* (:data:`RUN`, by Airflow's auth manager)."""
+    manager = get_auth_manager()
+    return all(
+        manager.is_authorized_dag(
+            method=method, access_entity=DagAccessEntity.RUN, details=DagDetails(id=dag_id), user=user
+        )
+        for method in ("POST", "PUT")
     )
 
 

@@ -10,13 +10,16 @@ the UI's cookie; no token, 401; too little access, 403). A write from a browser'
 come from the api-server's own origin, with a JSON body
 (:func:`~airflow_partitions.tools.ui.requests.from_own_client`, on every route of the view):
 
-- ``GET dags/{dag_id}/status``, ``GET dags/{dag_id}/explain``, and the dry runs ``GET
+- ``GET dags/{dag_id}/status``, ``GET dags/{dag_id}/explain``, the dry runs ``GET
   dags/{dag_id}/backfill``, ``GET dags/{dag_id}/requeue``, ``GET dags/{dag_id}/discard`` and
-  ``GET dags/{dag_id}/clean``: read access to the Dag and its runs (``status`` also to assets;
+  ``GET dags/{dag_id}/clean``, and ``GET dags/{dag_id}/backfills`` (the tracked backfills; ``~``:
+  of the Dags the caller may read): read access to the Dag and its runs (``status`` also to assets;
   the refused keys only with read access to its audit log; ``clean`` of every Dag counts only the
   Dags the caller may read; ``explain`` leaves out the members of a Variable the caller may not
   read: :mod:`~airflow_partitions.tools.ui.access`);
-- ``POST dags/{dag_id}/backfill``: creating Dag runs (Airflow's rule for triggering a run);
+- ``POST dags/{dag_id}/backfill``: Airflow's rules for triggering and clearing a run, on the Dag
+  and on each Dag upstream whose runs it starts (those it may not are left undone, said so);
+  ``POST dags/{dag_id}/backfills`` (pause, resume, cancel): the same on the backfill's Dag;
 - ``POST dags/{dag_id}/requeue``, ``POST dags/{dag_id}/discard`` and ``POST dags/{dag_id}/clean``:
   edit access to the Dag.
 
@@ -32,13 +35,14 @@ unknown Dag 404, exit 1; bad input 400, exit 2), with the direct mode's message.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Depends, HTTPException
 
-from airflow_partitions.tools.commands.backfill import BackfillRequest
+from airflow_partitions.tools.commands.backfill import BackfillRequest, BackfillsRequest
 from airflow_partitions.tools.commands.clean import CleanRequest
 from airflow_partitions.tools.commands.discard import DiscardRequest
 from airflow_partitions.tools.commands.explain import ExplainRequest
@@ -46,13 +50,14 @@ from airflow_partitions.tools.commands.requeue import RequeueRequest
 from airflow_partitions.tools.commands.status import StatusRequest
 from airflow_partitions.tools.explanation import explain as explained
 from airflow_partitions.tools.source import Database
-from airflow_partitions.tools.state.plain import rebuilt
 from airflow_partitions.tools.ui.access import (
     EDIT,
     READ,
     READ_STATE,
-    TRIGGER,
+    RUN,
+    may_run,
     only_readable,
+    readable_dags,
     redacted,
     without_unreadable_members,
 )
@@ -88,27 +93,59 @@ def explain(
 
 
 @router.get("/api/dags/{dag_id}/backfill", dependencies=READ)
-def backfill_missing(
+def backfill_plan(
     request: Annotated[BackfillRequest, Depends(requested(BackfillRequest))], session: SessionDep
 ) -> dict[str, Any]:
-    """Return the partitions ``backfill --missing`` would create runs for: ``{"missing": [...]}``."""
-    return {"missing": [m.to_dict() for m in answered(lambda: Database(session).missing(request))]}
+    """Return ``backfill DAG_ID --json``'s plan (a dry run: what each selected partition takes)."""
+    return answered(lambda: Database(session).plan(request)).to_dict()
 
 
-@router.post("/api/dags/{dag_id}/backfill", dependencies=TRIGGER)
-def backfill_create(
-    dag_id: str,
+@router.post("/api/dags/{dag_id}/backfill", dependencies=RUN)
+def backfill(
+    request: Annotated[BackfillRequest, Depends(requested(BackfillRequest, body=True))],
     user: GetUserDep,
     session: SessionDep,
-    partitions: Annotated[list[dict[str, Any]], Body(embed=True)],
 ) -> dict[str, Any]:
-    """Create one Dag run per partition listed (``backfill --missing --yes``): ``{"created_runs": []}``."""
-    from airflow_partitions.tools.write.backfill import MissingPartition
+    """
+    Start the backfill (``backfill ... --yes``) under the caller's name; return the plan with it.
 
-    listed = answered(lambda: [rebuilt(MissingPartition, p) for p in partitions])
-    return {
-        "created_runs": answered(lambda: Database(session, user=user.get_name()).create_runs(dag_id, listed))
-    }
+    The runs of a Dag upstream the caller may not trigger and clear (:func:`may_run`) are left to
+    ``could_not``, saying so.
+    """
+    deployment = Database(session, user=user.get_name(), may_run=lambda dag_id: may_run(dag_id, user))
+    return answered(lambda: deployment.carry_out(request)).to_dict()
+
+
+@router.get("/api/dags/{dag_id}/backfills", dependencies=READ)
+def backfills(
+    request: Annotated[BackfillsRequest, Depends(requested(BackfillsRequest))],
+    user: GetUserDep,
+    session: SessionDep,
+) -> dict[str, Any]:
+    """Return ``backfill --list [DAG_ID] --json`` (``~``: of the Dags the caller may read)."""
+    answer = answered(lambda: Database(session).backfills(request))
+    readable = readable_dags(user) if request.dag_id is None else {request.dag_id}
+    return replace(answer, backfills=tuple(b for b in answer.backfills if b.dag_id in readable)).to_dict()
+
+
+@router.post("/api/dags/{dag_id}/backfills", dependencies=READ)
+def backfill_control(
+    request: Annotated[BackfillsRequest, Depends(requested(BackfillsRequest, body=True))],
+    user: GetUserDep,
+    session: SessionDep,
+) -> dict[str, Any]:
+    """
+    Pause, resume or cancel a backfill (``backfill --pause NAME`` …) under the caller's name.
+
+    Only a caller who may trigger and clear the runs of the backfill's Dag (:func:`may_run`;
+    else 403), of the Dag in the path if one is named there (else 404 for another Dag's).
+    """
+    found = answered(lambda: Database(session).backfills(replace(request, action=None))).backfills
+    if not found or (request.dag_id is not None and found[0].dag_id != request.dag_id):
+        raise HTTPException(404, f"no backfill {request.name!r} of {request.dag_id!r}.")
+    if not may_run(found[0].dag_id, user):
+        raise HTTPException(403, f"you may not trigger and clear the runs of {found[0].dag_id!r}.")
+    return answered(lambda: Database(session, user=user.get_name()).control(request)).to_dict()
 
 
 @router.get("/api/dags/{dag_id}/requeue", dependencies=READ)
