@@ -122,11 +122,11 @@ class Database:
         return request.read(self.session)
 
     def plan(self, request: BackfillRequest) -> Any:
-        """Return :func:`~airflow_partitions.tools.write.backfill.plan` of the request."""
+        """Return :func:`~airflow_partitions.tools.write.planning.plan` of the request."""
         return self._in_session(request.read)
 
     def carry_out(self, request: BackfillRequest) -> Any:
-        """Start it through :func:`~airflow_partitions.tools.write.backfill.carry_out` (commits)."""
+        """Start it through :func:`~airflow_partitions.tools.write.planning.carry_out` (commits)."""
         return self._in_session(lambda session: request.write(session, self.user, self.may_run))
 
     def backfills(self, request: BackfillsRequest) -> Any:
@@ -138,12 +138,17 @@ class Database:
         return self._in_session(lambda session: request.write(session, self.user))
 
     def _in_session(self, call: Any) -> Any:
-        """Return *call* (session): on this source's session, else on a new one of Airflow's."""
+        """
+        Return *call* (session): on this source's session, else on a new one of Airflow's.
+
+        Not the thread's scoped session: Airflow's helpers that open their own (``provide_session``)
+        get that one, and commit it.
+        """
         if self.session is not None:
             return call(self.session)
         from airflow.utils.session import create_session
 
-        with create_session() as session:
+        with create_session(scoped=False) as session:
             return call(session)
 
     def orphans(self, request: RequeueRequest) -> Any:
@@ -368,10 +373,13 @@ def _dag_named(path: str) -> str:
     """
     Return what a route's path asks about, for a message: ``"the Dag 'weather_jfk'"``.
 
-    ``dags/~/clean`` (``clean`` without ``--dag``) asks about every Dag.
+    ``dags/~/clean`` (``clean`` without ``--dag``) and ``dags/~/backfills`` (a backfill by its name
+    alone) ask about every Dag.
     """
     dag_id = urllib.parse.unquote(path.split("/")[1])
-    return "every Dag (clean without --dag)" if dag_id == "~" else f"the Dag {dag_id!r}"
+    if dag_id != "~":
+        return f"the Dag {dag_id!r}"
+    return "every Dag (clean without --dag)" if path.endswith("/clean") else "the backfill's Dag"
 
 
 def _refused(err: urllib.error.HTTPError, method: str, address: str, dag: str) -> Exception:

@@ -3,8 +3,8 @@
 
 :class:`BackfillRequest` selects a Dag's partitions by key (``--key``, ``--keys-from``), time
 range (``--start``/``--end``, ``status``'s range language) and state (``--state``, ``--missing``);
-its ``read`` is the plan (:func:`~airflow_partitions.tools.write.backfill.plan`), its ``write``
-hands the plan's runs to a tracked backfill (:func:`~airflow_partitions.tools.write.backfill.
+its ``read`` is the plan (:func:`~airflow_partitions.tools.write.planning.plan`), its ``write``
+hands the plan's runs to a tracked backfill (:func:`~airflow_partitions.tools.write.planning.
 carry_out`). :class:`BackfillsRequest` lists the tracked backfills (``--list``) and pauses,
 resumes or cancels one (``--pause``, ``--resume``, ``--cancel``).
 """
@@ -113,7 +113,7 @@ class BackfillRequest(Request):
         :raises LookupError: for an unknown Dag, or one that is not partitioned.
         :raises ValueError: for a key or range the Dag's keys cannot match, before reading them.
         """
-        from airflow_partitions.tools.write.backfill import plan
+        from airflow_partitions.tools.write.planning import plan
 
         return plan(self.selection(), session)
 
@@ -123,7 +123,7 @@ class BackfillRequest(Request):
 
         *may_run* (a Dag id): whether *user* may start its runs (``None``: every Dag's).
         """
-        from airflow_partitions.tools.write.backfill import carry_out
+        from airflow_partitions.tools.write.planning import carry_out
 
         return carry_out(
             self.selection(), session, user, max_active=self.max_active, order=self.order, may_run=may_run

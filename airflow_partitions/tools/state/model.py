@@ -57,7 +57,7 @@ def bucket_length(first: str | None, last: str | None) -> int:
     if same >= 7:
         return 10
     years = first[:4], last[:4]
-    if all(y.isdigit() for y in years) and int(years[1]) - int(years[0]) > 10:
+    if all(y.isascii() and y.isdigit() for y in years) and int(years[1]) - int(years[0]) > 10:
         return 4
     return BUCKET
 

@@ -74,25 +74,45 @@ def bound_instant(grain: Grain | None, option: str, value: str, *, last: bool) -
     Walking a range period by period (``backfill --state missing``) starts and ends there.
 
     :raises ValueError: naming *option* and *value*, for a bound that is the leading part of a key
-        (``FY2026-``: no instant), or a time no ``datetime`` holds.
+        (``FY2026-``: no instant), a time no ``datetime`` holds, or one outside the years 0003 to
+        9997 (:data:`~airflow_partitions.grains.keys.FIRST_YEAR`: a walk there would step past the
+        years a ``datetime`` holds).
     """
+    from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR
+
+    outside = ValueError(
+        f"{option} {value!r} is outside the years partitions are made in ({FIRST_YEAR:04d} to {LAST_YEAR})."
+    )
+    written = re.match(r"\d{4}", value)
+    if written and not FIRST_YEAR <= int(written[0]) <= LAST_YEAR:
+        raise outside
     try:
         if grain is None:
             when = datetime.fromisoformat(value)
-            return when if when.tzinfo else when.replace(tzinfo=UTC)
-        try:
-            return grain.parse(value).start
-        except ValueError:
-            span = _calendar_span(value)
-            if span is None:
-                raise
-        local = span[1] - timedelta(microseconds=1) if last else span[0]
-        return grain.floor(local.replace(tzinfo=grain.tz)).start
+            when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        else:
+            when = _bound_start(grain, value, last=last)
+        year = when.astimezone(UTC).year
     except (ValueError, OverflowError):
         raise ValueError(
             f"{option} {value!r} names no instant to walk the periods of a range from: give a key or "
             f"{EXPECTED_BOUND}."
         ) from None
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise outside
+    return when
+
+
+def _bound_start(grain: Grain, value: str, *, last: bool) -> datetime:
+    """Return :func:`bound_instant` under *grain*; raise ``ValueError`` or ``OverflowError`` for none."""
+    try:
+        return grain.parse(value).start
+    except ValueError:
+        span = _calendar_span(value)
+        if span is None:
+            raise
+    local = span[1] - timedelta(microseconds=1) if last else span[0]
+    return grain.floor(local.replace(tzinfo=grain.tz)).start
 
 
 def checked_key(dag_id: str, grain: Grain | None, key: str | None) -> None:

@@ -20,19 +20,20 @@ with ``missing`` for a period of the range that has no run and no pending run). 
   ended: ``include_open`` plans it anyway); **cannot** for what a backfill cannot do (keys that
   never count, a producer whose runs name their keys at run time), saying what can.
 
-:func:`plan` answers a page of the selection (a dry run: nothing written); :func:`carry_out` plans
-every selected partition and hands the runs to a paced, tracked backfill
+The values a plan is made of (:class:`Selection` in, :class:`Plan` out, each partition's
+:class:`Step`); :func:`~airflow_partitions.tools.write.planning.plan` answers a page of the
+selection (a dry run: nothing written), :func:`~airflow_partitions.tools.write.planning.carry_out`
+plans every selected partition and hands the runs to a paced, tracked backfill
 (:mod:`~airflow_partitions.tools.write.paced`), saying what it could not do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.model import SEPARATOR, STATES
+from airflow_partitions.tools.state.model import STATES
 from airflow_partitions.tools.state.plain import jsonable
 from airflow_partitions.tools.write.paced import Backfill
 
@@ -117,7 +118,8 @@ class Plan:
 
     ``partitions`` is the page (``offset``, ``limit``; the selected ones in key order) of ``total``;
     ``states`` counts every selected partition by state. ``feeds`` gathers the page's ``send``
-    steps by asset. ``left_out_open`` counts the ``missing`` periods left out because they are not
+    steps by asset (after :func:`~airflow_partitions.tools.write.planning.carry_out`, every
+    selected partition's). ``left_out_open`` counts the ``missing`` periods left out because they are not
     due (``include_open`` plans them). After :func:`carry_out`, ``backfill`` is the tracked
     backfill the runs were handed to (:class:`~airflow_partitions.tools.write.paced.Backfill`)
     and ``could_not`` the steps it could not take (``send``, ``cannot``).
@@ -138,7 +140,7 @@ class Plan:
     @property
     def runs(self) -> list[Step]:
         """The Dag runs the page's steps start, each once, in the page's order."""
-        return _once(s for p in self.partitions for s in p.steps if s.runs)
+        return once_each(s for p in self.partitions for s in p.steps if s.runs)
 
     def to_dict(self) -> dict[str, Any]:
         """Return plain JSON types; each feed with its ``events`` (the REST API's bodies)."""
@@ -148,7 +150,7 @@ class Plan:
         return answer
 
 
-def _once(steps: Any) -> list[Step]:
+def once_each(steps: Any) -> list[Step]:
     """Return *steps* without repeats of one action on one Dag's partition (or asset), first kept."""
     seen: dict[tuple[str, str, str, str | None], Step] = {}
     for step in steps:
@@ -189,62 +191,3 @@ class Selection:
         if self.start or self.end:
             return f"{states}, from {self.start or 'the first'} to {self.end or 'the last'}"
         return states
-
-
-def plan(selection: Selection, session: Any) -> Plan:
-    """
-    Return the plan of one page of *selection* (a dry run: nothing is written).
-
-    :raises LookupError: (``NotAConsumer``) for an unknown Dag or one that is not partitioned.
-    :raises ValueError: naming the option, for a key or range the Dag's keys cannot match, a state
-        that is none of :data:`SELECTABLE`, both keys and a range, or ``missing`` over a range
-        :func:`~.paced` cannot walk (more than :data:`MOST_PERIODS` periods, or keys that are no
-        periods).
-    """
-    from airflow_partitions.tools.write.planning import Planner
-
-    return Planner(selection, session).plan()
-
-
-def carry_out(
-    selection: Selection,
-    session: Any,
-    user: str | None,
-    *,
-    max_active: int,
-    order: str,
-    may_run: Callable[[str], bool] | None = None,
-) -> Plan:
-    """
-    Plan every selected partition and hand the runs to a new paced backfill; return the plan with it.
-
-    The backfill (:func:`~airflow_partitions.tools.write.paced.create`) starts the first
-    *max_active* runs at once, in *order* (``oldest`` or ``newest`` partitions first), under
-    *user*'s name (the audit log's owner; default the operating-system user). ``could_not`` lists
-    the steps no run takes, and the runs of the Dags *user* may not start (*may_run*, ``None``:
-    every Dag's). Nothing is created when no run is to start.
-
-    :raises LookupError: as :func:`plan`.
-    :raises ValueError: as :func:`plan`.
-    """
-    from airflow_partitions.tools.write import paced
-    from airflow_partitions.tools.write.planning import Planner
-
-    whole = Planner(replace(selection, limit=None, offset=0), session).plan()
-    ordered = sorted(
-        whole.partitions, key=lambda p: (p.partition_key.rsplit(SEPARATOR, 1)[-1], p.partition_key)
-    )
-    if order == "newest":
-        ordered.reverse()
-    runs = _once(s for p in ordered for s in p.steps if s.runs)
-    refused = [s for s in runs if may_run is not None and not may_run(s.dag_id)]
-    runs = [s for s in runs if s not in refused]
-    could_not = _once(s for p in whole.partitions for s in p.steps if s.action in ("send", "cannot"))
-    could_not += [
-        replace(s, action="cannot", why=f"you may not trigger and clear the runs of {s.dag_id} ({s.action})")
-        for s in refused
-    ]
-    tracked = (
-        paced.create(whole.dag_id, whole.selection, runs, user, max_active, order, session) if runs else None
-    )
-    return replace(whole, backfill=tracked, could_not=tuple(could_not))

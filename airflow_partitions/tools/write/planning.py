@@ -1,5 +1,5 @@
 """
-The planner behind :func:`~airflow_partitions.tools.write.backfill.plan`: each selected partition's steps.
+A backfill's plan (:func:`plan`: each selected partition's steps) and carrying it out (:func:`carry_out`).
 
 It reads the selected Dag's partitions as ``status`` does (:func:`~airflow_partitions.tools.state.
 consumer_state`, or the keys asked for in full), lists the periods of the range with no run
@@ -14,7 +14,8 @@ carry its partition key (Airflow's default).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,12 +32,78 @@ from airflow_partitions.tools.write.backfill import (
     PlannedPartition,
     Selection,
     Step,
+    once_each,
 )
 
 #: ``(asset name, asset uri, upstream keys)``: keys a partition awaits of one asset.
 Upstream = tuple[str, str, tuple[str, ...]]
 #: One partition to plan: ``(the selected partition it serves, its Dag, its key, its partition, state)``.
 Item = tuple[str, "PlannedDag", str, Partition | None, str]
+
+
+def plan(selection: Selection, session: Any) -> Plan:
+    """
+    Return the plan of one page of *selection* (a dry run: nothing is written).
+
+    :raises LookupError: (``NotAConsumer``) for an unknown Dag or one that is not partitioned.
+    :raises ValueError: naming the option, for a key or range the Dag's keys cannot match, a state
+        that is none of :data:`SELECTABLE`, both keys and a range, or ``missing`` over a range
+        :func:`Planner` cannot walk (more than :data:`MOST_PERIODS` periods, or keys that are no
+        periods).
+    """
+    return Planner(selection, session).plan()
+
+
+def carry_out(
+    selection: Selection,
+    session: Any,
+    user: str | None,
+    *,
+    max_active: int,
+    order: str,
+    may_run: Callable[[str], bool] | None = None,
+) -> Plan:
+    """
+    Plan every selected partition and hand the runs to a new paced backfill; return the plan with it.
+
+    The backfill (:func:`~airflow_partitions.tools.write.paced.create`) starts the first
+    *max_active* runs at once, in *order* (``oldest`` or ``newest`` partitions first), under
+    *user*'s name (the audit log's owner; default the operating-system user). ``could_not`` lists
+    the steps no run takes, and the runs of the Dags *user* may not start (*may_run*, ``None``:
+    every Dag's). Nothing is created when no run is to start. The plan answered holds the
+    selection's page of partitions (``limit``, ``offset``), the keys to send of all of them.
+
+    :raises LookupError: as :func:`plan`.
+    :raises ValueError: as :func:`plan`.
+    """
+    from airflow_partitions.tools.write import paced
+
+    whole = Planner(replace(selection, limit=None, offset=0), session).plan()
+    ordered = sorted(
+        whole.partitions, key=lambda p: (p.partition_key.rsplit(SEPARATOR, 1)[-1], p.partition_key)
+    )
+    if order == "newest":
+        ordered.reverse()
+    runs = once_each(s for p in ordered for s in p.steps if s.runs)
+    refused = [s for s in runs if may_run is not None and not may_run(s.dag_id)]
+    runs = [s for s in runs if s not in refused]
+    could_not = once_each(s for p in whole.partitions for s in p.steps if s.action in ("send", "cannot"))
+    could_not += [
+        replace(s, action="cannot", why=f"you may not trigger and clear the runs of {s.dag_id} ({s.action})")
+        for s in refused
+    ]
+    tracked = (
+        paced.create(whole.dag_id, whole.selection, runs, user, max_active, order, session) if runs else None
+    )
+    end = None if selection.limit is None else selection.offset + selection.limit
+    return replace(
+        whole,
+        partitions=whole.partitions[selection.offset : end],
+        offset=selection.offset,
+        limit=selection.limit,
+        backfill=tracked,
+        could_not=tuple(could_not),
+    )
 
 
 @dataclass

@@ -126,12 +126,12 @@ def test_an_answer_that_is_not_the_views_json_is_named_not_a_traceback(serve, ca
     assert expected in err and "Traceback" not in err
 
 
-def test_a_backfill_answer_without_its_list_is_named_not_a_lookup_of_a_dag(serve, capsys):
+def test_a_backfill_answer_without_its_plan_is_named_not_a_lookup_of_a_dag(serve, capsys):
     url, _ = serve(lambda method, path: (200, {"Content-Type": "application/json"}, b"{}"))
     argv = ["backfill", "--missing", "d", "--start", "2026-03-01", "--end", "2026-03-02"]
     code, out, err = run(capsys, *argv, "--api-url", url, "--token", "t")
     assert code == 1 and out == ""
-    assert "answered JSON this airflow-partitions cannot read (KeyError: 'missing')" in err
+    assert "answered JSON this airflow-partitions cannot read (TypeError:" in err
 
 
 @pytest.mark.parametrize(
@@ -151,6 +151,23 @@ def test_a_backfill_answer_without_its_list_is_named_not_a_lookup_of_a_dag(serve
             ["clean", "--before", "2026-01-01", "--yes"],
             "/partitions/api/dags/~/clean",
             {"before": "2026-01-01T00:00:00+00:00"},
+        ),
+        (
+            ["backfill", "d", "--state", "failed", "--state", "stale", "--max-active", "2", "--yes"],
+            "/partitions/api/dags/d/backfill",
+            {
+                "state": ["failed", "stale"],
+                "include_open": "false",
+                "limit": 50,
+                "offset": 0,
+                "max_active": 2,
+                "order": "oldest",
+            },
+        ),
+        (
+            ["backfill", "--cancel", "backfill-12"],
+            "/partitions/api/dags/~/backfills",
+            {"name": "backfill-12", "action": "cancel"},
         ),
     ],
 )
