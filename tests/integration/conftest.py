@@ -86,6 +86,12 @@ DAG_IDS = [
     "it_region_day_from_variable",
     # it_expectations.py: a rollup whose expected_within changes (test_member_changes.py)
     "it_expect_day",
+    # it_repair.py: chains repaired by backfill (test_repair.py)
+    "it_repair_day",
+    "it_repair_day_by_deadline",
+    "it_repair_month",
+    "it_repair_day_producer",
+    "it_repair_week",
 ]
 #: Each process reads a members Variable every 10 s (not every minute) and the api-server's watch
 #: looks every 2 s: test_members.py and test_member_changes.py change Variables many times.
