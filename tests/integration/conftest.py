@@ -92,6 +92,7 @@ DAG_IDS = [
     "it_repair_month",
     "it_repair_day_producer",
     "it_repair_week",
+    "it_repair_ui_day",
 ]
 #: Each process reads a members Variable every 10 s (not every minute) and the api-server's watch
 #: looks every 2 s: test_members.py and test_member_changes.py change Variables many times.

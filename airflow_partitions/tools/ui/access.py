@@ -10,7 +10,7 @@ Airflow's auth manager decides, as it does for Airflow's own endpoints (the call
 - :data:`EDIT`: edit access to the Dag (``requeue``, ``discard``, ``clean --yes``);
   :data:`RUN`: Airflow's rules for triggering a run and for clearing one (``backfill --yes``, and
   :func:`may_run` for each Dag upstream whose runs it starts, and for ``--pause``, ``--resume``,
-  ``--cancel`` of a backfill);
+  ``--cancel`` of a backfill); what the view's page lets a user do (:func:`actions`);
 - what an answer leaves out for whom: the refused keys without read access to the Dag's audit
   log (:func:`redacted`); in an answer about every Dag, the Dags the caller may not read
   (:func:`readable_dags`, :func:`only_readable`); the members of a Variable the caller may not
@@ -62,6 +62,26 @@ def may_run(dag_id: str, user: Any) -> bool:
         )
         for method in ("POST", "PUT")
     )
+
+
+def may_edit(dag_id: str, user: Any) -> bool:
+    """Whether *user* may edit *dag_id* (:data:`EDIT`: ``discard --yes`` of its stray runs)."""
+    return get_auth_manager().is_authorized_dag(method="PUT", details=DagDetails(id=dag_id), user=user)
+
+
+def actions(dag_id: str, user: Any) -> dict[str, dict[str, Any]]:
+    """
+    Return what the view lets *user* do on *dag_id*, and why not: ``{"backfill": {"allowed": …, "why": …}}``.
+
+    ``backfill`` needs :func:`may_run`, ``discard`` :func:`may_edit`; the page disables a button the
+    user may not use and says why (the routes refuse it anyway: 403).
+    """
+    allowed = {"backfill": may_run(dag_id, user), "discard": may_edit(dag_id, user)}
+    why = {
+        "backfill": f"you may not trigger and clear the runs of {dag_id} (Airflow's Dag run permissions)",
+        "discard": f"you may not edit {dag_id} (Airflow's Dag edit permission)",
+    }
+    return {name: {"allowed": ok, "why": "" if ok else why[name]} for name, ok in allowed.items()}
 
 
 def redacted(answer: dict[str, Any], dag_id: str, user: Any) -> dict[str, Any]:

@@ -8,6 +8,8 @@ Dags repaired by ``airflow-partitions backfill`` (test_repair.py).
   without them, ran incomplete).
 - A chain fed by a producer: UTC days made by their own timetable (``it_repair_day_producer``, no
   scheduled run before 2100) into weeks (``it_repair_week``).
+- Days the Partitions view repairs (``it_repair_ui_day``, test_ui.py): UTC hours into days, whose
+  run fails on :data:`UI_FAILING_DAYS`.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ DAYS = Asset("it_repair_days")
 PRODUCED_DAYS = Asset("it_repair_produced_days")
 #: The Variable listing (JSON) the days whose ``it_repair_day`` run fails.
 FAILING = "it_repair_failing"
+#: The days whose ``it_repair_ui_day`` run fails, every time.
+UI_FAILING_DAYS = ("2026-02-03", "2026-02-04")
 #: One retry, soon: a transient failure of a SQLite api-server is not a failed day.
 RETRY_ONCE = {"retries": 1, "retry_delay": timedelta(seconds=1)}
 
@@ -105,3 +109,20 @@ with DAG(
     catchup=False,
 ):
     EmptyOperator(task_id="done")
+
+with DAG(
+    "it_repair_ui_day",
+    schedule=PartitionedAssetTimetable(
+        assets=Asset("it_repair_ui_hours"), default_partition_mapper=rollup(Day(), Hour())
+    ),
+    catchup=False,
+):
+
+    @task
+    def make_ui_day(dag_run=None) -> str:
+        """Fail on UI_FAILING_DAYS (no data), succeed on the other days."""
+        if dag_run.partition_key in UI_FAILING_DAYS:
+            raise RuntimeError(f"no data for {dag_run.partition_key}")
+        return dag_run.partition_key
+
+    make_ui_day()
