@@ -17,9 +17,8 @@ of kept values independently; :class:`DimensionFanOutMapper` is the mirror fan-o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from functools import lru_cache
 from itertools import product
 from math import prod
 from typing import Any, ClassVar
@@ -29,31 +28,22 @@ from airflow.partition_mappers.window import Window
 from airflow.sdk.definitions.partition_mappers.base import PartitionMapper as SdkPartitionMapper
 from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
 
-from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.composite_checks import check_dimensions, sample_keys
 from airflow_partitions.deadlines import CompletionDeadline
-from airflow_partitions.grains.grain import Period
-from airflow_partitions.grains.keys import MAX_KEY_LENGTH, OtherMember, OutsideCalendar, shown
+from airflow_partitions.dimension_windowing import DimensionWindowing
+from airflow_partitions.fan_out import MappedPeriodFanOut, format_member, largest_fan_out
+from airflow_partitions.grains.keys import MAX_KEY_LENGTH, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
-from airflow_partitions.members import Member, MemberList, Unavailable, VariableMembers, listed, period_day
+from airflow_partitions.members import Member, MemberList, VariableMembers, listed, members_of, period_day
 from airflow_partitions.rollup import (
-    _CACHE_SIZE,
-    Awaited,
     CountingRollupMapper,
-    ExpectedKeys,
     OnlyOurRollup,
-    _expected,
 )
 from airflow_partitions.temporal import (
-    SAMPLE_INSTANTS,
-    MappedPeriodFanOut,
-    MemberSpelling,
-    SlidingWindow,
     TemporalFanOutMapper,
     TemporalMapper,
     TemporalWindow,
-    format_member,
-    largest_fan_out,
 )
 
 
@@ -544,127 +534,20 @@ def runtime_variables(mapper: Any) -> list[VariableMembers]:
     return runtime_variables(inner) if inner is not None else []
 
 
-def members_of(listing: Listing) -> MemberList:
-    """Return a listed dimension's members now: the list, or the Variable's value as last read."""
-    return listing.current() if isinstance(listing, VariableMembers) else listing
+def _checked(owner: str, mapper: Any, window: Any, *, rollup: bool) -> None:
+    """
+    Refuse, at Dag parse, a mapper no :class:`CompositeKeyMapper` or a window no :class:`DimensionWindow`.
 
+    Then :func:`~airflow_partitions.composite_checks.check_dimensions` (*rollup*: for a rollup).
 
-def _timed(mapper: CompositeKeyMapper) -> list[str]:
-    """Return the output dimensions of *mapper* that decode to a time (a period or a datetime)."""
-    return [
-        name
-        for name in mapper.output
-        if issubclass(getattr(mapper.mappers.get(name), "expected_decoded_type", str), Period | datetime)
-    ]
-
-
-def _check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> None:
-    """Refuse a composite mapper and dimension window that cannot work together (at Dag parse)."""
+    :raises ValueError: naming *owner*, the types given, or what does not fit.
+    """
     if not isinstance(mapper, CompositeKeyMapper) or not isinstance(window, DimensionWindow):
         raise ValueError(
             f"{owner}: upstream_mapper must be a CompositeKeyMapper and window a DimensionWindow; got "
             f"{type(mapper).__name__} and {type(window).__name__}."
         )
-    listings = window.listings()
-    for name, members in window.windows.items():
-        if name not in mapper.dimensions:
-            if not rollup and name in listings:
-                continue  # a fan-out adds a dimension: 2026-03-10 -> eu|2026-03-10, us|2026-03-10
-            raise ValueError(
-                f"{owner}: DimensionWindow names {name!r}, not a dimension of {list(mapper.dimensions)}"
-                f"{'' if rollup else ' (a fan-out may add one only with a list of its values)'}."
-            )
-        kept = name in mapper.output
-        dimension = mapper.mappers.get(name)
-        unmapped = dimension is None and not isinstance(members, VariableMembers)
-        if name in listings and kept and (not rollup or name in _timed(mapper) or unmapped):
-            raise ValueError(
-                f"{owner}: dimension {name!r} is kept in the downstream key"
-                f"{' as it is' if dimension is None else ''}, so its value is fixed there; list values only "
-                "for a dimension the downstream key drops, or maps through a lookup in a "
-                f"DimensionRollupMapper ({{{name!r}: LookupMapper({{...}})}}), or use a window."
-            )
-        if isinstance(members, MemberList):
-            for value in members.values:
-                if mapper.escape is None and mapper.delimiter in value:
-                    raise ValueError(
-                        f"{owner}: {name} value {shown(value)} must be at most {MAX_KEY_LENGTH} characters "
-                        f"without the delimiter {mapper.delimiter!r} (or set the mapper's escape)."
-                    )
-        if isinstance(members, SlidingWindow):
-            raise ValueError(
-                f"{owner}: a SlidingWindow (for {name!r}) works only in TemporalRollupMapper, which routes "
-                "each key to every window it feeds."
-            )
-        if isinstance(members, Window):
-            if not kept:
-                raise ValueError(
-                    f"{owner}: dimension {name!r} is dropped from the downstream key, so a window over it "
-                    "has nothing to start from; list its values instead, e.g. region=['eu', 'us']."
-                )
-            decoded = getattr(dimension, "expected_decoded_type", str)
-            business_days = isinstance(members, BusinessDayWindow) and isinstance(dimension, TemporalMapper)
-            if not business_days and not issubclass(type(members).expected_decoded_type, decoded):
-                raise ValueError(
-                    f"{owner}: the window for {name!r} ({type(members).__name__}) does not fit the "
-                    f"dimension's mapper, which decodes to {decoded.__name__}; pair a TemporalWindow with a "
-                    "TemporalMapper dimension."
-                )
-    dated = [n for n, members in listings.items() if isinstance(members, MemberList) and members.dated]
-    if dated and len(_timed(mapper)) != 1:
-        raise ValueError(
-            f"{owner}: members of {dated[0]!r} have dates, so the downstream key needs exactly one time "
-            f"dimension whose periods they are awaited by; it has {_timed(mapper) or 'none'}."
-        )
-    if rollup and (
-        dropped := [n for n in mapper.dimensions if n not in mapper.output and n not in window.windows]
-    ):
-        raise ValueError(
-            f"{owner}: dimensions {dropped} are dropped from the downstream key, so the rollup cannot know "
-            f"which values to wait for; list them: DimensionWindow({dropped[0]}=[...])."
-        )
-
-
-def _sample_keys(mapper: CompositeKeyMapper, fixed: Mapping[str, str]) -> tuple[str, ...]:
-    """
-    Return downstream keys to check a dimension rollup on, at Dag parse.
-
-    Time dimensions take the periods at :data:`~airflow_partitions.temporal.SAMPLE_INSTANTS`,
-    the *fixed* ones their value (a lookup's group), the others ``x``; none if an output
-    dimension's mapper decodes to neither (core's temporal mappers: their keys cannot be made up
-    here).
-    """
-    keys = []
-    for instant in SAMPLE_INSTANTS:
-        segments = []
-        for name in mapper.output:
-            dimension = mapper.mappers.get(name)
-            if name in fixed:
-                segments.append(fixed[name])
-            elif isinstance(dimension, TemporalMapper):
-                try:
-                    segments.append(dimension.grain.key(dimension.grain.period_at_or_after(instant)))
-                except ValueError:
-                    break  # no period there (a business day on a Sunday)
-            elif getattr(dimension, "expected_decoded_type", str) is str:
-                segments.append("x")
-            else:
-                return ()
-        else:
-            keys.append(mapper.join(segments, "a sample key"))
-    return tuple(keys)
-
-
-def _as_written(mapper: PartitionMapper) -> Callable[[str], tuple[str, ...]]:
-    """Return a reader of a kept dimension's segment as the rollup awaits it: as *mapper* writes it."""
-
-    def read(segment: str) -> tuple[str, ...]:
-        written = mapper.to_downstream(segment)
-        if not isinstance(written, str):
-            raise ValueError(f"{segment!r} maps to several values {list(written)!r}, not one")
-        return (mapper.encode_upstream(mapper.decode_downstream(written)),)
-
-    return read
+    check_dimensions(owner, mapper, window, rollup=rollup)
 
 
 class DimensionRollupMapper(CountingRollupMapper):
@@ -751,10 +634,11 @@ class DimensionRollupMapper(CountingRollupMapper):
         expected_within: timedelta | None = None,
     ) -> None:
         owner = "DimensionRollupMapper"
-        _check_dimensions(owner, upstream_mapper, window, rollup=True)
+        _checked(owner, upstream_mapper, window, rollup=True)
         super().__init__(
             upstream_mapper=upstream_mapper,
             window=window,
+            windowing=DimensionWindowing(upstream_mapper, window),
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
             max_upstream_keys=max_upstream_keys,
@@ -776,38 +660,16 @@ class DimensionRollupMapper(CountingRollupMapper):
                 f"{owner}: {' and '.join(needs_time)} needs a time dimension (a TemporalMapper) to know when "
                 f"the period ends; dimensions {list(upstream_mapper.dimensions)} have none."
             )
-        #: Per temporal dimension, how its segment is read as a member (windowed: of the window's
-        #: grain; kept: of its own grain); the others count as spelled.
-        #: Per dimension with a mapper, how a segment is read as the member it names: a time
-        #: dimension's as the period of the window's grain (its own grain if kept), another kept
-        #: dimension's as its mapper writes it (``x::s1`` is ``s1`` under PrefixStripMapper('x'));
-        #: windows of other kinds and listed values count as spelled.
-        self._members: dict[str, Callable[[str], tuple[str, ...]]] = {}
-        for name, dimension in upstream_mapper.mappers.items():
-            windowed = window.windows.get(name)
-            if isinstance(dimension, TemporalMapper) and isinstance(windowed, BusinessDayWindow):
-                self._members[name] = MemberSpelling(dimension, windowed.grain(dimension.grain.timezone))
-            elif isinstance(dimension, TemporalMapper) and isinstance(windowed, TemporalWindow | None):
-                self._members[name] = MemberSpelling(
-                    dimension, windowed.grain if windowed else dimension.grain
-                )
-            elif windowed is None and name in upstream_mapper.output:
-                self._members[name] = _as_written(dimension)
-        #: The dimensions the window lists members for, and (of those) the ones the downstream key
-        #: keeps through a lookup, with the lookup: each downstream value awaits its group's members.
-        self._listings = window.listings()
-        self._lookups = {
-            n: upstream_mapper.mappers.get(n) for n in self._listings if n in upstream_mapper.output
-        }
-        self._variables = [v for v in self._listings.values() if isinstance(v, VariableMembers)]
         # A sample per lookup: the group of a listed member (a member the lookup refuses is refused
         # here). No samples with a Variable, which is read only at run time (never at Dag parse).
         samples: tuple[str, ...] = ()
-        if not self._variables:
+        windowing = self.windowing
+        if not windowing.variables:
             groups = {
-                n: next(iter(members_of(self._listings[n]).grouped(m))) for n, m in self._lookups.items()
+                n: next(iter(members_of(windowing.listings[n]).grouped(m)))
+                for n, m in windowing.lookups.items()
             }
-            samples = _sample_keys(upstream_mapper, groups)
+            samples = sample_keys(upstream_mapper, groups)
         self._check_routes(
             samples,
             hint="producers must send exactly the keys awaited: a kept dimension's mapper must map its own "
@@ -815,176 +677,18 @@ class DimensionRollupMapper(CountingRollupMapper):
             "(TemporalMapper(..., input_timezone=...))",
         )
 
-    def members(self, decoded: dict[str, Any], read: Any = None) -> list[dict[str, Any]]:
-        """
-        Return the window's members of a decoded downstream key, a lookup's grouped by it.
-
-        *read*: the listed dimensions' awaited values (``((name, values), ...)``), if worked out.
-        """
-        awaited = dict(read) if isinstance(read, tuple) else None
-        return self.window.to_upstream(decoded, self._lookups, awaited)
-
-    def to_upstream(self, downstream_key: str) -> Awaited:  # type: ignore[override]  # see the base's
-        """
-        Return the upstream keys *downstream_key* waits for, with its closing time (memoized).
-
-        With members from a Variable, memoized twice: by the Variable's value read, which members
-        the key awaits; by those members, its keys. A new value builds again only the keys of the
-        periods whose members it changed.
-        """
-        if not self._variables:
-            return super().to_upstream(downstream_key)
-        read = self.members_read()
-        if isinstance(read, Unavailable):  # the scheduler's pending runs wait (CountingPolicy)
-            return ExpectedKeys((), None, downstream_key, hash(self), problem=read.reason)
-        return _awaited_now(self, downstream_key, read)
-
-    def members_read(self) -> tuple[int, ...] | Unavailable | None:
-        """
-        Return the versions of the Variables' member lists now in use (``None``: no Variable).
-
-        :class:`~airflow_partitions.members.Unavailable` (why) if a Variable cannot be read or is
-        malformed, or a list mixes members with and without a group where no lookup places them.
-        """
-        if not self._variables:
-            return None
-        try:
-            for name, lookup in self._lookups.items():
-                members_of(self._listings[name]).grouped(lookup)  # memoized: checks the groups once
-            return tuple(v.current().version for v in self._variables)
-        except ValueError as err:
-            return Unavailable(str(err))
+    windowing: DimensionWindowing
 
     def membership(self, downstream_key: str) -> list[dict[str, Any]]:
         """
         Return, per listed dimension, the members *downstream_key*'s period awaits and where they came from.
 
-        ``[{"dimension": "store", "source": "Variable 'retail_stores'", "read_at":
-        "2026-04-06T01:02:03+00:00", "period_begins": "2026-04-06", "group": "vic", "awaited":
-        ["store-005", …, "store-009"], "dated": [{"group": "vic", "start": "2026-04-06", "value":
-        "store-009", "awaited": True}]}]``: the source is ``"listed in the Dag file"`` or the Variable
-        (and when this process read it, UTC); *group* the downstream value of a lookup dimension (else
-        ``None``); *dated* the members with dates among those the group holds, awaited or not.
+        See :meth:`~airflow_partitions.dimension_windowing.DimensionWindowing.membership`.
 
         :raises ValueError: if *downstream_key* is not a key this rollup writes, or a Variable cannot
             be read.
         """
-        decoded = self.upstream_mapper.decode_downstream(downstream_key)
-        awaited = self.window.awaited(decoded, self._lookups)
-        day = period_day(decoded)
-        found = []
-        for name, listing in self._listings.items():
-            members = members_of(listing)
-            group = decoded[name] if name in self._lookups else None
-            held = members.members if group is None else members.grouped(self._lookups[name]).get(group, ())
-            dated = [m for m in held if m.dated]
-            found.append(
-                {
-                    "dimension": name,
-                    "source": members.source,
-                    "read_at": None if members.read_at is None else members.read_at.isoformat(),
-                    "period_begins": None if day is None else day.isoformat(),
-                    "group": group,
-                    "awaited": list(awaited[name]),
-                    "dated": [{**m.fields(), "awaited": m.value in awaited[name]} for m in dated],
-                }
-            )
-        return found
-
-    def member(self, name: str, segment: str) -> Member:
-        """
-        Return the listed member of dimension *name* that *segment* names.
-
-        :raises ~airflow_partitions.OtherMember: if the window lists no such member (another Dag's
-            store, or one not yet listed).
-        :raises ValueError: if the dimension's Variable cannot be read (naming it).
-        """
-        members = members_of(self._listings[name])
-        found = members.by_value.get(segment)
-        if found is None:
-            values = list(members.values)
-            listed = f"{values}" if len(values) <= 10 else f"{values[:5]} and {len(values) - 5} more"
-            source = "" if isinstance(self._listings[name], MemberList) else f" ({members.source})"
-            raise OtherMember(f"dimension {name!r} is {segment!r}, not one of {listed}{source}")
-        return found
-
-    def route(self, key: str) -> list[str]:
-        """
-        Return the downstream keys of *key*: a lookup dimension's value is its listed member's group.
-
-        A member with a ``group`` counts for that group; one without, for its lookup's answer.
-
-        :raises ~airflow_partitions.OtherMember: naming the key, if a lookup dimension names no listed
-            member.
-        """
-        if not self._lookups:
-            return super().route(key)
-        if isinstance(read := self.members_read(), Unavailable):  # the groups cannot be known now
-            raise ValueError(f"partition key {shown(key)}: {read.reason}")
-        mapper = self.upstream_mapper
-        segments = mapper.split(key)
-        given = {}
-        for name in self._lookups:
-            try:
-                member = self.member(name, segments[name])
-            except OtherMember as err:
-                raise OtherMember(f"partition key {shown(key)}: {err}.") from None
-            if member.group is not None:
-                given[name] = member.group
-        return mapper.keys_of(key, segments, given)
-
-    def counts_as(self, key: str) -> tuple[str, ...]:
-        """
-        Return *key* spelled as the window awaits the member it names, dimension by dimension.
-
-        ``eu|2026-03-10T09:00:00Z`` is read as ``eu|2026-03-10T09`` under a window of hours; a
-        time dimension's segment counts as the member period it names (as in
-        :class:`~airflow_partitions.temporal.TemporalRollupMapper`), a kept dimension's as its mapper
-        writes it, a listed dimension's if it is one of the members, and one with dates only if
-        they cover the period of the downstream key it maps to.
-
-        A naive local time on a repeated hour counts for both occurrences, as in
-        :class:`~airflow_partitions.temporal.TemporalRollupMapper` (every combination of the
-        members its segments count as).
-
-        :raises ~airflow_partitions.OtherMember: naming the dimension, if it names no listed member.
-        :raises ~airflow_partitions.OutsideCalendar: naming the member's dates, if they do not cover
-            the key's period.
-        :raises ValueError: naming the dimension and why, if a segment names no member otherwise.
-        """
-        mapper = self.upstream_mapper
-        segments = mapper.split(key)
-        for name in self._listings:
-            member = self.member(name, segments[name])
-            if member.dated:
-                day = period_day(mapper.decode_downstream(self.route(key)[0]))
-                if day is None:
-                    raise ValueError(
-                        f"dimension {name!r}: {member.value!r} has dates, but the downstream key has no one "
-                        "time dimension"
-                    )
-                if not member.covers(day):
-                    raise OutsideCalendar(
-                        f"dimension {name!r}: {member.value!r} is a member {member.dates()}, not of the "
-                        f"period beginning {day}"
-                    )
-        choices: dict[str, tuple[str, ...]] = {name: (segment,) for name, segment in segments.items()}
-        for name, spelling in self._members.items():
-            try:
-                choices[name] = spelling(segments[name])
-            except ValueError as err:
-                raise ValueError(f"dimension {name!r}: {err}") from None
-        return tuple(
-            mapper.join(combination, key) for combination in product(*(choices[n] for n in mapper.dimensions))
-        )
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _awaited_now(rollup: DimensionRollupMapper, downstream_key: str, read: Any) -> ExpectedKeys:
-    """Return the keys of *downstream_key* under the member lists *read* (their versions)."""
-    decoded = rollup.upstream_mapper.decode_downstream(downstream_key)
-    awaited = rollup.window.awaited(decoded, rollup._lookups)
-    return _expected(rollup, downstream_key, tuple(sorted(awaited.items())))
+        return self.windowing.membership(downstream_key)
 
 
 class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
@@ -1021,7 +725,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
         max_downstream_keys: int | None = None,
     ) -> None:
         owner = "DimensionFanOutMapper"
-        _check_dimensions(owner, upstream_mapper, window, rollup=False)
+        _checked(owner, upstream_mapper, window, rollup=False)
         if downstream_mapper is None:
             if window.listings():
                 raise ValueError(f"{owner}: a window listing values needs an explicit downstream_mapper.")

@@ -580,6 +580,11 @@ class VariableMembers(ValueEquality):
         return cls(load(data, cls)["variable"])
 
 
+def members_of(listing: MemberList | VariableMembers) -> MemberList:
+    """Return a listed dimension's members now: the list, or the Variable's value as last read."""
+    return listing.current() if isinstance(listing, VariableMembers) else listing
+
+
 def broken_since(name: str) -> datetime | None:
     """
     Return when this process first read the Variable *name* broken (UTC), if its last read failed.

@@ -3,12 +3,14 @@ The rollup base: Airflow's ``RollupMapper`` counting members, not spellings; ref
 
 :class:`CountingRollupMapper` is the base of our rollups (:class:`~airflow_partitions.temporal.
 TemporalRollupMapper`, :class:`~airflow_partitions.composite.DimensionRollupMapper`). A key's way
-through the scheduler, all in this module: ``to_downstream`` routes the key (the subclass's
-:meth:`~CountingRollupMapper.route`) and refuses it unless each window it is routed to counts it;
-``to_upstream`` lists a window's members as :class:`ExpectedKeys` (memoized); the scheduler hands
-the keys received to :class:`CountingPolicy`, which reads each as the member it counts as
-(:meth:`~CountingRollupMapper.counts_as`) before the configured wait policy decides.
-:func:`counted` does the same reading for any rollup, ours or Airflow's, for tasks and tools.
+through the scheduler reads top to bottom: ``to_downstream`` asks the rollup's
+:class:`~airflow_partitions.windowing.Windowing` where the key goes and refuses it unless each
+window it is routed to counts it; ``to_upstream`` asks it what a window awaits (memoized here);
+the scheduler hands the keys received to :class:`CountingPolicy`, which reads each as the member it
+counts as (the windowing's ``counts_as``) before the configured wait policy decides. The
+subclasses only build their windowing and check their configuration at Dag parse; nothing in this
+module calls back into them. :func:`counted` does the same reading for any rollup, ours or
+Airflow's, for tasks and tools.
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from airflow.partition_mappers.base import PartitionMapper, RollupMapper
 from airflow.partition_mappers.wait_policy import PartitionSatisfaction, WaitForAll, WaitPolicy
 
 from airflow_partitions.deadlines import CompletionDeadline
-from airflow_partitions.grains.clock import Minutes, SlotKeys
 from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR, OutsideCalendar, refusal, shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
 from airflow_partitions.grains.zones import naive
 from airflow_partitions.lateness import as_expected_within, from_stored, stored_seconds
-from airflow_partitions.mapping import downstream_keys, known_keys
+from airflow_partitions.mapping import known_keys
+from airflow_partitions.windowing import Awaited, Windowing, awaited_among, period_ends, spelled_range
 
 try:  # Airflow 3.4: the scheduler applies a rollup's rerun policy (apache/airflow PR #68778)
     from airflow.partition_mappers.rerun_policy import (  # type: ignore[import-not-found,unused-ignore]
@@ -117,184 +119,15 @@ class OnlyOurRollup:
         )
 
 
-class _AwaitedFacts:
-    """What the keys a rollup waits for tell besides them (:class:`ExpectedKeys`, :class:`ExpectedSlots`)."""
-
-    #: The end, in UTC, of the latest period among the downstream period and its members, or ``None``.
-    closes_at: datetime | None
-    #: The downstream key these keys roll up into (``2026-03-10``).
-    downstream_key: str
-    #: The rollup's hash (of its serialized form), naming it in the settle-time memory.
-    owner: int
-    #: A member key that no key read on arrival can name (a period starting outside the years
-    #: 0003 to 9997), or ``""``: a window awaiting it could never complete.
-    unreadable: str
-    #: Why the members cannot be known now (a broken Variable, named), or ``""``. The keys are then
-    #: none: the scheduler's pending runs wait (:class:`CountingPolicy`), the tools raise it
-    #: (:func:`known_keys`).
-    problem: str
-
-    def _tell(
-        self, closes_at: datetime | None, downstream_key: str, owner: int, unreadable: str, problem: str = ""
-    ) -> None:
-        self.closes_at = closes_at
-        self.downstream_key = downstream_key
-        self.owner = owner
-        self.unreadable = unreadable
-        self.problem = problem
-
-
-class ExpectedKeys(_AwaitedFacts, frozenset[str]):
-    """
-    The upstream keys a rollup waits for (a ``frozenset`` of ``str``), and when its period closes.
-
-    :attr:`closes_at` is the end, in UTC, of the latest period among the downstream period and
-    its members (``2026-03-11T00:00:00+00:00`` for the UTC day ``2026-03-10``), or ``None``
-    when the keys carry no time. Our rollups' ``to_upstream`` returns it (or, for a window of
-    many slots of one length, :class:`ExpectedSlots`), so that :class:`CompletionDeadline` can
-    tell when a period has ended: Airflow hands a wait policy only the matched and expected key
-    sets.
-    """
-
-    #: The keys in the window's order, which is time order for temporal windows
-    #: (``2026-10-25T02+02:00`` before ``2026-10-25T02+01:00``, unlike sorted text).
-    in_order: tuple[str, ...]
-
-    def __new__(
-        cls,
-        keys: Iterable[str],
-        closes_at: datetime | None,
-        downstream_key: str = "",
-        owner: int = 0,
-        unreadable: str = "",
-        problem: str = "",
-    ) -> ExpectedKeys:
-        """Build the set of *keys* (in window order) of *downstream_key*, closing at *closes_at* (UTC)."""
-        in_order = tuple(dict.fromkeys(keys))
-        made = super().__new__(cls, in_order)
-        made._tell(closes_at, downstream_key, owner, unreadable, problem)
-        made.in_order = in_order
-        return made
-
-
-class ExpectedSlots(_AwaitedFacts, SlotKeys):
-    """
-    The upstream keys a rollup waits for when they are many slots of one length: counted out, not listed.
-
-    What :class:`~airflow_partitions.temporal.TemporalRollupMapper` returns for a window of more
-    than :data:`~airflow_partitions.temporal.LISTED_MEMBERS` minutes or hours (a year of minutes:
-    525,600 keys): a :class:`~airflow_partitions.grains.clock.SlotKeys`, which answers ``in``,
-    ``len``, iteration, comparisons and set operations as the ``frozenset`` of
-    :class:`ExpectedKeys` would, in under a megabyte; with :class:`ExpectedKeys`' facts
-    (:attr:`closes_at`, :attr:`downstream_key`, …). Airflow's scheduler hands it to the rollup's
-    wait policy, which reads it as a set (``WaitForAll``: ``expected <= matched``, comparing sizes
-    first; ``MinimumCount``, :class:`CompletionDeadline`: ``len(matched & expected)``, one look-up
-    per matched key).
-
-    :raises ValueError: as :class:`~airflow_partitions.grains.clock.SlotKeys`.
-    """
-
-    def __init__(
-        self,
-        grain: Minutes,
-        start: datetime,
-        count: int,
-        closes_at: datetime | None,
-        downstream_key: str,
-        owner: int,
-    ) -> None:
-        """Count out *count* slots of *grain* from *start* (UTC), the keys of *downstream_key*."""
-        super().__init__(grain, start, count)
-        self._tell(closes_at, downstream_key, owner, "")
-
-    @property
-    def in_order(self) -> tuple[str, ...]:
-        """The keys in time order, listed (for the tools, which show them; the scheduler never asks)."""
-        return tuple(self)
-
-
-#: What our rollups' ``to_upstream`` returns.
-Awaited = ExpectedKeys | ExpectedSlots
-
-
-def _awaited_among(expected: Set[str], keys: set[str]) -> set[str]:
-    """Return the *keys* that are in *expected*, a new set (C-level for sets, by dates for slots)."""
-    if isinstance(expected, SlotKeys):
-        return expected.among(keys)
-    if isinstance(expected, set | frozenset):
-        return keys & expected
-    return {key for key in keys if key in expected}
-
-
-def spelled_range(expected: Set[str]) -> str:
-    """Return ``'first' … 'last'`` of the *expected* keys sorted as text (without sorting them), or ``''``."""
-    if not expected:
-        return ""
-    first, last = expected.text_bounds() if isinstance(expected, SlotKeys) else (min(expected), max(expected))
-    return f"{first!r} … {last!r}"
-
-
-def _periods(decoded: Any) -> list[Period]:
-    """Return the periods in a decoded key (a Period, or a dict of dimensions)."""
-    if isinstance(decoded, Period):
-        return [decoded]
-    if isinstance(decoded, dict):
-        return [value for value in decoded.values() if isinstance(value, Period)]
-    return []
-
-
-def _ends(decoded: Iterable[Any]) -> list[datetime]:
-    """Return the ends (UTC) of the periods in the *decoded* keys, a closing time's candidates."""
-    return [period.utc[1] for item in decoded for period in _periods(item)]
-
-
-def _unreadable(encode: Any, members: list[Any]) -> str:
-    """Return the key of the first member with a period starting outside the years keys are read in."""
-    for member in members:
-        if any(not FIRST_YEAR <= p.start.year <= LAST_YEAR for p in _periods(member)):
-            return encode(member)
-    return ""
-
-
-def _near_the_ends(decoded: Any) -> bool:
-    """Whether a decoded key has a period within two years of the years 0003 to 9997 keys are read in."""
-    return any(p.start.year <= FIRST_YEAR + 2 or p.end.year >= LAST_YEAR - 1 for p in _periods(decoded))
-
-
 #: Expected key sets kept by the memo: the scheduler evaluates at most 500 pending rollups a tick,
 #: and a set holds up to a window's keys (1,440 minutes of a day: about 130 KB).
 _CACHE_SIZE = 2048
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _expected(rollup: CountingRollupMapper, downstream_key: str, read: Any) -> ExpectedKeys:
-    mapper = rollup.upstream_mapper
-    decoded = mapper.decode_downstream(downstream_key)
-    try:
-        members = list(rollup.members(decoded, read))
-    except OutsideCalendar:  # a window the rule leaves out (before a SlidingWindow's start)
-        raise
-    except (OverflowError, ValueError) as err:
-        if not _near_the_ends(decoded):  # the window's own reason (grains that do not nest)
-            raise refusal(err, f"partition key {shown(downstream_key)}: {err}") from None
-        raise ValueError(  # datetime's "year 10000 is out of range"
-            f"partition key {shown(downstream_key)}: its window reaches past year 1 or 9999, and keys are "
-            f"read only from the years {FIRST_YEAR:04d} to {LAST_YEAR}."
-        ) from None
-    ends = _ends((decoded, *members))
-    # Only a window ending near year 3 or 9997 can hold a member starting outside them (no member
-    # is longer than a retail year): scan its members then, not on every first build (10 % of it).
-    closes_at = max(ends, default=None)
-    near_the_ends = closes_at is not None and (
-        min(ends).year <= FIRST_YEAR + 2 or closes_at.year >= LAST_YEAR - 1
-    )
-    return ExpectedKeys(
-        (mapper.encode_upstream(m) for m in members),
-        closes_at=closes_at,
-        downstream_key=downstream_key,
-        owner=hash(rollup),
-        unreadable=_unreadable(mapper.encode_upstream, members) if near_the_ends else "",
-    )
+def _expected(rollup: CountingRollupMapper, downstream_key: str, read: Any) -> Awaited:
+    # Keyed by the rollup (its stored form), which names it in a deadline's memory too.
+    return rollup.windowing.expected(downstream_key, read, hash(rollup))
 
 
 #: The most upstream keys one rollup period may await unless the rollup's ``max_upstream_keys``
@@ -307,11 +140,9 @@ _MEMBER_CACHE_SIZE = 65536
 
 
 @lru_cache(maxsize=_MEMBER_CACHE_SIZE)
-def _counts_as(
-    rollup: CountingRollupMapper, key: str, read: Any
-) -> tuple[tuple[str, ...], ValueError | None]:
+def _counts_as(windowing: Windowing, key: str, read: Any) -> tuple[tuple[str, ...], ValueError | None]:
     try:
-        return rollup.counts_as(key), None
+        return windowing.counts_as(key), None
     except ValueError as err:
         return (), err
 
@@ -327,7 +158,7 @@ def _wall_clock(member: Any) -> Any:
 
 def _listed_edges(rollup: CountingRollupMapper, downstream: str) -> list[str]:
     """Return the first and last three keys *downstream* awaits, listing them (checked distinct)."""
-    decoded = rollup.members(rollup.upstream_mapper.decode_downstream(downstream))
+    decoded = rollup.windowing.members(rollup.upstream_mapper.decode_downstream(downstream))
     # Members at distinct local wall-clock times need distinct keys; the two occurrences of a
     # repeated hour may share one (a naive input_format): such a key counts for both.
     walls = len({_wall_clock(member) for member in decoded})
@@ -344,7 +175,7 @@ def _listed_edges(rollup: CountingRollupMapper, downstream: str) -> list[str]:
 @lru_cache(maxsize=256)
 def _checked_routes(rollup: CountingRollupMapper, samples: tuple[str, ...], hint: str) -> None:
     for downstream in samples:
-        edges = rollup.edge_keys(downstream)
+        edges = rollup.windowing.edge_keys(downstream)
         for key in _listed_edges(rollup, downstream) if edges is None else edges:
             try:
                 mapped = rollup.to_downstream(key)
@@ -438,7 +269,8 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
     - ``expected_within``: when each partition is late without a successful run, after its
       period's end (:meth:`late_at`, :mod:`airflow_partitions.lateness`).
 
-    Subclasses route keys (:meth:`route`) and read them as members (:meth:`counts_as`).
+    Subclasses build the :class:`~airflow_partitions.windowing.Windowing` it asks where a key goes
+    and what a period awaits, and check their configuration at Dag parse.
 
     :raises ValueError: at Dag parse, as the subclass documents.
     """
@@ -448,6 +280,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         *,
         upstream_mapper: PartitionMapper,
         window: Any,
+        windowing: Windowing,
         wait_policy: WaitPolicy | None = None,
         max_downstream_keys: int | None = None,
         max_upstream_keys: int | None = None,
@@ -467,10 +300,10 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         self.max_upstream_keys = max_upstream_keys
         self.upstream_mapper = upstream_mapper
         self.window = window
+        #: What it asks of its window: where a key goes, what a period awaits, what a key names.
+        self.windowing = windowing
         #: The wait policy as configured (and serialized); the scheduler sees :attr:`wait_policy`.
         self.policy = WaitForAll() if wait_policy is None else wait_policy
-        #: Whether one key feeds several windows of the same members (a sliding window).
-        self.sliding = False
         #: What a key for a period that already ran does (:func:`as_rerun_policy`); Airflow 3.4's
         #: scheduler reads it, Airflow 3.3's holds (``"hold"``).
         self.rerun_policy = as_rerun_policy(type(self).__name__, rerun_policy)
@@ -523,56 +356,28 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         """
         _checked_routes(self, samples, hint)
 
-    def members(self, decoded: Any, read: Any = None) -> Iterable[Any]:
-        """
-        Return the decoded members of a decoded downstream key: the window's ``to_upstream``.
-
-        *read* is what :meth:`to_upstream` keyed its memo by (:meth:`members_read`).
-        """
-        return self.window.to_upstream(decoded)
+    @property
+    def sliding(self) -> bool:
+        """Whether one key feeds several windows of the same members (a sliding window)."""
+        return self.windowing.sliding
 
     def members_read(self) -> Any:
-        """
-        Return what the members were read from now, hashable (``None``: the Dag file's, fixed).
-
-        The memos of awaited keys and of keys' readings are keyed by it, so a member list read at
-        run time (an Airflow Variable) is never answered from an older value's memo.
-        """
-        return None
-
-    def edge_keys(self, downstream_key: str) -> list[str] | None:
-        """
-        Return the first and last three keys *downstream_key* awaits, if known without listing them all.
-
-        ``None`` here: the parse-time route check lists the window (and checks that its members'
-        keys are distinct). A subclass whose members' keys are distinct by construction gives
-        them, so that a window of 44,640 minutes is not listed at every parse.
-        """
-        return None
-
-    def awaits(self, downstream_key: str, key: str) -> bool:
-        """
-        Return whether the run for *downstream_key* is known to count *key* without listing its keys.
-
-        ``False`` here: :meth:`to_downstream` then looks *key* up in :meth:`to_upstream`'s keys
-        (listed once, memoized). A subclass that can tell from the periods alone says ``True``,
-        so that an event into a month of minutes does not list its 44,640 keys.
-        """
-        return False
+        """Return what the members were read from now (:meth:`.windowing.Windowing.read`)."""
+        return self.windowing.read()
 
     def route(self, key: str) -> list[str]:
-        """Return the downstream keys *key* is routed to (before the membership check), in order."""
-        return downstream_keys(self.upstream_mapper, key)
+        """Return the downstream keys *key* is routed to, before the check that each counts it."""
+        return self.windowing.route(key)
 
     def counts_as(self, key: str) -> tuple[str, ...]:
         """
-        Return the members *key* counts as, spelled as the window lists them (here: *key* itself).
+        Return the members *key* counts as, spelled as the window lists them.
 
-        One member, or two for a naive local time on the hour fall-back repeats (the subclasses').
+        One member, or two for a naive local time on the hour fall-back repeats.
 
         :raises ValueError: saying why, if *key* names no member.
         """
-        return (key,)
+        return self.windowing.counts_as(key)
 
     def to_downstream(self, key: str) -> str | list[str]:
         """
@@ -582,9 +387,10 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             member of the window of a downstream key it maps to (the message names the downstream
             key and the spelling awaited). Airflow audit-logs it; other keys keep flowing.
         """
-        routed = self.route(key)
+        windowing = self.windowing
+        routed = windowing.route(key)
         checked = routed
-        if self.sliding:
+        if windowing.sliding:
             # A sliding window's routes all hold the key's period (u in to_upstream(D) <=> D in
             # to_downstream(u)), and the first and the last reach furthest either way: checking
             # them spares up to 998 windows per key. Near the ends of the calendar some windows
@@ -595,10 +401,10 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             if not all(self._completable(downstream) for downstream in edges):
                 routed = [downstream for downstream in routed if self._completable(downstream)]
                 if not routed:
-                    raise self._feeds_none(key)
+                    raise windowing.feeds_none(key)
             checked = routed[:1] + routed[1:][-1:]
         for downstream in checked:
-            if self.awaits(downstream, key):
+            if windowing.awaits(downstream, key):
                 continue
             try:
                 expected = known_keys(self.to_upstream(downstream))
@@ -613,7 +419,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                 )
             if key in expected:
                 continue  # spelled as awaited: the common case, no second reading
-            members, error = _counts_as(self, key, self.members_read())
+            members, error = _counts_as(windowing, key, windowing.read())
             if not any(member in expected for member in members):
                 why = str(error or "")
                 # A key read as members outside every window, or naming a day its calendar leaves
@@ -628,14 +434,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
                     )
                     + (f" (it awaits {len(expected)} keys: {spelled_range(expected)})." if expected else "."),
                 )
-        return routed[0] if len(routed) == 1 and not self.sliding else routed
-
-    def _feeds_none(self, key: str) -> ValueError:
-        """Return the refusal of a sliding *key* none of whose windows can complete."""
-        return ValueError(
-            f"partition key {shown(key)}: every window it feeds reaches outside the years "
-            f"{FIRST_YEAR:04d} to {LAST_YEAR} keys are read in, so none could complete."
-        )
+        return routed[0] if len(routed) == 1 and not windowing.sliding else routed
 
     def _completable(self, downstream_key: str) -> bool:
         """Whether the window of *downstream_key* can be listed and awaits only keys read on arrival."""
@@ -649,12 +448,13 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         keys = received if isinstance(received, set) else set(received)
         # The keys spelled as awaited, the common case, in one pass over them: a tick counts every
         # received key of 500 pending runs (up to 525,600 for a year of minutes).
-        counted = _awaited_among(expected, keys)
+        counted = awaited_among(expected, keys)
         never: list[str] = []
-        read = self.members_read()
+        windowing = self.windowing
+        read = windowing.read()
         for key in keys - counted if len(counted) < len(keys) else ():
             named = False  # no list per key
-            for member in _counts_as(self, key, read)[0]:
+            for member in _counts_as(windowing, key, read)[0]:
                 if member in expected:
                     counted.add(member)
                     named = True
@@ -666,7 +466,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
     # and ExpectedSlots answers as a frozenset of its keys (ExpectedSlots' docstring).
     def to_upstream(self, downstream_key: str) -> Awaited:  # type: ignore[override]
         """Return the upstream keys *downstream_key* waits for, with its closing time (memoized)."""
-        return _expected(self, downstream_key, self.members_read())
+        return _expected(self, downstream_key, self.windowing.read())
 
     def missing_keys(self, downstream_key: str, received: Iterable[str]) -> list[str]:
         """
@@ -694,9 +494,9 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
         :raises ValueError: if *downstream_key* is not a key this rollup writes (a holiday under a
             business-day rollup, a day without a session: such days are never partitions).
         """
-        if self.sliding:
+        if self.windowing.sliding:
             return self.to_upstream(downstream_key).closes_at
-        return max(_ends((self.upstream_mapper.decode_downstream(downstream_key),)), default=None)
+        return max(period_ends((self.upstream_mapper.decode_downstream(downstream_key),)), default=None)
 
     def late_at(self, downstream_key: str) -> datetime | None:
         """
@@ -745,7 +545,7 @@ class CountingRollupMapper(ValueEquality, RollupMapper):
             policy: WaitPolicy = CompletionDeadline.deserialize(data["completion_deadline"])
         else:
             policy = decode_wait_policy(data["wait_policy"])
-        return cls(
+        return cls(  # type: ignore[call-arg]  # a subclass: it builds its windowing itself
             upstream_mapper=decode_partition_mapper(data["upstream_mapper"]),
             window=decode_window(data["window"]),
             wait_policy=policy,

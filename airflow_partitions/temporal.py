@@ -33,7 +33,7 @@ rollup costs a few dictionary look-ups.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -44,33 +44,25 @@ from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper, _
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.fan_out import MappedPeriodFanOut, largest_fan_out
 from airflow_partitions.grains import (
-    Day,
     Grain,
-    IsoWeek,
-    Minutes,
-    Month,
     Period,
-    Quarter,
-    TradingSession,
-    Year,
     most_members,
 )
-from airflow_partitions.grains.clock import mean_time_between
 from airflow_partitions.grains.keys import (
     FIRST_YEAR,
-    ISO_WEEK_KEY,
     LAST_YEAR,
     OutsideCalendar,
-    is_iso_date,
     read_dated,
     refusal,
     shown,
 )
 from airflow_partitions.grains.stored import ValueEquality, dump, load
 from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
-from airflow_partitions.mapping import as_core, check_fan_out
-from airflow_partitions.rollup import Awaited, CountingRollupMapper, ExpectedSlots, OnlyOurRollup
+from airflow_partitions.mapping import check_fan_out
+from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
+from airflow_partitions.temporal_windowing import TemporalWindowing
 
 #: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
 #: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
@@ -87,30 +79,6 @@ def _decoded(grain: Grain, offset: int, downstream_key: str) -> Period:
 @lru_cache(maxsize=_CACHE_SIZE)
 def _shifted_key(mapper: TemporalMapper, key: str) -> str:
     return mapper.downstream_period(key).key
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _bounds_checked(rollup: TemporalRollupMapper, downstream_key: str) -> tuple[Period, Grain] | None:
-    # Every event asks this for each period it maps to: one memo look-up, as to_upstream's.
-    decoded = rollup.upstream_mapper.decode_downstream(downstream_key)
-    member = rollup._unlisted(decoded)
-    return None if member is None else (decoded, member)
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _counted_out(rollup: TemporalRollupMapper, downstream_key: str) -> ExpectedSlots | None:
-    # The scheduler asks to_upstream of every pending run on every tick: once built, one look-up.
-    found = _bounds_checked(rollup, downstream_key)
-    if found is None:
-        return None
-    decoded, member = found
-    slot = member.fixed_length
-    start, end = decoded.utc
-    if not isinstance(member, Minutes) or slot is None or (end - start) % slot:
-        return None  # slots that do not fit the period a whole number of times: listed, as before
-    if mean_time_between(member.timezone, start, end):
-        return None  # a local mean time's keys are written to the minute and may repeat: listed
-    return ExpectedSlots(member, start, (end - start) // slot, end, downstream_key, hash(rollup))
 
 
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
@@ -561,107 +529,6 @@ SAMPLE_INSTANTS = tuple(
 )
 
 
-#: Above this many members a window of minutes or hours is checked by its bounds, not listed, at
-#: Dag parse and on each event (:meth:`TemporalRollupMapper.edge_keys`, :meth:`~TemporalRollupMapper.
-#: awaits`), and counted out for the scheduler (:meth:`TemporalRollupMapper.to_upstream`): a day of
-#: minutes (1,440) and smaller windows are listed, member by member.
-LISTED_MEMBERS = 1_440
-#: The smallest step of time: the last instant of a period is its end less this.
-_INSTANT = timedelta(microseconds=1)
-
-#: Why a date or period key counts as no member: ``2026-03`` under days, ``2027-W01`` under weeks
-#: from Sunday (as long as one, across two).
-_NO_MEMBER = "it names a span that no one member of the window holds, being longer or across two"
-
-
-class MemberSpelling:
-    """
-    Read an upstream key as the member period of *grain* it names, spelled as a rollup awaits it.
-
-    ``MemberSpelling(TemporalMapper(Day()), Hour())`` reads ``2026-03-10T00:00:00``,
-    ``2026-03-10T00Z``, ``2026-03-10T00:00+00:00`` and ``20260310T00`` all as ``2026-03-10T00``
-    (the key *mapper* writes for that hour: its canonical key, or its ``input_format``). Naive
-    keys are read as *mapper* reads them (its ``input_timezone``, else its grain's zone). A key
-    with a time of day names the member holding its instant; a naive local time on the hour
-    fall-back repeats names both instants, and so the members holding each (Berlin's
-    ``2026-10-25T02`` is ``2026-10-25T02+02:00`` and ``2026-10-25T02+01:00`` where hours are
-    awaited: a producer looping over the local hours of that day sends 24 keys for its 25 hours);
-    one in the hour spring-forward skips names the instant after the gap (Berlin's
-    ``2026-03-29T02`` counts as ``2026-03-29T03+02:00``, as its ``T03`` does; the 23-hour day
-    completes on the 24 keys such a producer sends). A key without one names a span of
-    the local calendar, in the member grain's zone: a date (``2026-03-10``, ``20260310``,
-    ``2026-W11-2``) names its own day (where members are days, its own day even when days start at
-    ``start_hour``), and a period key (``2026-03``, ``2026-Q1``, ``2026-W11``, ``2026``) its
-    period; it names the member holding that span if one does (``2026-06-01`` under months:
-    ``2026-06``), and no member if the span is longer (``2026-03-10`` where hours are awaited).
-
-    :raises ValueError: from :meth:`__call__`, naming the key: if it cannot be read, falls in no
-        member (a Saturday for business days), or names a span that no one member holds.
-    """
-
-    def __init__(self, mapper: TemporalMapper, grain: Grain) -> None:
-        self.encode = mapper.encode_upstream
-        self.input_format = mapper.input_format
-        zone = mapper.input_timezone or mapper.grain.timezone
-        self.reader = TemporalMapper(grain, input_timezone=zone, input_format=mapper.input_format)
-        self.calendar = mapper.grain  # reads the labelled keys of its calendar (FY2026-Q3)
-        self.days = isinstance(grain, Day | TradingSession)  # members a date names: its own
-        #: Readers of the local day a date names, and the grains whose canonical keys name longer
-        #: spans of the member grain's local calendar.
-        self.day = TemporalMapper(Day(timezone=grain.timezone), input_format=mapper.input_format)
-        self.spans = [kind(timezone=grain.timezone) for kind in (IsoWeek, Month, Quarter, Year)]
-
-    def __call__(self, key: str) -> tuple[str, ...]:
-        """Return the awaited spelling of the member *key* names (of both, for a repeated hour)."""
-        try:
-            periods = self.reader.occurrence_periods(key)
-        except ValueError:
-            # A period key the members' grain cannot read as one of them (2026-03 under business
-            # days starts on a Sunday; FY2026-Q3 under calendar months): said as such, whatever
-            # its first day.
-            if self._names_period(key):
-                raise ValueError(_NO_MEMBER) from None
-            raise
-        members = tuple(dict.fromkeys(self.encode(period) for period in periods))
-        if members == (key,) or not read_dated(key, self.input_format)[1]:
-            return members  # the key's own spelling, or a time of day: the member holding it
-        # A date or a period key names a span of the local calendar: the member holding that span.
-        (period,) = periods
-        if self.days and self._names_day(key):
-            return members
-        span = self._span(key)
-        if span is not None and period.utc[0] <= span.utc[0] and span.utc[1] <= period.utc[1]:
-            return members
-        raise ValueError(f"{_NO_MEMBER} (such as {members[0]!r})")
-
-    def _names_period(self, key: str) -> bool:
-        """Return whether *key* names a period longer than a day of the mapper's calendar."""
-        if self._names_day(key):
-            return False
-        try:
-            return read_dated(key, self.input_format, self.calendar)[1]
-        except ValueError:
-            return False
-
-    def _names_day(self, key: str) -> bool:
-        if self.input_format:
-            return "%d" in self.input_format or "%j" in self.input_format
-        return is_iso_date(key)
-
-    def _span(self, key: str) -> Period | None:
-        """Return the local day or period a key without a time of day names, if it names one."""
-        if self._names_day(key):
-            return self.day.downstream_period(key)
-        if week := ISO_WEEK_KEY.fullmatch(key):
-            key = f"{week['y']}-W{week['w']}"  # the basic 2026W11, as IsoWeek writes it
-        for grain in self.spans:
-            try:
-                return grain.parse(key)
-            except ValueError:
-                continue
-        return None
-
-
 class TemporalRollupMapper(CountingRollupMapper):
     """
     Airflow's ``RollupMapper`` for a :class:`TemporalMapper` and our windows, counting periods.
@@ -748,6 +615,13 @@ class TemporalRollupMapper(CountingRollupMapper):
         super().__init__(
             upstream_mapper=upstream_mapper,
             window=window,
+            windowing=TemporalWindowing(
+                upstream_mapper,
+                window,
+                member_grain=member_grain,
+                sliding=isinstance(window, SlidingWindow),
+                slots=window.grain if isinstance(window, TemporalWindow) else None,
+            ),
             wait_policy=wait_policy,
             max_downstream_keys=max_downstream_keys,
             max_upstream_keys=max_upstream_keys,
@@ -770,10 +644,8 @@ class TemporalRollupMapper(CountingRollupMapper):
                     f"{window.grain!r} under {grain!r}."
                 )
             check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
-        self.sliding = isinstance(window, SlidingWindow)
         #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
         self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
-        self._member = MemberSpelling(upstream_mapper, member_grain)
         samples = _periods_at_samples(grain)
         if isinstance(window, SlidingWindow) and (first := window.first_window()) is not None:
             samples = [first, *(period for period in samples if period.utc[0] > first.utc[0])]
@@ -782,101 +654,6 @@ class TemporalRollupMapper(CountingRollupMapper):
             hint="read naive member keys in the window grain's zone: "
             f"TemporalMapper(..., input_timezone={member_grain.timezone!r})",
         )
-
-    def route(self, key: str) -> list[str]:
-        """
-        Return the key of the period holding *key* or, sliding, the keys of every window it feeds.
-
-        :raises ValueError: naming the key, as :meth:`TemporalMapper.to_downstream`.
-        """
-        if not isinstance(self.window, SlidingWindow):
-            return self.upstream_mapper.occurrence_keys(key)
-        periods = self.upstream_mapper.occurrence_periods(key)
-        return list(dict.fromkeys(p.key for period in periods for p in self.window.containing(period)))
-
-    def _feeds_none(self, key: str) -> ValueError:
-        window = self.window
-        if isinstance(window, SlidingWindow) and window.start is not None:
-            periods = self.upstream_mapper.occurrence_periods(key)
-            if all(window.before_start(period) for period in periods):
-                return OutsideCalendar(
-                    f"partition key {shown(key)} is before the SlidingWindow's start {window.start!r}, the "
-                    "first period the producer has: it feeds no window."
-                )
-        return super()._feeds_none(key)
-
-    def _unlisted(self, decoded: Period) -> Grain | None:
-        """
-        Return the member grain if the window of *decoded* is checked by its bounds, not listed.
-
-        For a :class:`TemporalWindow` of more than :data:`LISTED_MEMBERS` members of one length
-        (minutes, hours) whose first starts at *decoded*'s start and last ends at its end, away
-        from the years 0003 and 9997, under a mapper writing canonical keys (no *input_format*:
-        distinct members have distinct keys): its members are then exactly the member grain's
-        periods inside *decoded*. ``None`` otherwise (the window is listed).
-        """
-        member = self.window.grain if isinstance(self.window, TemporalWindow) else None
-        slot = member.fixed_length if member is not None else None
-        if member is None or slot is None or self.upstream_mapper.input_format is not None:
-            return None
-        start, end = decoded.utc
-        if (end - start) // slot <= LISTED_MEMBERS or decoded.grain.spans(decoded) != (decoded.utc,):
-            return None
-        if not FIRST_YEAR + 2 < start.year <= end.year < LAST_YEAR - 1:
-            return None
-        if member.floor(start).utc[0] != start or member.floor(end - _INSTANT).utc[1] != end:
-            return None  # members that do not tile it: listing it names the period
-        return member
-
-    def to_upstream(self, downstream_key: str) -> Awaited:  # type: ignore[override]  # see the base's
-        """
-        Return the upstream keys *downstream_key* waits for, with its closing time (memoized).
-
-        A window checked by its bounds (:meth:`_unlisted`: more than :data:`LISTED_MEMBERS` minutes
-        or hours of one length, such as a year of minutes, 525,600 keys) is counted out, not
-        listed: an :class:`~airflow_partitions.rollup.ExpectedSlots`, which answers as the listed
-        ``frozenset`` would in a few milliseconds and under a megabyte. Any other window is listed
-        (:class:`~airflow_partitions.rollup.ExpectedKeys`), as before.
-
-        :raises ValueError: if *downstream_key* is not a key this rollup writes, or its window
-            cannot be listed (members that do not nest, a window reaching past year 1 or 9999).
-        """
-        counted_out = _counted_out(self, downstream_key)
-        return super().to_upstream(downstream_key) if counted_out is None else counted_out
-
-    def edge_keys(self, downstream_key: str) -> list[str] | None:
-        """Return the first and last three keys of a window checked by its bounds (:meth:`_unlisted`)."""
-        found = _bounds_checked(self, downstream_key)
-        if found is None:
-            return None
-        decoded, member = found
-        first, last = member.floor(decoded.utc[0]), member.floor(decoded.utc[1] - _INSTANT)
-        edges = [member.shift(first, n) for n in range(3)] + [member.shift(last, n) for n in range(-2, 1)]
-        return [self.upstream_mapper.encode_upstream(period) for period in edges]
-
-    def awaits(self, downstream_key: str, key: str) -> bool:
-        """Return whether *key* names a member inside a window checked by its bounds (:meth:`_unlisted`)."""
-        found = _bounds_checked(self, downstream_key)
-        if found is None:
-            return False
-        decoded, member = found
-        try:
-            periods = [member.parse(spelled) for spelled in self.counts_as(key)]
-        except ValueError:
-            return False  # listing the window says why
-        start, end = decoded.utc
-        return any(start <= period.utc[0] and period.utc[1] <= end for period in periods)
-
-    def counts_as(self, key: str) -> tuple[str, ...]:
-        """
-        Return the members *key* counts as, spelled as the window awaits them (:class:`MemberSpelling`).
-
-        ``("2026-03-10T00",)`` for ``2026-03-10T00:00:00Z`` under hours; two members for a naive
-        local time on a repeated hour (``2026-10-25T02`` in Berlin).
-
-        :raises ValueError: saying why, if *key* names no member.
-        """
-        return self._member(key)
 
 
 def _periods_at_samples(grain: Grain) -> list[Period]:
@@ -889,70 +666,6 @@ def _periods_at_samples(grain: Grain) -> list[Period]:
         except ValueError:
             continue  # a grain with gaps has no period there (a business day on a Sunday)
     return periods
-
-
-def largest_fan_out(mapper: TemporalMapper, window: TemporalWindow) -> tuple[int, str]:
-    """
-    Return the most members of *window* in one period of *mapper*, and that period, for messages.
-
-    ``(31, "period '2027-12'")`` for days of a month (:func:`~airflow_partitions.grains.
-    most_members`). When the members do not tile some period (hours in a ``Minutes(180)`` slot
-    whose cut moved to the end of a gap at :45, Chatham in 1974) the size cannot be worked out:
-    ``(1, …)``, and the scheduler reports those periods when it meets them.
-    """
-    try:
-        largest, widest = most_members(mapper.grain, window.grain)
-    except ValueError:
-        return 1, "a period"
-    return largest, f"period {widest.key!r}"
-
-
-def format_member(mapper: PartitionMapper | None, decoded: Any) -> str:
-    """Write a decoded member as a downstream key, as Airflow's ``FanOutMapper`` does."""
-    if callable(formatter := getattr(mapper, "format", None)):
-        return formatter(decoded)
-    return decoded.isoformat() if isinstance(decoded, datetime) else str(decoded)
-
-
-class MappedPeriodFanOut(FanOutMapper):
-    """
-    Airflow's ``FanOutMapper``, expanding the period the upstream mapper maps a key to.
-
-    Core decodes the mapped key with ``decode_downstream``, which for a rollup undoes the
-    mapper's offset (the downstream key ``2026-03-10`` of ``offset=-1`` waits for 2026-03-11);
-    a fan-out of ``TemporalMapper(Day(), offset=-1)`` must expand 2026-03-09, the day the mapper
-    names. Mappers with a ``decode_output`` (ours) are decoded with it; others as core does.
-
-    ``airflow.sdk`` mappers and windows given to it (``StartOfMonthMapper()``, ``MonthWindow()``:
-    definitions without ``to_downstream``) are converted to the core classes at construction
-    (:func:`~airflow_partitions._common.as_core`); the stored form is the same either way.
-    """
-
-    def __init__(
-        self,
-        *,
-        upstream_mapper: Any,
-        window: Any,
-        downstream_mapper: Any = None,
-        max_downstream_keys: int | None = None,
-    ) -> None:
-        super().__init__(
-            upstream_mapper=as_core(upstream_mapper, "partition_mapper"),
-            window=as_core(window, "window"),
-            downstream_mapper=None
-            if downstream_mapper is None
-            else as_core(downstream_mapper, "partition_mapper"),
-            max_downstream_keys=max_downstream_keys,
-        )
-
-    def to_downstream(self, key: str) -> Iterable[str]:
-        """Return the keys of the window's members in the period the upstream mapper names."""
-        mapper = self.upstream_mapper
-        decode = getattr(mapper, "decode_output", None)
-        formatted = mapper.to_downstream(key)
-        if decode is None or not isinstance(formatted, str):
-            return super().to_downstream(key)  # core's, with its TypeError for a fanning mapper
-        return [format_member(self.downstream_mapper, m) for m in self.window.to_upstream(decode(formatted))]
 
 
 class TemporalFanOutMapper(ValueEquality, MappedPeriodFanOut):

@@ -141,13 +141,17 @@ def explain(mapper: Any, key: str, *, downstream: bool = False) -> Explanation:
 
     With *downstream*, *key* is a downstream key (``2026-03-08``) of a rollup: what it waits for;
     a key the rollup does not write (``2025-W53``, a week that does not exist) is
-    :attr:`Explanation.refused` with the mapper's reason.
+    :attr:`Explanation.refused` with the mapper's reason. Members an Airflow Variable lists are read
+    now (not as last read, up to a minute ago).
 
     :raises ValueError: naming the key, if *downstream* and *mapper* is not a rollup.
     """
+    from airflow_partitions.composite import runtime_variables
     from airflow_partitions.mapping import downstream_keys, fan_out_cap
     from airflow_partitions.tools.rollup_view import RollupView
 
+    for variable in runtime_variables(mapper):
+        variable.read_now()  # each question reads the members as they are now, as status does
     name = type(mapper).__name__
     rollup = RollupView.of(mapper)
     if downstream:

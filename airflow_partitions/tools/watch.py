@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -264,6 +265,24 @@ def _first_stored(dag_id: str, fingerprint: dict[str, Any], session: Any) -> dat
 
 _STARTED = threading.Event()
 
+#: The most seconds the watch waits for the api-server's app to be built before its first look.
+STARTUP_WAIT = 120.0
+
+
+def _after_the_start() -> None:
+    """
+    Wait until the api-server built its app (``airflow.api_fastapi.main``), :data:`STARTUP_WAIT` s at most.
+
+    The plugin is read while the api-server's main thread still imports its routes and every
+    Airflow model: a query from this thread meanwhile configures SQLAlchemy's mappers, which
+    imports models too, and the two threads wait on each other's import locks for ever (seen: an
+    api-server that never answered).
+    """
+    waited = 0.0
+    while getattr(sys.modules.get("airflow.api_fastapi.main"), "app", None) is None and waited < STARTUP_WAIT:
+        time.sleep(1.0)
+        waited += 1.0
+
 
 def start() -> None:
     """Start the watch in a daemon thread of this process, once (unless ``AIRFLOW_PARTITIONS_WATCH=off``)."""
@@ -272,6 +291,7 @@ def start() -> None:
     _STARTED.set()
 
     def watch() -> None:
+        _after_the_start()
         looking = Watch()
         while True:
             looking._attempt("look at the partitioned Dags", looking.look)

@@ -62,6 +62,8 @@ DAG_IDS = [
     "it_bulk_core_utc_day",
     "it_fault_new_york_day",
     "it_fault_utc_day",
+    "it_produce_lockup_hours",
+    "it_lockup_day",
     "it_local_day",
     "it_local_iso_week",
     "it_region_local_day",

@@ -47,10 +47,15 @@ T = TypeVar("T")
 # The REST API and the execution API (what tasks call) run as two api-server processes. In one
 # process, on SQLite, Airflow's audit log of a REST write commits synchronously on the event loop;
 # when an execution request holding the one write lock waits on that same loop, both freeze until
-# the 60 s lock wait runs out, and the scheduler can die with "database is locked".
+# the 60 s lock wait runs out, and the scheduler can die with "database is locked". Two REST writes
+# at once freeze the REST process the same way: on SQLite, tests send them one at a time
+# (benchmarks/sqlite_lockup.py measures all four cases; docs/deployment.md).
 _PROCESSES = {
     "api-server": ["api-server", "--apps", "core", "--port", "{port}"],
     "execution-api": ["api-server", "--apps", "execution", "--port", "{execution_port}"],
+    # Airflow's default, one api-server serving both apps: only benchmarks/sqlite_lockup.py runs it,
+    # to show the freeze above.
+    "api-server-both": ["api-server", "--port", "{port}"],
     "scheduler": ["scheduler", "--skip-serve-logs"],
     "dag-processor": ["dag-processor"],
     # CeleryExecutor's worker (apache-airflow-providers-celery), named per worker with -H.
@@ -271,6 +276,9 @@ class AirflowInstance:
     :param sql_alchemy_conn: Metadata database URL; SQLite in *home* if omitted.
     :param extra_env: More environment for all the processes (and so for the tasks).
     :param port: The api-server's port on 127.0.0.1; a free one if omitted.
+    :param execution_api_apart: Serve the execution API from an api-server process of its own
+        (``--apps execution``, the default); ``False`` runs Airflow's default, one api-server
+        serving both (which can freeze on SQLite: ``benchmarks/sqlite_lockup.py``).
     """
 
     def __init__(
@@ -281,13 +289,18 @@ class AirflowInstance:
         sql_alchemy_conn: str | None = None,
         extra_env: dict[str, str] | None = None,
         port: int | None = None,
+        execution_api_apart: bool = True,
     ) -> None:
         self._own_home = home is None
         self.home = Path(home or tempfile.mkdtemp(prefix="airflow-partitions-home-"))
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.execution_port = free_port()
+        self.execution_port = free_port() if execution_api_apart else self.port
         self.execution_url = f"http://127.0.0.1:{self.execution_port}/execution/"
+        #: The api-server processes to start, by name and kind (see start_process).
+        self._apis = {"api-server": "api-server", "execution-api": "execution-api"}
+        if not execution_api_apart:
+            self._apis = {"api-server": "api-server-both"}
         self.env = {
             **os.environ,
             "AIRFLOW_HOME": str(self.home),
@@ -350,8 +363,8 @@ class AirflowInstance:
             # The api-server first: tasks call its execution API from their first second, and
             # a task the scheduler starts before it listens fails ("Connection refused"), e.g. a
             # run a timetable schedules as soon as its Dag is parsed.
-            for name in ("api-server", "execution-api"):
-                self.start_process(name)
+            for name, kind in self._apis.items():
+                self.start_process(name, kind=kind)
             wait_until(self._healthy, timeout=timeout, what=f"the api-servers at {self.url}")
             for name in ("scheduler", "dag-processor"):
                 self.start_process(name)
@@ -365,10 +378,11 @@ class AirflowInstance:
         Start one Airflow process (again, after :meth:`kill`) and return its process id.
 
         :param name: What to call it (its log is ``<home>/<name>.log``, appended to).
-        :param kind: One of ``api-server``, ``execution-api``, ``scheduler``, ``dag-processor``,
-            ``celery-worker`` (CeleryExecutor's, with ``AIRFLOW__CORE__EXECUTOR=CeleryExecutor`` and
-            a broker in *extra_env*); *name* if omitted. ``start_process("scheduler-2",
-            kind="scheduler")`` runs a second scheduler (high availability, on PostgreSQL).
+        :param kind: One of ``api-server``, ``execution-api``, ``api-server-both``, ``scheduler``,
+            ``dag-processor``, ``celery-worker`` (CeleryExecutor's, with
+            ``AIRFLOW__CORE__EXECUTOR=CeleryExecutor`` and a broker in *extra_env*); *name* if
+            omitted. ``start_process("scheduler-2", kind="scheduler")`` runs a second scheduler
+            (high availability, on PostgreSQL).
         :raises ValueError: if the kind is unknown or a process of that name is running.
         """
         args = _PROCESSES.get(kind or name)
@@ -519,11 +533,17 @@ class AirflowInstance:
         body: Any = None,
         params: dict[str, Any] | None = None,
         auth: bool = True,
+        timeout: float = 120,
+        attempts: int = 5,
     ) -> Any:
         """
         Call the REST API and return the decoded JSON answer.
 
-        :raises AirflowError: on an HTTP error, with the status and Airflow's answer.
+        A 500 (SQLite's lock wait ran out) is tried again, and so is a GET that got no answer,
+        up to *attempts* calls in all; each call waits *timeout* seconds for its answer.
+
+        :raises AirflowError: on an HTTP error, with the status and Airflow's answer, or when a
+            call got no answer within *timeout* seconds (and is not tried again).
         """
         query = urllib.parse.urlencode({k: v for k, v in (params or {}).items() if v is not None}, doseq=True)
         request = urllib.request.Request(
@@ -536,18 +556,18 @@ class AirflowInstance:
             request.add_header("Authorization", f"Bearer {self._bearer()}")
         for attempt in itertools.count(1):
             try:
-                with urllib.request.urlopen(request, timeout=120) as response:
+                with urllib.request.urlopen(request, timeout=timeout) as response:
                     payload = response.read()
                 return json.loads(payload) if payload else None
             except urllib.error.HTTPError as err:
                 answer = err.read().decode(errors="replace")
                 # SQLite allows one writer: a write that waited too long for the lock fails with
                 # a "Database error" (500) after its transaction was rolled back. Try again.
-                if err.code < 500 or attempt == 5:
+                if err.code < 500 or attempt >= attempts:
                     raise AirflowError(f"{method} {path} answered {err.code}: {answer}") from err
             except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
                 # A lost answer may hide a write that happened: only reads are tried again.
-                if method != "GET" or attempt == 5:
+                if method != "GET" or attempt >= attempts:
                     raise AirflowError(f"{method} {path} got no answer from {self.url}: {err}") from err
             time.sleep(0.5 * attempt)
 

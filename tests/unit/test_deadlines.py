@@ -36,7 +36,7 @@ from airflow_partitions import (
     TemporalWindow,
     deadlines,
 )
-from airflow_partitions.rollup import ExpectedKeys
+from airflow_partitions.windowing import ExpectedKeys
 from tests.unit.support import utc
 
 NEW_YORK = "America/New_York"

@@ -3,7 +3,7 @@ Large windows checked by their bounds and counted out: the same answers as listi
 
 A ``TemporalRollupMapper`` over more than ``LISTED_MEMBERS`` minutes or hours checks, at Dag parse,
 the first and last three member keys without listing the window, on each event whether the key
-names a member inside the period (:meth:`TemporalRollupMapper.awaits`), and gives the scheduler
+names a member inside the period (:meth:`TemporalWindowing.awaits`), and gives the scheduler
 the window's keys counted out (``to_upstream``: :class:`ExpectedSlots`). These tests hold all three
 against the listed window (``listing``: the base rollup's ``to_upstream``, Airflow's list of the
 window's members as it was before): the keys counted and refused, the edge keys checked at parse,
@@ -33,8 +33,9 @@ from airflow_partitions import (
     Week,
     Year,
 )
-from airflow_partitions.rollup import CountingRollupMapper, ExpectedKeys, ExpectedSlots
-from airflow_partitions.temporal import LISTED_MEMBERS
+from airflow_partitions.rollup import CountingRollupMapper
+from airflow_partitions.temporal_windowing import LISTED_MEMBERS
+from airflow_partitions.windowing import ExpectedKeys, ExpectedSlots
 
 ZONES = ["UTC", "America/New_York", "Asia/Kathmandu", "Pacific/Chatham", "Australia/Lord_Howe"]
 
@@ -79,14 +80,14 @@ def test_a_key_is_counted_by_its_bounds_exactly_when_the_listed_window_counts_it
         period = grain.shift(grain.floor(instant), step)
         # Checked by its bounds wherever the members have one length (not hours in Lord Howe,
         # whose clocks move by 30 minutes, nor in Kathmandu or Chatham, 45 minutes off the hour).
-        unlisted = rollup._unlisted(period) is not None
+        unlisted = rollup.windowing.unlisted(period) is not None
         assert unlisted == (rollup.window.grain.fixed_length is not None)
         assert unlisted or zone in ("Australia/Lord_Howe", "Asia/Kathmandu", "Pacific/Chatham")
         listed = listing(rollup, period.key)
         assert len(listed) > LISTED_MEMBERS
         for key in spellings(instant, zone):
             members = rollup.counts_as(key)
-            assert rollup.awaits(period.key, key) == (
+            assert rollup.windowing.awaits(period.key, key) == (
                 unlisted and any(member in listed for member in members)
             )
             if step == 0:
@@ -101,7 +102,7 @@ def test_the_edge_keys_checked_at_parse_are_the_listed_windows_first_and_last_th
                 listed = listing(rollup, downstream)
             except ValueError:
                 continue  # a month key under a year mapper, or the reverse
-            edges = rollup.edge_keys(downstream)
+            edges = rollup.windowing.edge_keys(downstream)
             assert edges == [*listed.in_order[:3], *listed.in_order[-3:]] or (
                 edges is None and rollup.window.grain.fixed_length is None
             )
@@ -113,9 +114,9 @@ def test_a_month_of_minutes_counts_every_spelling_and_refuses_keys_of_other_mont
     assert rollup.to_downstream("2026-06-10T09:15") == "2026-06"
     assert rollup.to_downstream("2026-06-10T09:15:00Z") == "2026-06"
     assert rollup.to_downstream("2026-06-30T23:59:59.999999+00:00") == "2026-06"
-    assert rollup.awaits("2026-06", "2026-06-30T23:59")
-    assert not rollup.awaits("2026-06", "2026-07-01T00:00")
-    assert not rollup.awaits("2026-06", "2026-06-10")  # a day is no minute: listed, then refused
+    assert rollup.windowing.awaits("2026-06", "2026-06-30T23:59")
+    assert not rollup.windowing.awaits("2026-06", "2026-07-01T00:00")
+    assert not rollup.windowing.awaits("2026-06", "2026-06-10")  # a day is no minute: listed, then refused
     awaited = r"it awaits 43200 keys: '2026-06-01T00:00' … '2026-06-30T23:59'\)"
     with pytest.raises(ValueError, match=r"would never count towards '2026-06'.*" + awaited):
         rollup.to_downstream("2026-06-10")
@@ -123,12 +124,12 @@ def test_a_month_of_minutes_counts_every_spelling_and_refuses_keys_of_other_mont
 
 def test_small_windows_and_input_formats_are_listed_as_before():
     day_of_hours = TemporalRollupMapper(upstream_mapper=TemporalMapper(Day()), window=TemporalWindow(Hour()))
-    assert day_of_hours.edge_keys("2026-03-10") is None
-    assert not day_of_hours.awaits("2026-03-10", "2026-03-10T05")
+    assert day_of_hours.windowing.edge_keys("2026-03-10") is None
+    assert not day_of_hours.windowing.awaits("2026-03-10", "2026-03-10T05")
     formatted = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Month(), input_format="%Y%m%dT%H%M"), window=TemporalWindow(Minutes(1))
     )
-    assert formatted.edge_keys("2026-06") is None
+    assert formatted.windowing.edge_keys("2026-06") is None
     assert formatted.to_downstream("20260610T0915") == "2026-06"
     with pytest.raises(
         ValueError, match="waits for 44640 members, but its upstream mapper writes them as 744"
@@ -143,7 +144,7 @@ def test_a_year_of_minutes_under_a_raised_cap_builds_without_listing_a_year():
     rollup = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Year()), window=TemporalWindow(Minutes(1)), max_upstream_keys=600_000
     )
-    assert rollup.edge_keys("2027") == [
+    assert rollup.windowing.edge_keys("2027") == [
         "2027-01-01T00:00",
         "2027-01-01T00:01",
         "2027-01-01T00:02",
@@ -153,7 +154,7 @@ def test_a_year_of_minutes_under_a_raised_cap_builds_without_listing_a_year():
     ]
     assert rollup.to_downstream("2027-06-10T09:15") == "2027"
     assert rollup.to_downstream("2027-12-31T23:59:59Z") == "2027"
-    assert not rollup.awaits("2027", "2028-01-01T00:00")
+    assert not rollup.windowing.awaits("2027", "2028-01-01T00:00")
 
 
 #: Rollups whose windows are counted out, each with the zones of its periods and members: a New
@@ -211,7 +212,7 @@ def test_a_window_counted_out_gives_the_scheduler_and_every_wait_policy_the_list
     key = period.key
     listed = listing(rollup, key)
     counted_out = rollup.to_upstream(key)
-    if rollup._unlisted(period) is None:  # a New York day of 23 or 24 hours of minutes: listed
+    if rollup.windowing.unlisted(period) is None:  # a New York day of 23 or 24 hours of minutes: listed
         assert len(listed) <= LISTED_MEMBERS and counted_out is listed
         return
     assert isinstance(counted_out, ExpectedSlots) and len(listed) > LISTED_MEMBERS

@@ -134,7 +134,7 @@ def requeue(
     refuses are left out (queueing one would only audit-log its refusal again). Queued events are
     no longer orphaned: a second call finds only the refused ones. One audit-log row
     (``partition-tools requeue``, the Dag, *user* as owner, default the operating-system user)
-    records the events queued and their downstream keys.
+    records the events queued and their downstream keys. Commits *session*.
 
     :returns: The events read, with ``requeued=True``.
     :raises ValueError: as :func:`orphaned_events`; and, naming the Dag, while pending runs stamped
@@ -165,6 +165,7 @@ def requeue(
             "Dag run(s)'). Wait until it has, then run this again: their events are orphaned only then."
         )
     dag = session.get(DagModel, dag_id)
+    orphans = _still_orphaned(orphans, stored, session)
     for event in orphans.queueable:
         queue(
             asset_id=stored[event.event_id].asset_id,
@@ -183,7 +184,39 @@ def requeue(
             "partitions": len(queued),
         }
         audit(session, REQUEUED_EVENT, dag_id, user, what)
+    # Committed here, not when the caller's session closes: in the api-server that is the request's
+    # teardown, which waits for the event loop; on SQLite a REST write's audit log may hold the loop
+    # waiting for this very transaction's lock (docs/deployment.md, "SQLite").
+    session.commit()
     return replace(orphans, requeued=True)
+
+
+def _still_orphaned(orphans: Orphans, stored: dict[int, Any], session: Any) -> Orphans:
+    """
+    Return *orphans* less the events logged for the Dag since they were read, under Airflow's lock.
+
+    The lock Airflow takes to log a key (``_lock_asset_model``: on SQLite the writer's lock, else
+    each asset's row), held until the transaction ends: the api-server's watch may have logged one
+    meanwhile (:mod:`~airflow_partitions.tools.write.reroute`), and an event logged twice for one
+    pending run would make its Dag run consume it twice.
+    """
+    from airflow.assets.manager import _lock_asset_model
+    from airflow.models.asset import PartitionedAssetKeyLog
+    from sqlalchemy import select
+
+    ids = [event.event_id for event in orphans.queueable]
+    for asset_id in sorted({stored[i].asset_id for i in ids}):
+        with _lock_asset_model(session=session, asset_id=asset_id):
+            pass  # held until the transaction ends
+    logged = set(
+        session.scalars(
+            select(PartitionedAssetKeyLog.asset_event_id).where(
+                PartitionedAssetKeyLog.target_dag_id == orphans.dag_id,
+                PartitionedAssetKeyLog.asset_event_id.in_(ids),
+            )
+        )
+    )
+    return replace(orphans, events=tuple(e for e in orphans.events if e.event_id not in logged))
 
 
 def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Orphans, dict[int, Any]]:

@@ -54,7 +54,9 @@ from airflow_partitions import (
 #: wait: its REST audit log (``log_action``) commits on the event loop while another request's
 #: transaction, holding the one write lock, waits for that loop to commit. A task calling the
 #: execution API then (``task-instances/…/run``) times out and fails; seen in about one session in
-#: two on a loaded 2-core machine. The tests check which runs the scheduler creates, not first tries.
+#: two on a loaded 2-core machine while both APIs shared a process. The execution API now runs apart
+#: (tests/support/launcher.py), but two REST writes at once still freeze the REST process
+#: (docs/deployment.md). The tests check which runs the scheduler creates, not first tries.
 RETRY_TRANSIENT_FAILURES = {"retries": 2, "retry_delay": timedelta(seconds=5)}
 
 regional_sales = Asset("it_regional_sales")
@@ -517,8 +519,10 @@ local_hours = Asset("it_local_hours")
 region_local_hours = Asset("it_region_local_hours")
 #: New York minutes, a day of them counted out (more than 1,440: test_scheduler.py).
 local_minutes = Asset("it_local_minutes")
+#: UTC hours posted while the tasks of their producer and consumer start (test_lockup.py).
+lockup_hours = Asset("it_lockup_hours")
 
-for fed in (bulk_hours, fault_hours, local_hours, region_local_hours, local_minutes):
+for fed in (bulk_hours, fault_hours, local_hours, region_local_hours, local_minutes, lockup_hours):
     with DAG(
         f"it_produce_{fed.name.removeprefix('it_')}",
         default_args=RETRY_TRANSIENT_FAILURES,
@@ -552,6 +556,8 @@ consumer(
 )
 consumer("it_fault_new_york_day", fault_hours, UTC_HOURS_INTO_NEW_YORK_DAYS, record=False)
 consumer("it_fault_utc_day", fault_hours, UTC_HOURS_INTO_UTC_DAYS, record=False)
+# The Dag of issue 48's freeze: a real task starts for every complete day.
+consumer("it_lockup_day", lockup_hours, UTC_HOURS_INTO_UTC_DAYS)
 
 #: Naive keys are New York wall-clock hours, as a producer writing local time sends them.
 LOCAL_HOUR = TemporalWindow(Hour(timezone=NEW_YORK))

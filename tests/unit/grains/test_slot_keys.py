@@ -182,7 +182,7 @@ def test_a_run_reaching_a_local_mean_time_is_refused_and_a_rollup_period_of_it_l
 
     from airflow_partitions import TemporalMapper, TemporalRollupMapper, TemporalWindow
     from airflow_partitions.grains import Month, Week
-    from airflow_partitions.rollup import ExpectedKeys, ExpectedSlots
+    from airflow_partitions.windowing import ExpectedKeys, ExpectedSlots
 
     rollup = TemporalRollupMapper(
         upstream_mapper=TemporalMapper(Month(timezone="America/Santiago")), window=TemporalWindow(grain)

@@ -1,22 +1,27 @@
 """
-The tools read in one screen, and what outlives a request is in one place (issue 37).
+The tools read in one screen, and what outlives a request is in one place (issues 37 and 49).
 
-No module of ``airflow_partitions/tools/`` over 500 lines, no function over 80; no module-level
-state that a function changes (a memo, a cursor) outside ``tools/state/cache.py``. Read from the
-source (``ast``), as ``test_imports`` reads the imports.
+No module of ``airflow_partitions/tools/`` over 500 lines; no function over 80 anywhere in the
+package, nor in the Partitions view's script (``partitions.js``); no module-level state that a
+function changes (a memo, a cursor) outside ``tools/state/cache.py``. Read from the source
+(``ast``; the script by its top-level functions), as ``test_imports`` reads the imports.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 import airflow_partitions
 
-TOOLS = Path(airflow_partitions.__file__).parent / "tools"
+PACKAGE = Path(airflow_partitions.__file__).parent
+TOOLS = PACKAGE / "tools"
 MODULES = sorted(TOOLS.rglob("*.py"))
+#: The view's script: its functions are held to the same length.
+SCRIPT = TOOLS / "ui" / "static" / "partitions.js"
 
 MODULE_LINES = 500
 FUNCTION_LINES = 80
@@ -44,7 +49,7 @@ MUTATING = {
 
 
 def _name(path: Path) -> str:
-    return str(path.relative_to(TOOLS))
+    return str(path.relative_to(PACKAGE))
 
 
 def long_functions(source: str) -> list[tuple[str, int]]:
@@ -87,10 +92,35 @@ def module_state(source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_name)
-def test_a_tools_module_reads_in_one_screen_per_function(path):
-    source = path.read_text(encoding="utf-8")
-    assert len(source.splitlines()) <= MODULE_LINES
-    assert long_functions(source) == []
+def test_a_tools_module_reads_in_one_screen(path):
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= MODULE_LINES
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=_name)
+def test_no_function_of_the_package_is_over_80_lines(path):
+    assert long_functions(path.read_text(encoding="utf-8")) == []
+
+
+def long_script_functions(source: str) -> list[tuple[str, int]]:
+    """
+    Return each top-level function of a script over :data:`FUNCTION_LINES` lines, with its length.
+
+    A function starts at a line ``function name(`` or ``async function name(`` at the left margin
+    and ends at the next line that is ``}`` at the left margin (the script's own layout).
+    """
+    found, name, start = [], None, 0
+    for number, line in enumerate(source.splitlines(), 1):
+        if match := re.match(r"(?:async )?function (\w+)", line):
+            name, start = match[1], number
+        elif line.startswith("}") and name is not None:
+            if number - start + 1 > FUNCTION_LINES:
+                found.append((name, number - start + 1))
+            name = None
+    return found
+
+
+def test_no_function_of_the_views_script_is_over_80_lines():
+    assert long_script_functions(SCRIPT.read_text(encoding="utf-8")) == []
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if p != CACHE], ids=_name)
@@ -101,6 +131,9 @@ def test_no_tools_module_but_the_cache_keeps_state(path):
 def test_the_checks_find_what_they_look_for():
     long = "def f():\n" + "    x = 1\n" * FUNCTION_LINES
     assert long_functions(long) == [("f", FUNCTION_LINES + 1)]
+    script = "function f(a) {\n" + "  a += 1;\n" * (FUNCTION_LINES - 1) + "}\n"
+    assert long_script_functions(script) == [("f", FUNCTION_LINES + 1)]
+    assert long_script_functions("async function g() {\n  return 1;\n}\n") == []
     assert long_functions("def f():\n" + "    x = 1\n" * (FUNCTION_LINES - 1)) == []
     kept = "SEEN: dict[str, int] = {}\nLAST = 0\ndef f(k):\n    SEEN[k] = 1\n    global LAST\n    LAST = 1\n"
     assert module_state(kept) == ["LAST", "SEEN"]
