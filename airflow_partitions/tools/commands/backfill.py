@@ -12,6 +12,7 @@ resumes or cancels one (``--pause``, ``--resume``, ``--cancel``).
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +38,8 @@ from airflow_partitions.tools.commands.text import WIDTH, count, listed, termina
 MAX_ACTIVE = 4
 #: The most ``--max-active`` takes.
 MOST_ACTIVE = 1_000
+#: Keys a ``send`` step lists in text (more: the first three and the last; ``--json`` lists all).
+SENT_SHOWN = 6
 #: ``--order``'s values: the selected partitions' keys oldest or newest first.
 ORDERS = ("oldest", "newest")
 
@@ -360,8 +363,17 @@ def _step_text(dag_id: str, key: str, step: Any) -> str:
     why = f" ({step.why})" if step.why else ""
     if step.action == "re-run":
         return f"{where}re-run {step.run_id}{why}"
-    if step.action == "send":
-        return f"{where}send {count(len(step.keys), 'key')} of {step.asset}: {listed(step.keys)}{why}"
+    if step.action == "send":  # that no Dag makes them: said once, on the feeds' line
+        keys = step.keys
+        shown = (
+            listed(keys)
+            if len(keys) <= SENT_SHOWN
+            else f"{listed(keys[:3])} … {terminal(keys[-1], lines=False)}"
+        )
+        from airflow_partitions.tools.write.backfill import NO_DAG
+
+        why = "" if step.why.startswith(NO_DAG) else why
+        return f"{where}send {count(len(keys), 'key')} of {step.asset}: {shown}{why}"
     return f"{where}{step.action}{why}"
 
 
@@ -375,15 +387,16 @@ def _tally(plan: Any) -> list[str]:
     for feed in plan.feeds:
         lines.append(
             f"keys a feed must send: {count(len(feed.keys), 'key')} of {terminal(feed.asset, lines=False)} "
-            "(--json: the bodies of POST /api/v2/assets/events)"
+            "(no Dag makes them; --json: the bodies of POST /api/v2/assets/events)"
         )
     backfill = plan.backfill
     if backfill is not None:
-        lines.append(
+        said = (
             f"{backfill.name}: {count(len(backfill.runs), 'run')}, at most {backfill.max_active} queued or "
-            f"running at once, {backfill.order} first; {backfill.active} "
-            f"started now, the rest as they finish (backfill --list; --pause, --cancel {backfill.name})"
+            f"running at once, {backfill.order} first; {backfill.active} started now, the rest as they "
+            f"finish (backfill --list; --pause, --resume, --cancel {backfill.name})"
         )
+        lines.append(textwrap.fill(said, WIDTH, subsequent_indent="  ", break_long_words=False))
     elif runs:
         lines.append("dry run: pass --yes to start them")
     if plan.could_not:

@@ -52,6 +52,8 @@ WITHOUT_SUCCESS = ("failed", MISSING)
 RERUN = ("failed", "ran incomplete", "stale")
 #: The states of a partition whose run is queued or running: nothing to do but wait.
 IN_FLIGHT = ("queued", "running")
+#: How a ``send`` step's ``why`` begins when no Dag makes the asset (a feed must send its keys).
+NO_DAG = "no Dag makes"
 #: How many upstream Dags a plan follows from the selected one (hours → days → months is 2).
 DEPTH = 4
 #: The most periods ``missing`` walks in a range: a wider range is refused, naming it.

@@ -23,6 +23,7 @@ from airflow_partitions.tools.write.backfill import (
     DEPTH,
     IN_FLIGHT,
     MISSING,
+    NO_DAG,
     RERUN,
     SELECTABLE,
     Feed,
@@ -237,7 +238,7 @@ class Planner:
             f"made by {', '.join(producers)}, whose runs are not partitioned: a feed (or a run of it) must "
             "send them"
             if producers
-            else f"no Dag makes {name}: a feed must send them"
+            else f"{NO_DAG} {name}: a feed must send them"
         )
         return [Step("send", dag.dag_id, key, asset=name, keys=keys, why=why)], None
 
