@@ -47,6 +47,9 @@ from airflow_partitions.tools.state.plain import rebuilt
 TOKEN_VARIABLE = "AIRFLOW_PARTITIONS_API_TOKEN"
 #: Seconds to wait for the api-server's answer.
 TIMEOUT = 120.0
+#: The longest URL a read sends (``backfill --keys-from`` of many keys): Airflow's api-server
+#: (uvicorn, h11) refuses a request line over 16 KiB with headers.
+MAX_URL = 8_000
 
 
 class Source(Protocol):
@@ -195,8 +198,9 @@ class Api:
         version of it).
     :raises LookupError: as the direct mode, for an unknown Dag or one that is not a partitioned
         consumer (404).
-    :raises ValueError: as the direct mode, for input the api-server's tools refuse (400); and
-        for *url* not an ``http`` or ``https`` URL with a host and a numeric port, if any.
+    :raises ValueError: as the direct mode, for input the api-server's tools refuse (400); for
+        *url* not an ``http`` or ``https`` URL with a host and a numeric port, if any; and for a
+        read whose URL would be longer than :data:`MAX_URL` (many ``--key``).
     """
 
     def __init__(self, url: str, token: str | None) -> None:
@@ -222,6 +226,11 @@ class Api:
         """Call ``{url}/partitions/api/{path}``; return *read* of its JSON answer (an object)."""
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
         address = f"{self.url}/partitions/api/{path}{'?' + query if query else ''}"
+        if len(address) > MAX_URL:
+            raise ValueError(
+                f"the request is {len(address):,} characters long, more than an api-server takes in a URL "
+                f"({MAX_URL:,}): select by --start/--end or --state, or ask the metadata database."
+            )
         request = urllib.request.Request(
             address,
             method=method,

@@ -228,3 +228,25 @@ def test_a_limit_or_offset_out_of_range_is_a_usage_error_in_both_modes(capsys, f
 @pytest.mark.parametrize(("value", "expected"), [("0", 0), ("50", 50), (str(MAX_ROWS), MAX_ROWS)])
 def test_a_limit_in_range_is_read(value, expected):
     assert build_parser().parse_args(["status", "d", "--limit", value]).limit == expected
+
+
+def test_a_read_too_long_for_a_url_is_a_usage_error_before_anything_is_sent(serve, capsys, tmp_path):
+    # 672 day keys make a URL of some 10,000 characters (15 each: "key=2026-01-01&"): Airflow's
+    # api-server (uvicorn's h11) takes a request line of at most 16 KiB with its headers.
+    keys = tmp_path / "keys.txt"
+    keys.write_text(
+        "# the days to redo\n"
+        + "\n".join(f"{y}-{m:02d}-{d:02d}" for y in (2025, 2026) for m in range(1, 13) for d in range(1, 29))
+    )
+    url, got = serve(lambda method, path: (200, {"Content-Type": "application/json"}, b"{}"))
+    code, out, err = run(capsys, "backfill", "d", "--keys-from", str(keys), "--api-url", url, "--token", "t")
+    assert code == 2 and out == "" and got == []
+    assert "characters long, more than an api-server takes in a URL (8,000)" in err
+    # Fewer keys go: the file's comment and blank lines are no keys.
+    keys.write_text("# two days\n2026-03-03\n\n2026-03-05\n")
+    run(capsys, "backfill", "d", "--keys-from", str(keys), "--api-url", url, "--token", "t")
+    [(method, path, *_)] = got
+    assert (method, path) == (
+        "GET",
+        "/partitions/api/dags/d/backfill?key=2026-03-03&key=2026-03-05&include_open=false&limit=50&offset=0&max_active=4&order=oldest",
+    )
