@@ -43,6 +43,10 @@ log = logging.getLogger(__name__)
 #: minute, and a scheduler loop pays for one read (one small query) a minute, not one per call.
 #: ``AIRFLOW_PARTITIONS_VARIABLE_TTL`` (seconds, in every Airflow process alike) sets another.
 VARIABLE_TTL = float(os.environ.get("AIRFLOW_PARTITIONS_VARIABLE_TTL") or 60.0)
+#: Seconds a process keeps a read that failed (a Variable missing or malformed) before reading it
+#: again: a fix is seen within seconds, so that keys sent right after it are not refused for a
+#: minute more. Still logged once per :data:`VARIABLE_TTL`.
+BROKEN_TTL = min(5.0, VARIABLE_TTL)
 
 #: What a Variable holding members must contain, for error messages.
 EXPECTED_JSON = (
@@ -512,7 +516,7 @@ class VariableMembers(ValueEquality):
         """
         read = _READS.get(self.name)
         now = time.monotonic()
-        if read is None or now - read.checked >= VARIABLE_TTL:
+        if read is None or now - read.checked >= (VARIABLE_TTL if read.members is not None else BROKEN_TTL):
             read = self._keep(self._read(read, now))
         return read
 

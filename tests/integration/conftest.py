@@ -96,9 +96,9 @@ DAG_IDS = [
     "it_repair_week",
     "it_repair_ui_day",
 ]
-#: Each process reads a members Variable every 10 s (not every minute) and the api-server's watch
+#: Each process reads a members Variable every 5 s (not every minute) and the api-server's watch
 #: looks every 2 s: test_members.py and test_member_changes.py change Variables many times.
-QUICK_TO_CHANGE = {"AIRFLOW_PARTITIONS_VARIABLE_TTL": "10", "AIRFLOW_PARTITIONS_WATCH_INTERVAL": "2"}
+QUICK_TO_CHANGE = {"AIRFLOW_PARTITIONS_VARIABLE_TTL": "5", "AIRFLOW_PARTITIONS_WATCH_INTERVAL": "2"}
 #: Dag files meant to fail to import (test_no_silent_holds.py checks they fail alone).
 BROKEN_DAG_FILES = ["it_core_rollup_with_deadline.py"]
 

@@ -8,7 +8,7 @@ the way people change it: a store moves from north to south, a member loses its 
 half-edited JSON), the Variable is not JSON, then empty, and each time it is fixed. Every
 region-day must run exactly once, with exactly the stores of its region (worked out here from the
 Variable's values), no partition of a lone store must ever open, and the scheduler's log must
-stay small. The integration Airflow reads Variables every 10 s and its watch looks every 2 s
+stay small. The integration Airflow reads Variables every 5 s and its watch looks every 2 s
 (``tests/integration/conftest.py``).
 """
 

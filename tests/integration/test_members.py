@@ -71,11 +71,14 @@ def test_one_dag_runs_each_regions_day_from_its_stores_and_awaits_store_009_from
 
 
 def _set_variable(airflow, key: str, value: list) -> None:
+    """Set the Variable through the REST API; return once every process reads the new value."""
     body = {"key": key, "value": json.dumps(value)}
     try:
         airflow.request("PATCH", f"/api/v2/variables/{key}", body=body)
     except AirflowError:  # not there yet
         airflow.request("POST", "/api/v2/variables", body=body)
+    # Each process reads a Variable again at most its TTL after its last read (docs/members.md).
+    time.sleep(float(airflow.env["AIRFLOW_PARTITIONS_VARIABLE_TTL"]) + 1)
 
 
 def _pending_run(airflow, dag_id: str, key: str) -> tuple[int, int | None] | None:

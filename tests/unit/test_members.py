@@ -533,3 +533,21 @@ def test_a_members_entry_and_stored_form_give_back_the_same_member(dates, value,
     assert Member.deserialize(json.loads(json.dumps(member.serialize()))) == member
     # A member without dates or group is stored as its plain value, as a list always was.
     assert (member.entry() == value) == (dates == (None, None) and group is None)
+
+
+def test_a_fix_is_seen_within_seconds_of_a_broken_read(variable, monkeypatch):
+    # A missing or malformed Variable is read again after BROKEN_TTL (5 s), not the minute a good
+    # value is kept: keys sent right after the fix are not refused for a minute more.
+    clock = [1000.0]
+    monkeypatch.setattr(members_module.time, "monotonic", lambda: clock[0])
+    variable("not json")
+    rollup = by_region_from_variable()
+    assert rollup.to_upstream("vic|2026-04-06").problem
+    monkeypatch.setenv("AIRFLOW_VAR_RETAIL_STORES", json.dumps([*STORES]))
+    clock[0] += members_module.BROKEN_TTL - 0.5
+    assert rollup.to_upstream("vic|2026-04-06").problem  # the failed read, kept a few seconds
+    clock[0] += 0.5
+    assert rollup.to_upstream("vic|2026-04-06") == keys(STORES, "2026-04-06") - keys(
+        ["store-001", "store-002", "store-003", "store-004"], "2026-04-06"
+    )
+    assert members_module.BROKEN_TTL < members_module.VARIABLE_TTL
