@@ -537,6 +537,13 @@ def generate(n: int, today: date) -> None:
     writer.finish()
 
 
+def states_of(url: str, token: str) -> dict[str, int]:
+    """Return the counts by state of the Dag page *url* answers (``stale`` among them)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=600) as answer:
+        return dict(sorted(json.loads(answer.read())["states"].items()))
+
+
 def timed_get(url: str, token: str) -> tuple[float, int]:
     """GET *url* as the user of *token*; return (seconds, bytes)."""
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
@@ -618,6 +625,9 @@ LIMITS = {
     "status_json_s": 1.0,
     "status_api_s": 1.0,
     "status_api_json_s": 1.0,
+    # issue 50: backfill's dry run at 100,000 partitions, through the route and --api-url
+    "backfill_plan_s": 1.0,
+    "backfill_plan_api_s": 1.0,
     "peak_rss_mb": 1024,
 }
 
@@ -835,6 +845,12 @@ def measure(
         ("overview", "/api/dags"),
         ("month_of_minutes_page", "/api/dags/bench_month_of_minutes"),
         ("month_of_minutes_missing", f"/api/dags/bench_month_of_minutes/partitions/{month}?list=missing"),
+        # A state filter of its own (issue 50): the stale days against the failed ones, same Dag.
+        ("stale_page", "/api/dags/bench_region_day?state=stale"),
+        ("failed_page", "/api/dags/bench_region_day?state=failed"),
+        # backfill's dry run (the plan of every partition not success), its first page as the
+        # command prints it, and as the view's action asks it.
+        ("backfill_plan", "/api/dags/bench_region_day/backfill?limit=50"),
     ):
         cold, size = timed_get(base + path, token)
         warm = [timed_get(base + path, token)[0] for _ in range(repeats)]
@@ -844,6 +860,8 @@ def measure(
         log(
             f"  {path}: cold {cold:.2f} s, then median {statistics.median(warm):.2f} s ({size / 1024:.0f} KB)"
         )
+    figures["states"] = states_of(base + "/api/dags/bench_region_day", token)
+    log(f"  bench_region_day by state: {figures['states']}")
     if browser:
         paints = first_paint(f"{base}/dags/bench_region_day", token, repeats)
         if paints:
@@ -860,6 +878,10 @@ def measure(
         ("status_api", ["status", "bench_region_day", *by_api], unreachable, repeats),
         ("status_api_json", ["status", "bench_region_day", "--json", *by_api], unreachable, repeats),
         ("status_month_of_minutes", ["status", "bench_month_of_minutes", "--key", month], env, 1),
+        ("status_stale", ["status", "bench_region_day", "--state", "stale"], env, repeats),
+        ("backfill_plan_api", ["backfill", "bench_region_day", *by_api], unreachable, repeats),
+        ("backfill_plan_api_json", ["backfill", "bench_region_day", "--json", *by_api], unreachable, 1),
+        ("backfill_plan_cli", ["backfill", "bench_region_day"], env, 1),
         ("explain", ["explain", "--from-db", "--dag", "bench_region_day", region_hour], env, 1),
         ("discard", ["discard", "bench_region_day"], env, 1),
         ("clean_dry_run", ["clean", "--before", "2100-01-01"], env, 1),
