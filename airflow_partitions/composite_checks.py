@@ -198,8 +198,9 @@ def fan_out_size(owner: str, mapper: Any, window: Any, max_downstream_keys: int 
     Return the most keys a dimension fan-out turns one key into, refusing one over the cap, at Dag parse.
 
     *mapper* its upstream :class:`~airflow_partitions.composite.CompositeKeyMapper`, *window* its
-    :class:`~airflow_partitions.composite.DimensionWindow`: 24 for ``eu|2026-03-10`` into its UTC
-    hours, 25 for a New York day's that falls back (``DimensionWindow.largest_fan_out``).
+    :class:`~airflow_partitions.composite.DimensionWindow` (``DimensionWindow.largest_fan_out``):
+    ``DimensionWindow(day=TemporalWindow(Hour()))`` gives 24 under ``TemporalMapper(Day())``, 25
+    under ``TemporalMapper(Day(timezone="America/New_York"))`` (a day that falls back).
 
     :raises ValueError: naming *owner*, for an upstream mapper that maps one key to several (no
         fan-out inside a fan-out), or a largest fan-out above *max_downstream_keys*.

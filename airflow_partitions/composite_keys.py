@@ -1,10 +1,10 @@
 r"""
-How a composite key is spelled: its dimension names, its segments cut at the delimiter and joined back.
+How a composite key is laid out and spelled: its dimensions, their mappers, its segments cut and joined.
 
 What :class:`~airflow_partitions.composite.CompositeKeyMapper` (stored by its own import path)
-reads and writes keys with: :func:`dimension_names` checks a layout (``["region", "day"]``) and
-:func:`dimension_mappers` the mappers of its dimensions,
-:func:`split_key` cuts ``us|east|2026-03-10`` into its segments by dimension name, and
+reads and writes keys with: :func:`dimension_names` checks a layout (``["region", "day"]``),
+:func:`dimension_mappers` the mappers of its dimensions and :func:`checked_escape` its escape;
+:func:`split_key` cuts ``us|east|2026-03-10`` into its segments by dimension name and
 :func:`join_key` writes segments back. With the escape ``\``, ``a\|b|c`` is the two segments
 ``a|b`` and ``c``, and ``\\`` a literal backslash; written segments are escaped the same way.
 """
@@ -109,9 +109,8 @@ def split_key(key: Any, names: Sequence[str], delimiter: str, escape: str | None
     """
     Return the segments of *key* by dimension name (*names*, in order): ``{"region": "us", "day": …}``.
 
-    :raises ValueError: naming the key, for a key that is not a string, a wrong segment count, an
-        empty or blank segment (only whitespace, which Airflow refuses as a whole key too: ``eu| ``),
-        whitespace around a segment (``eu |2026-03-10T09``), or a dangling escape.
+    :raises ValueError: as :meth:`~airflow_partitions.composite.CompositeKeyMapper.split` says, and
+        for a key that is not a string.
     """
     if not isinstance(key, str):
         raise ValueError(f"CompositeKeyMapper: partition key {shown(key)} is not a string.")
@@ -136,11 +135,7 @@ def join_key(segments: Iterable[str], source: Any, delimiter: str, escape: str |
     """
     Return *segments* joined by *delimiter*, each escaped if *escape* is set (``us|2026-03-10``).
 
-    *source* is what the key is made from, shown only in an error.
-
-    :raises ValueError: naming the *source*, for a segment containing the delimiter (no *escape*),
-        a segment that would merge with a delimiter of several characters (``a:`` before ``::``),
-        or a result over 250 characters.
+    :raises ValueError: as :meth:`~airflow_partitions.composite.CompositeKeyMapper.join` says.
     """
     segments, parts = list(segments), []
     for segment in segments:
