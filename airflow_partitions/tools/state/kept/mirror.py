@@ -5,7 +5,7 @@ Airflow indexes none of that table's columns but its id, so each question about 
 Dag's open ones, the scheduler's queue of all of them, the pending run a Dag run fired from, the
 fingerprint) scanned the whole table: four scans of 2,100,000 rows, 3.4 s of a ``status`` at a
 million partitions. The mirror holds the columns the reader reads, indexed, in the SQLite file of
-the store (:class:`~airflow_partitions.tools.state.store.Store`; in memory for the process when
+the store (:class:`~airflow_partitions.tools.state.kept.store.Store`; in memory for the process when
 there is none), and reads from Airflow only what may have changed since the last read:
 
 - rows added: ``id`` above the greatest seen (Airflow's primary key);
@@ -25,7 +25,7 @@ there is none), and reads from Airflow only what may have changed since the last
 Each Dag's version goes up whenever one of its rows changes, its run version whenever a Dag run
 of it is added (read by id above the greatest seen, :meth:`Mirror._runs_added`); with the mirror's
 token (new at each start over) they are part of the Dag's fingerprint
-(:func:`~airflow_partitions.tools.state.fingerprint.fingerprints`). Times are kept as microseconds
+(:func:`~airflow_partitions.tools.state.kept.fingerprint.fingerprints`). Times are kept as microseconds
 since 1970-01-01 UTC, which sort as the times do.
 """
 
@@ -39,10 +39,10 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, created, skipped, stamp
-from airflow_partitions.tools.state.key_stamps import KeyStamps
+from airflow_partitions.tools.state.kept.gaps import MAX_GAPS, Gaps, created, instant, skipped, stamp
+from airflow_partitions.tools.state.kept.key_stamps import KeyStamps
+from airflow_partitions.tools.state.kept.moments import Moments, moment_of
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
-from airflow_partitions.tools.state.moments import Moments, moment_of
 from airflow_partitions.tools.state.sql import chunks, ids_without, rows_among, rows_by_id
 
 SCHEMA = (
@@ -90,7 +90,7 @@ class Mirror:
         #: The database's digest: one file may hold the mirrors of several databases.
         self.db = db
         #: In the store's file, the store's key of the keys logged per pending run
-        #: (:attr:`~airflow_partitions.tools.state.store.Store.received`): a start over deletes
+        #: (:attr:`~airflow_partitions.tools.state.kept.store.Store.received`): a start over deletes
         #: those of the runs no longer in the database (``clean`` deleted them).
         self.received = received
         self.lock = lock
@@ -377,7 +377,7 @@ class Mirror:
                 ).fetchall()
                 self._open = (
                     stamp,
-                    [PendingRun(i, dag, key, EPOCH + made * MICROSECOND) for i, dag, key, made in rows],
+                    [PendingRun(i, dag, key, instant(made)) for i, dag, key, made in rows],
                 )
             held = self._open[1]
         if dag_ids is None:
