@@ -103,12 +103,12 @@ def stray_runs(
 
         with create_session() as new:
             return stray_runs(dag_id, keys=keys, start=start, end=end, session=new)
-    from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import select
 
     from airflow_partitions.tools.state.pending import received_keys
     from airflow_partitions.tools.state.selection import checked_key, selected_range
     from airflow_partitions.tools.state.serialized import consumer_timetable, timetable_grain
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
 
     grain = timetable_grain(*consumer_timetable(dag_id, session))
     if keys and (start or end):
@@ -116,16 +116,16 @@ def stray_runs(
     for key in keys or ():
         checked_key(dag_id, grain, key)
     start, end = selected_range(dag_id, grain, start, end)
-    column = AssetPartitionDagRun.partition_key
+    column = pending_run.c.partition_key
     chosen = [column.in_(keys)] if keys else selected_keys(column, start, end, None)
     rows = session.execute(
-        select(AssetPartitionDagRun.id, column, AssetPartitionDagRun.created_at)
+        select(pending_run.c.id, column, pending_run.c.created_at)
         .where(
-            AssetPartitionDagRun.target_dag_id == dag_id,
-            AssetPartitionDagRun.created_dag_run_id.is_(None),
+            pending_run.c.target_dag_id == dag_id,
+            pending_run.c.created_dag_run_id.is_(None),
             *chosen,
         )
-        .order_by(column, AssetPartitionDagRun.id)
+        .order_by(column, pending_run.c.id)
     ).all()
     runs = run_states(dag_id, (key for _, key, _ in rows), session)
     if not (keys or start or end):
@@ -177,9 +177,10 @@ def discard(
         with create_session() as new:
             return discard(dag_id, keys=keys, start=start, end=end, user=user, session=new)
     from airflow.assets import manager
-    from airflow.models.asset import AssetPartitionDagRun
     from airflow.utils.sqlalchemy import with_row_locks
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
 
     lock = getattr(manager, "_lock_asset_model", None)
     if lock is None:
@@ -199,9 +200,9 @@ def discard(
         still_pending = set(
             session.scalars(
                 with_row_locks(
-                    select(AssetPartitionDagRun.id).where(
-                        AssetPartitionDagRun.id.in_([run.pending_run_id for run in found.runs]),
-                        AssetPartitionDagRun.created_dag_run_id.is_(None),
+                    select(pending_run.c.id).where(
+                        pending_run.c.id.in_([run.pending_run_id for run in found.runs]),
+                        pending_run.c.created_dag_run_id.is_(None),
                     ),
                     session=session,
                 )
