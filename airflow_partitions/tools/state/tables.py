@@ -6,7 +6,8 @@ One definition for the readers (:mod:`airflow_partitions.tools.state`) and the w
 the watch adds); Airflow's ORM models only where Airflow's own code takes them (the asset events
 ``requeue`` hands to its ``AssetManager``, a Dag run cleared or created by its functions, an
 audit-log row). Reading through these instead of the models spares a process that only reads
-(``airflow-partitions status`` from the database) importing them, about a second of its start. Each column's name, type, nullability and primary key are Airflow 3.3's;
+(``airflow-partitions status`` from the database) importing them, about a second of its start. Each
+column's name, type, nullability and primary key are Airflow 3.3's;
 ``tests/unit/tools/test_tables.py`` compares them with the installed Airflow's ORM metadata, so a
 column renamed or retyped by an Airflow upgrade fails there, not in a user's ``status``.
 
