@@ -321,9 +321,12 @@ def run(args: argparse.Namespace, source: Opener) -> int:
         show(found, format_backfills, as_json=args.json)
         return OK
     request = request_of(args)
-    with quiet():
-        deployment = source()
-        answer = deployment.write(request) if args.yes else deployment.read(request)
+    try:
+        with quiet():
+            deployment = source()
+            answer = deployment.write(request) if args.yes else deployment.read(request)
+    except UsageError as err:
+        raise UsageError(read_from(str(err), args.keys_from)) from None
     show(answer, format_plan, as_json=args.json)
     return OK
 
@@ -333,7 +336,7 @@ def request_of(args: argparse.Namespace) -> BackfillRequest:
     Return the :class:`BackfillRequest` of ``backfill``'s arguments.
 
     :raises UsageError: without a Dag id, for ``--missing`` with ``--state``, or a ``--keys-from``
-        file that cannot be read.
+        file that cannot be read or holds no key.
     """
     from airflow_partitions.tools.write.backfill import WITHOUT_SUCCESS
 
@@ -343,7 +346,7 @@ def request_of(args: argparse.Namespace) -> BackfillRequest:
         raise UsageError("give --missing or --state, not both (--missing is --state failed --state missing).")
     keys = list(args.key or [])
     if args.keys_from:
-        keys += keys_in(args.keys_from)
+        keys += [key for _, key in keys_in(args.keys_from)]
     limit = args.limit if args.limit is not None else 1000 if args.json else 50
     return BackfillRequest(
         args.dag_id,
@@ -359,17 +362,45 @@ def request_of(args: argparse.Namespace) -> BackfillRequest:
     )
 
 
-def keys_in(path: str) -> list[str]:
+def keys_in(path: str) -> list[tuple[int, str]]:
     """
-    Return the keys of the file *path*: one a line, blank lines and ``#`` comments left out.
+    Return the keys of the file *path*, each with its line number (from 1): ``[(2, "2026-03-03")]``.
 
-    :raises UsageError: naming the file, if it cannot be read (or is not UTF-8 text).
+    One key a line; blank lines and ``#`` comments are left out.
+
+    :raises UsageError: naming the file, if it cannot be read (or is not UTF-8 text), or holds no
+        key (empty, or only comments: selecting no key is not selecting every partition).
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"--keys-from {path!r} cannot be read: {err}.") from None
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    keys = [
+        (number, line.strip())
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not keys:
+        raise UsageError(
+            f"--keys-from {path!r} holds no key (only blank lines or '#' comments): give one key a line."
+        )
+    return keys
+
+
+def read_from(message: str, path: str | None) -> str:
+    """
+    Return a usage error's *message* naming the line of the ``--keys-from`` file *path* its key is on.
+
+    ``--key 'bad-key' is not …`` of a key read from line 3 becomes ``--keys-from 'keys.txt' line 3:
+    'bad-key' is not …``; any other message (or no file) is returned as it is.
+    """
+    if path is None or not message.startswith("--key "):
+        return message
+    for number, key in keys_in(path):
+        named = f"--key {key!r} "
+        if message.startswith(named):
+            return f"--keys-from {path!r} line {number}: {key!r} {message.removeprefix(named)}"
+    return message
 
 
 def format_plan(plan: Any) -> str:

@@ -1,0 +1,55 @@
+"""
+``backfill``'s selection, its text and its tracked backfills (:mod:`~airflow_partitions.tools.write.paced`).
+
+The tracked backfills are read and written on a real SQLite database holding Airflow 3.3's own
+``log`` and ``dag_run`` tables (its models' tables, created on an empty file), as the audit log
+and the scheduler keep them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from airflow_partitions import Day
+from airflow_partitions.tools.cli import main
+from airflow_partitions.tools.commands import backfill as command
+from airflow_partitions.tools.state.selection import checked_key
+
+
+def test_a_keys_from_file_of_comments_only_is_a_usage_error_naming_it_not_every_partition(tmp_path, capsys):
+    # Nothing is sent: the api-server on port 1 would be "did not answer", exit code 1.
+    keys = tmp_path / "keys6.txt"
+    keys.write_text("# nothing here yet\n\n")
+    argv = ["backfill", "my_day", "--keys-from", str(keys), "--api-url", "http://127.0.0.1:1", "--token", "t"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"airflow-partitions backfill: error: --keys-from {str(keys)!r} holds no key (only blank lines "
+        "or '#' comments): give one key a line.\n"
+    )
+
+
+def test_a_bad_key_of_a_keys_from_file_is_named_by_the_file_and_its_line(tmp_path):
+    keys = tmp_path / "keys.txt"
+    keys.write_text("# days to redo\n2026-01-09\n\nbad-key\n")
+
+    class Deployment:
+        def read(self, request: object) -> object:
+            for key in request.keys:  # as the planner checks them, with a day grain
+                checked_key("my_day", Day(), key)
+            raise AssertionError("bad-key passed")
+
+    with pytest.raises(ValueError) as raised:
+        command.run(_parsed(["my_day", "--keys-from", str(keys)]), Deployment)
+    assert str(raised.value).startswith(
+        f"--keys-from {str(keys)!r} line 4: 'bad-key' is not a partition key of 'my_day': partition key "
+        "'bad-key' is not an ISO 8601 date"
+    )
+
+
+def _parsed(argv: list[str]) -> argparse.Namespace:
+    """``backfill``'s arguments as the command line parses them."""
+    from airflow_partitions.tools.cli import build_parser
+
+    return build_parser().parse_args(["backfill", *argv])
