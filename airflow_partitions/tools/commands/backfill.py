@@ -185,6 +185,7 @@ class BackfillsRequest(Request):
         """
         Return the :class:`~airflow_partitions.tools.write.paced.Backfills` asked for.
 
+        :raises UnknownDag: for a *dag_id* the deployment has no Dag of (exit code 1, as every command).
         :raises NotFound: for a name no backfill has, or one of another Dag than *dag_id*.
         """
         from airflow_partitions.tools.write.paced import backfills

@@ -152,8 +152,14 @@ def backfills(session: Any, dag_id: str | None = None, name: str | None = None) 
     """
     Return the backfills of *dag_id* (``None``: of every Dag), or the one named *name*, newest first.
 
+    :raises UnknownDag: for a *dag_id* the deployment has no Dag of (:func:`~airflow_partitions.
+        tools.state.serialized.known_dag`).
     :raises NotFound: for a *name* no backfill has.
     """
+    if dag_id is not None:
+        from airflow_partitions.tools.state.serialized import known_dag
+
+        known_dag(dag_id, session)
     ids = None if name is None else [number(name)]
     found = _read(session, dag_id, ids)
     if name is not None and not found:

@@ -53,3 +53,28 @@ def _parsed(argv: list[str]) -> argparse.Namespace:
     from airflow_partitions.tools.cli import build_parser
 
     return build_parser().parse_args(["backfill", *argv])
+
+
+@pytest.fixture
+def session(tmp_path):
+    """A session on an empty SQLite file holding Airflow 3.3's own tables (its models')."""
+    import airflow.models  # noqa: F401  (registers every table of Airflow's)
+    from airflow.models import import_all_models
+    from airflow.models.base import Base
+    from sqlalchemy import create_engine
+    from sqlalchemy.orm import Session
+
+    import_all_models()
+    engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
+    Base.metadata.create_all(engine)
+    with Session(engine) as new:
+        yield new
+    engine.dispose()
+
+
+def test_the_backfills_of_an_unknown_dag_are_an_unknown_dag_not_none(session):
+    from airflow_partitions.tools.commands.backfill import BackfillsRequest
+    from airflow_partitions.tools.errors import UnknownDag
+
+    with pytest.raises(UnknownDag, match=r"^no Dag 'nosuchdag' in this deployment's metadata database"):
+        BackfillsRequest("nosuchdag").read(session)
