@@ -55,9 +55,10 @@ class BackfillRequest(Request):
 
     *keys* (query parameter ``key``, repeated) or *start* / *end* (a key of the Dag's grain, its
     leading part, or an ISO 8601 date or time) and *states* (``state``, repeated: the partition
-    states and ``missing``; ``None``: every state but ``success``) select; *include_open* also
-    plans periods not due; *limit* (``None``: all) and *offset* page the dry run; *max_active* and
-    *order* pace what ``--yes`` starts; *now* (UTC; ``None``: the clock) decides what is due.
+    states and ``missing``; ``None``: every state for *keys*, else every state but ``success``)
+    select; *include_open* also plans periods not due; *limit* (``None``: all) and *offset* page
+    the dry run; *max_active* and *order* pace what ``--yes`` starts; *now* (UTC; ``None``: the
+    clock) decides what is due.
 
     :raises UsageError: (a ``ValueError``: exit code 2, or 400) naming the option, for a state that
         is not one, *keys* with a range, *limit* or *offset* outside 0 … ``MAX_ROWS``, *max_active*
@@ -256,7 +257,7 @@ ARGUMENTS: list[Argument] = [
             "action": "append",
             "help": "only partitions in this state (repeatable): failed, ran incomplete, stale, overdue, "
             "past deadline, never counting, missing (a period of the range with no run), … (default: "
-            "every state but success)",
+            "every state but success; with --key or --keys-from, every state)",
         },
     ),
     (

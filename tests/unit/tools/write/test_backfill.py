@@ -9,6 +9,9 @@ and the scheduler keep them.
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -78,3 +81,44 @@ def test_the_backfills_of_an_unknown_dag_are_an_unknown_dag_not_none(session):
 
     with pytest.raises(UnknownDag, match=r"^no Dag 'nosuchdag' in this deployment's metadata database"):
         BackfillsRequest("nosuchdag").read(session)
+
+
+class _Reader:
+    """What the planner reads of a day Dag by key: these partitions, as ``Reader.partitions_of`` says."""
+
+    def __init__(self, found: dict[str, Any]) -> None:
+        self.answers = SimpleNamespace(grain=Day())
+        self.found = found
+
+    def partitions_of(self, keys: list[str]) -> list[Any]:
+        return [self.found[key] for key in keys]
+
+
+def test_keys_without_a_state_are_selected_whatever_their_state_a_missing_one_included():
+    from airflow_partitions.tools.state.model import Partition
+    from airflow_partitions.tools.write.backfill import Selection
+    from airflow_partitions.tools.write.selected import PlannedDag, Selected
+
+    found = {
+        "2026-01-07": Partition("2026-01-07", "failed", runs=(("manual__1", "failed"),)),
+        "2026-01-08": Partition("2026-01-08", "success", runs=(("manual__2", "success"),)),
+        "2026-01-09": Partition("2026-01-09", "pending"),  # no run nor pending run: never opened
+    }
+    root = PlannedDag("my_day", None, [("hours", "hours")], _Reader(found))
+    selection = Selection("my_day", keys=("2026-01-07", "2026-01-08", "2026-01-09"))
+    page, total, counts, left_out = Selected(selection, None, datetime(2026, 2, 1, tzinfo=UTC)).keys_selected(
+        root
+    )
+    assert [(key, state) for _, _, key, _, state in page] == [
+        ("2026-01-07", "failed"),
+        ("2026-01-08", "success"),
+        ("2026-01-09", "missing"),
+    ]
+    assert (total, counts, left_out) == (3, {"failed": 1, "success": 1, "missing": 1}, 0)
+    assert selection.words() == "any state, of 3 keys"
+    # --state still narrows them.
+    failed = Selection("my_day", keys=selection.keys, states=("failed",))
+    assert [
+        key
+        for _, _, key, _, _ in Selected(failed, None, datetime(2026, 2, 1, tzinfo=UTC)).keys_selected(root)[0]
+    ] == ["2026-01-07"]
