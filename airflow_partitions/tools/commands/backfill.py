@@ -329,7 +329,7 @@ def run(args: argparse.Namespace, source: Opener) -> int:
             answer = deployment.write(request) if args.yes else deployment.read(request)
     except UsageError as err:
         raise UsageError(read_from(str(err), args.keys_from)) from None
-    show(answer, format_plan, as_json=args.json)
+    show(answer, format_plan if not args.yes else format_carried_out, as_json=args.json)
     return OK
 
 
@@ -405,8 +405,19 @@ def read_from(message: str, path: str | None) -> str:
     return message
 
 
-def format_plan(plan: Any) -> str:
-    """Return a :class:`~airflow_partitions.tools.write.backfill.Plan` as text for 120 columns."""
+def format_carried_out(plan: Any) -> str:
+    """Return :func:`format_plan` of the plan ``--yes`` carried out (feeds of every partition selected)."""
+    return format_plan(plan, whole=True)
+
+
+def format_plan(plan: Any, *, whole: bool = False) -> str:
+    """
+    Return a :class:`~airflow_partitions.tools.write.backfill.Plan` as text for 120 columns.
+
+    A dry run's runs to start and keys to send are of the page of partitions shown, and say so
+    when it is not all of them; *whole*: the plan ``--yes`` carried out, its keys to send of every
+    selected partition.
+    """
     states = ", ".join(f"{n} {state}" for state, n in plan.states.items() if n)
     lines = [
         f"{plan.dag_id}: {count(plan.total, 'partition')} {terminal(plan.selection, lines=False)}"
@@ -434,7 +445,9 @@ def format_plan(plan: Any) -> str:
             f"  left out {count(plan.left_out_open, 'period')} not due yet (not ended): "
             "--include-open plans them"
         )
-    lines.extend(_tally(plan))
+    lines.extend(
+        _tally(plan, "" if whole or shown == plan.total else f" for the {count(shown, 'partition')} shown")
+    )
     return "\n".join(lines)
 
 
@@ -460,18 +473,25 @@ def _step_text(dag_id: str, key: str, step: Any) -> str:
     return f"{where}{step.action}{why}"
 
 
-def _tally(plan: Any) -> list[str]:
-    """Return the lines on what the plan starts, what a feed must send, and what was done."""
+def _tally(plan: Any, page: str) -> list[str]:
+    """
+    Return the lines on what the plan starts, what a feed must send, and what was done.
+
+    *page* (``" for the 50 partitions shown"``, or ``""``) says that the counts are of the page shown.
+    """
     runs = plan.runs if plan.backfill is None else []
     lines = []
     if runs:
         kinds = Counter(step.action for step in runs)
-        lines.append(f"runs to start: {len(runs)} ({', '.join(f'{n} {a}' for a, n in kinds.items())})")
+        lines.append(f"runs to start{page}: {len(runs)} ({', '.join(f'{n} {a}' for a, n in kinds.items())})")
     for feed in plan.feeds:
         lines.append(
-            f"keys a feed must send: {count(len(feed.keys), 'key')} of {terminal(feed.asset, lines=False)} "
-            "(no Dag makes them; --json: the bodies of POST /api/v2/assets/events)"
+            f"keys a feed must send{page}: {count(len(feed.keys), 'key')} of "
+            f"{terminal(feed.asset, lines=False)} (no Dag makes them; --json: the bodies of POST "
+            "/api/v2/assets/events)"
         )
+    if page and (runs or plan.feeds):
+        lines.append(f"  (of {plan.total} selected: --limit 0 plans them all; --yes starts every one)")
     backfill = plan.backfill
     if backfill is not None:
         said = (

@@ -9,6 +9,7 @@ and the scheduler keep them.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
@@ -122,3 +123,42 @@ def test_keys_without_a_state_are_selected_whatever_their_state_a_missing_one_in
         key
         for _, _, key, _, _ in Selected(failed, None, datetime(2026, 2, 1, tzinfo=UTC)).keys_selected(root)[0]
     ] == ["2026-01-07"]
+
+
+def test_a_dry_runs_counts_of_runs_and_keys_to_send_say_they_are_of_the_page_shown():
+    from airflow_partitions.tools.write.backfill import Feed, Plan, PlannedPartition, Step
+
+    hours = tuple(f"2026-01-08T{h:02d}" for h in range(24))
+    shown = (
+        PlannedPartition(
+            "2026-01-07", "failed", (Step("re-run", "my_day", "2026-01-07", run_id="manual__1"),)
+        ),
+        PlannedPartition(
+            "2026-01-08", "overdue", (Step("send", "my_day", "2026-01-08", asset="my_hours", keys=hours),)
+        ),
+    )
+    plan = Plan(
+        "my_day",
+        "not success",
+        shown,
+        331,
+        {"failed": 1, "overdue": 330},
+        limit=2,
+        feeds=(Feed("my_hours", "my_hours", 3, hours),),
+    )
+    lines = command.format_plan(plan).splitlines()
+    assert lines[-4:] == [
+        "runs to start for the 2 partitions shown: 1 (1 re-run)",
+        "keys a feed must send for the 2 partitions shown: 24 keys of my_hours (no Dag makes them; --json: "
+        "the bodies of POST /api/v2/assets/events)",
+        "  (of 331 selected: --limit 0 plans them all; --yes starts every one)",
+        "dry run: pass --yes to start them",
+    ]
+    # Every partition shown: the counts are of all of them, and said plainly.
+    whole = command.format_plan(replace(plan, total=2, states={"failed": 1, "overdue": 1})).splitlines()
+    assert whole[-3:] == [
+        "runs to start: 1 (1 re-run)",
+        "keys a feed must send: 24 keys of my_hours (no Dag makes them; --json: the bodies of POST "
+        "/api/v2/assets/events)",
+        "dry run: pass --yes to start them",
+    ]
