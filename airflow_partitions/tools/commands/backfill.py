@@ -523,7 +523,19 @@ def format_backfills(found: Any) -> str:
         lines.append(
             wrap("", f"{b.selection}; at most {b.max_active} at once, {b.order} first; by {b.owner}")
         )
+        if b.state == "cancelled":
+            lines.append(wrap("", _cancelled(b)))
     return "\n".join(lines)
+
+
+def _cancelled(backfill: Any) -> str:
+    """Say what a backfill's cancel did: ``its cancel failed 2 runs still queued (…); 1 running goes on``."""
+    failed = backfill.cancel_failed
+    said = f"its cancel failed {count(len(failed), 'run')} still queued" + (
+        f" ({listed(list(failed))})" if failed else ""
+    )
+    going = backfill.active
+    return said + (f"; {going} of its runs queued or running go on" if going else "")
 
 
 COMMAND = Command(

@@ -162,3 +162,94 @@ def test_a_dry_runs_counts_of_runs_and_keys_to_send_say_they_are_of_the_page_sho
         "/api/v2/assets/events)",
         "dry run: pass --yes to start them",
     ]
+
+
+T = datetime(2026, 1, 10, 9, tzinfo=UTC)
+
+
+def _backfill(session: Any, states: list[str]) -> str:
+    """
+    Record a backfill of my_day that started one re-run a run, as ``backfill --yes`` does; return its name.
+
+    Run *i* is ``manual__i`` of partition ``2026-01-0i`` (from 1), in ``dag_run`` in ``states[i - 1]``.
+    """
+    from sqlalchemy import insert
+
+    from airflow_partitions.tools.state.tables import dag_run
+    from airflow_partitions.tools.write import audit, paced
+
+    runs = [(f"manual__{i}", f"2026-01-0{i}") for i in range(1, len(states) + 1)]
+    session.execute(
+        insert(dag_run),
+        [
+            {
+                "dag_id": "my_day",
+                "run_id": run_id,
+                "run_type": "manual",
+                "partition_key": key,
+                "state": state,
+                "run_after": T,
+            }
+            for (run_id, key), state in zip(runs, states, strict=True)
+        ],
+    )
+    what = {
+        "selection": "any state, of 3 keys",
+        "max_active": len(runs),
+        "order": "oldest",
+        "runs": [["re-run", "my_day", key, run_id, ""] for run_id, key in runs],
+    }
+    row = audit(session, paced.CREATED, "my_day", "ann", what)
+    session.flush()
+    started = [[i, run_id, ""] for i, (run_id, _) in enumerate(runs)]
+    audit(session, paced.STARTED, "my_day", "ann", {"backfill": row.id, "runs": started})
+    session.commit()
+    return f"backfill-{row.id}"
+
+
+def _set(session: Any, run_id: str, state: str) -> None:
+    """Write the state of my_day's run *run_id*, as the scheduler does."""
+    from sqlalchemy import update
+
+    from airflow_partitions.tools.state.tables import dag_run
+
+    session.execute(update(dag_run).where(dag_run.c.run_id == run_id).values(state=state))
+    session.commit()
+
+
+def test_cancel_fails_only_the_runs_still_queued_when_it_writes_and_says_which(session, monkeypatch):
+    from airflow_partitions.tools.write import paced
+
+    name = _backfill(session, ["queued", "queued", "running", "success"])
+    lock = paced._lock
+
+    def scheduler_starts_run_2_first(session: Any, backfill_id: int) -> None:
+        _set(session, "manual__2", "running")  # after the cancel read it queued
+        lock(session, backfill_id)
+
+    monkeypatch.setattr(paced, "_lock", scheduler_starts_run_2_first)
+    cancelled = paced.control(session, name, "cancel", "bob")
+    assert cancelled.state == "cancelled" and cancelled.cancel_failed == ("manual__1",)
+    assert [run.state for run in cancelled.runs] == ["failed", "running", "running", "success"]
+    assert command.format_backfills(paced.Backfills((cancelled,))).splitlines()[-1].strip() == (
+        "its cancel failed 1 run still queued (manual__1); 2 of its runs queued or running go on"
+    )
+    # The runs left running end as they end; those that had ended keep their state.
+    _set(session, "manual__2", "success")
+    _set(session, "manual__4", "running")  # re-run since by another backfill
+    listed = paced.backfills(session, name=name).backfills[0]
+    assert [run.state for run in listed.runs] == ["failed", "success", "running", "success"]
+    assert listed.cancel_failed == ("manual__1",)
+
+
+def test_a_done_backfill_keeps_the_states_its_runs_ended_in_when_they_are_run_again(session):
+    from airflow_partitions.tools.write import paced
+
+    name = _backfill(session, ["failed", "success", "success"])
+    done = paced.advance(session, int(name.removeprefix("backfill-")))
+    assert done.state == "done" and done.counts == {"failed": 1, "success": 2}
+    for run_id in ("manual__1", "manual__2"):  # a later backfill re-runs them
+        _set(session, run_id, "running")
+    again = paced.backfills(session, name=name).backfills[0]
+    assert [run.state for run in again.runs] == ["failed", "success", "success"]
+    assert again.counts == {"failed": 1, "success": 2}
