@@ -3,7 +3,10 @@ The key-log stamps of the open pending runs, kept in step with ``partitioned_ass
 
 A pending run's stamp is the count and greatest id of its own key-log rows and when the run was
 created (:func:`read_stamps`): Airflow only adds a pending run's rows, so an unchanged stamp means
-unchanged keys, and the reader works out again only the pending runs whose stamp moved. The time
+unchanged keys, and the reader works out again only the pending runs whose stamp moved. The one
+writer that deletes a row of a run that stays, ``reroute`` (a key that moved to another period),
+writes an audit-log row of its Dag in the same transaction: the mirror then reads again the stamps
+of that Dag's open runs (:meth:`~airflow_partitions.tools.state.kept.mirror.Mirror._rerouted`). The time
 tells a run whose id SQLite gave again from the one it replaced (``discard`` deleted the newest
 pending run and its keys, a new run took its id and its first key-log row the deleted row's id:
 the same count and greatest id, other keys). Reading every open run's stamp
@@ -47,9 +50,10 @@ class KeyStamps:
         *mark* is the last sync's (``(None, None)``: start over); *changed* the ids of the rows the
         mirror's sync put open (new, or an id given again) and of the open rows it saw fire or go;
         *open_ids* (ids or ``None`` for all) returns those of them that the mirror holds open.
-        A run's stamp is read again when it was put open, or a key-log row above the mark or in a
-        gap names it: Airflow deletes a run's rows only with the run (its stale-fingerprint
-        cleanup; ``clean`` and ``discard`` write an audit-log row, and the mirror starts over).
+        A run's stamp is read again when it was put open (or its Dag rerouted: the mirror puts its
+        open runs in *changed*), or a key-log row above the mark or in a gap names it: Airflow
+        deletes a run's rows only with the run (its stale-fingerprint cleanup; ``clean`` and
+        ``discard`` write an audit-log row, and the mirror starts over).
         Every open run's is read again at a start over and when the row at the mark is gone:
         SQLite gives a deleted newest row's id to the next one.
         """
