@@ -179,14 +179,18 @@ def _store_off(session: Session, ids: list[int]) -> dict[int, dict[str, frozense
     return found
 
 
-@pytest.mark.parametrize("process", ["same", "new"])
+@pytest.mark.parametrize(
+    ("process", "late"), [("same", False), ("new", False), ("same", True)], ids=["same", "new", "late"]
+)
 def test_a_key_the_watch_moves_out_of_a_pending_run_leaves_its_kept_keys(
-    session: Session, process: str
+    session: Session, process: str, late: bool
 ) -> None:
     """
     The trial of a region-day rollup whose s003 moved north to south: ``reroute`` deletes s003's
     key-log row from north's pending run (not its newest) and logs it in south's, with one audit-log
-    row. North's kept keys must lose s003 at once, as read with the store off.
+    row. North's kept keys must lose s003 at once, as read with the store off. *late*: another
+    Dag's reroute row, id 10, was read first; this one's id is 5 (PostgreSQL commits a
+    transaction's ids in any order): the count of reroute rows tells it.
     """
     from sqlalchemy import delete
 
@@ -206,6 +210,8 @@ def test_a_key_the_watch_moves_out_of_a_pending_run_leaves_its_kept_keys(
             _logged(4, 1, "s002|2026-12-06", "north|2026-12-06"),
         ],
     )
+    if late:
+        session.execute(insert(log).values(id=10, event=REROUTED_EVENT, dag_id="other_dag", dttm=AT))
     session.commit()
     before = {
         1: {"store_days": frozenset({"s001|2026-12-06", "s002|2026-12-06", "s003|2026-12-06"})},
@@ -216,7 +222,7 @@ def test_a_key_the_watch_moves_out_of_a_pending_run_leaves_its_kept_keys(
     # What reroute writes in one transaction: s003's row of north's run deleted, one in south's.
     session.execute(delete(partitioned_asset_key_log).where(partitioned_asset_key_log.c.id == 2))
     session.execute(insert(partitioned_asset_key_log), [_logged(5, 2, "s003|2026-12-06", "south|2026-12-06")])
-    session.execute(insert(log).values(event=REROUTED_EVENT, dag_id="my_region_day", dttm=AT))
+    session.execute(insert(log).values(id=5, event=REROUTED_EVENT, dag_id="my_region_day", dttm=AT))
     session.commit()
     if process == "new":
         _new_process()
