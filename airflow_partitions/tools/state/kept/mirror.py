@@ -96,9 +96,8 @@ class Mirror:
         self.lock = lock
         with lock:
             columns = {row[1] for row in connection.execute("PRAGMA table_info(pending_marks)")}
-            if columns and (
-                "rerouted_rows" not in columns or "runs" in columns
-            ):  # an older file's: start over
+            older = columns and ("rerouted_rows" not in columns or "runs" in columns)
+            if older:  # an older file's: start over
                 connection.execute("DROP TABLE pending_marks")
             for statement in SCHEMA:
                 connection.execute(statement)
