@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 from airflow_partitions.tools.state.kept.gaps import MAX_GAPS, Gaps, created, instant, skipped, stamp
 from airflow_partitions.tools.state.kept.key_stamps import KeyStamps
 from airflow_partitions.tools.state.kept.moments import Moments, moment_of
-from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT, REROUTED_EVENT
+from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
 from airflow_partitions.tools.state.sql import chunks, ids_without, rows_among, rows_by_id
 
 SCHEMA = (
@@ -58,7 +58,7 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS pending_marks (db TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "newest_run INTEGER, newest_run_id TEXT, "
     "audit INTEGER NOT NULL, witness INTEGER, witness_created INTEGER, "
-    "log_mark INTEGER, log_mark_created INTEGER, rerouted INTEGER, rerouted_rows INTEGER)",
+    "log_mark INTEGER, log_mark_created INTEGER)",
     "CREATE TABLE IF NOT EXISTS pending_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS key_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
@@ -96,8 +96,7 @@ class Mirror:
         self.lock = lock
         with lock:
             columns = {row[1] for row in connection.execute("PRAGMA table_info(pending_marks)")}
-            older = columns and ("rerouted_rows" not in columns or "runs" in columns)
-            if older:  # an older file's: start over
+            if columns and ("log_mark" not in columns or "runs" in columns):  # an older file's: start over
                 connection.execute("DROP TABLE pending_marks")
             for statement in SCHEMA:
                 connection.execute(statement)
@@ -136,15 +135,12 @@ class Mirror:
         audit = session.scalar(
             select(func.max(log.c.id)).where(log.c.event.in_([CLEANED_EVENT, DISCARDED_EVENT]))
         )
-        rerouted = session.execute(
-            select(func.max(log.c.id), func.count()).where(log.c.event == REROUTED_EVENT)
-        ).one()
         moment = moment_of(session)
         with self.lock:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
                 if self.moments.not_behind(moment):  # else read as it is (:mod:`~.moments`)
-                    self._step(session, newest, newest_run_id, (audit or 0, (rerouted[0] or 0, rerouted[1])))
+                    self._step(session, newest, newest_run_id, audit or 0)
                 self.connection.execute("COMMIT")
             except BaseException:
                 self.connection.execute("ROLLBACK")
@@ -154,25 +150,13 @@ class Mirror:
         except (AttributeError, TypeError):  # no transaction to refer to: sync on every question
             self._synced = None
 
-    def _step(
-        self,
-        session: Any,
-        newest: int | None,
-        newest_run_id: str | None,
-        audits: tuple[int, tuple[int, int]],
-    ) -> None:
-        """
-        Read what changed since the marks (or start over), then move them (lock held, in a transaction).
-
-        *audits*: the greatest audit-log ids of ``clean`` and ``discard`` (a start over), and of
-        ``reroute`` with their count (:meth:`_rerouted`).
-        """
+    def _step(self, session: Any, newest: int | None, newest_run_id: str | None, audit: int) -> None:
+        """Read what changed since the marks (or start over), then move them (lock held, in a transaction)."""
         from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
 
-        audit, rerouted = audits
         marks = self.connection.execute(
             "SELECT newest_run, newest_run_id, audit, witness, witness_created, log_mark, "
-            "log_mark_created, rerouted, rerouted_rows FROM pending_marks WHERE db = ?",
+            "log_mark_created FROM pending_marks WHERE db = ?",
             (self.db,),
         ).fetchone()
         self._opened, self._left = set(), set()
@@ -183,7 +167,6 @@ class Mirror:
             )
         else:
             self._read_changes(session, marks[3], marks[4])
-            self._opened |= self._rerouted(session, (marks[7] or 0, marks[8] or 0), rerouted)
             self._bump("run_versions", self._runs_added(session, marks[0] or 0, newest))
             log_mark, touched = self.key_stamps.sync(
                 session, marks[5:7], (self._opened, self._left), self._open_ids
@@ -194,8 +177,7 @@ class Mirror:
         ).fetchone()[0]
         self.connection.execute(
             "UPDATE pending_marks SET newest_run = ?, newest_run_id = ?, audit = ?, "
-            "witness = ?, witness_created = ?, log_mark = ?, log_mark_created = ?, rerouted = ?, "
-            "rerouted_rows = ? WHERE db = ?",
+            "witness = ?, witness_created = ?, log_mark = ?, log_mark_created = ? WHERE db = ?",
             (
                 newest,
                 newest_run_id,
@@ -203,7 +185,6 @@ class Mirror:
                 witness,
                 None if witness is None else created(session, apdr, witness),
                 *log_mark,
-                *rerouted,
                 self.db,
             ),
         )
@@ -226,7 +207,7 @@ class Mirror:
                 (self.received, self.db),
             )
         self.connection.execute(
-            "INSERT OR REPLACE INTO pending_marks (db, token, audit) VALUES (?, ?, 0)",
+            "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, NULL, NULL, 0, NULL, NULL, NULL, NULL)",
             (self.db, uuid.uuid4().hex),
         )
 
@@ -254,35 +235,6 @@ class Mirror:
         held = self.connection.execute("SELECT max(id) FROM pending_runs WHERE db = ?", (self.db,)).fetchone()
         self._read_added(session, held[0] or 0, changed)
         self._bump("pending_versions", changed)
-
-    def _rerouted(self, session: Any, mark: tuple[int, int], now: tuple[int, int]) -> set[int]:
-        """
-        Return the open runs held of the Dags ``reroute`` changed since the last sync (stamps to read again).
-
-        ``reroute`` (:mod:`airflow_partitions.tools.write.reroute`) is the one writer that deletes a
-        key-log row of a pending run that stays: a key that moved out leaves the run's count and
-        perhaps not its greatest id, and no row added names that run. It writes an audit-log row of
-        its Dag (:data:`~airflow_partitions.tools.state.model.REROUTED_EVENT`) in the same
-        transaction. *mark* and *now* are the greatest id of those rows and their count at the
-        last sync and now (on Airflow's index of ``event``): the rows above the mark name the Dags
-        whose open runs' stamps are read again. If they are fewer than the count grew by, a row
-        below the mark committed late (PostgreSQL gives ids at insert, not commit): every open
-        run's stamp is read again.
-        """
-        if now == mark:
-            return set()
-        from sqlalchemy import select
-
-        from airflow_partitions.tools.state.tables import log
-
-        found = session.execute(
-            select(log.c.id, log.c.dag_id).where(log.c.id > mark[0], log.c.event == REROUTED_EVENT)
-        ).all()
-        if len(found) < now[1] - mark[1]:
-            return self._open_ids(None)
-        query = "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL AND dag IN ({})"
-        dags = {dag for _, dag in found if dag is not None}
-        return {apdr_id for (apdr_id,) in rows_among(self.connection, query, (self.db,), dags)}
 
     def _runs_added(self, session: Any, mark: int, top: int | None) -> set[str]:
         """
