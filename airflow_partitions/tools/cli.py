@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--verbose", action="store_true", help="also print Airflow's own log (import tracebacks …)"
         )
-        sub.set_defaults(command_of=command)
+        sub.set_defaults(command_of=command, parser_of=sub)
     return parser
 
 
@@ -106,7 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ``main(["check", "example_dags"])`` prints the findings and returns 0 when there is no error.
     """
-    args = build_parser().parse_args(argv)
+    args, unknown = build_parser().parse_known_args(argv)
+    if unknown:  # the command's usage, not the list of commands
+        args.parser_of.error(f"unrecognized arguments: {' '.join(unknown)}")
     if not args.verbose and "airflow" not in sys.modules:
         # Airflow logs (a Dag file's import traceback, every Dag it fills the bag with) straight to
         # the terminal, ahead of the answer, which already reports what matters: keep it for --verbose.

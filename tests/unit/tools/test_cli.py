@@ -503,3 +503,12 @@ def test_status_marks_the_refused_keys_re_queued_since_and_counts_them():
     ]
     none_again = format_state(ConsumerState("d", (), (), refusals=refusals[:2], refusals_total=2))
     assert "re-queued" not in none_again
+
+
+def test_an_unknown_option_of_a_command_is_refused_with_that_commands_usage(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["status", "some_dag", "--bogus"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: airflow-partitions status ")  # not the list of commands
+    assert err.rstrip().endswith("airflow-partitions status: error: unrecognized arguments: --bogus")
