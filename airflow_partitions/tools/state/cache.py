@@ -215,6 +215,30 @@ def mirror_for(session: Any) -> Mirror:
     return mirror
 
 
+def mirror_copied(session: Any) -> bool:
+    """
+    Whether the store of the database *session* reads holds a copy of its pending runs (:func:`mirror_for`).
+
+    True once this process synced one (:data:`MIRRORS`, in memory if its file failed); else false
+    with the store off or failing, or before a first read on this machine made the copy (syncing
+    a copy reads only what changed since).
+    """
+    url = engine_of(session).url.render_as_string(hide_password=True)
+    if url in MIRRORS:  # this process has synced one (in memory, if its file failed)
+        return True
+    store = store_for(session)
+    if store is None or store.connection is None:
+        return False
+    try:
+        with store.lock:
+            found = store.connection.execute(
+                "SELECT 1 FROM pending_marks WHERE db = ?", (digest([url])[:8],)
+            ).fetchone()
+    except sqlite3.Error:  # no table yet: a new file
+        return False
+    return found is not None
+
+
 def at_one_moment(session: Any) -> None:
     """
     Have *session* read the database at one moment from now on (:func:`~.database.one_moment`).
