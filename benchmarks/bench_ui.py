@@ -543,6 +543,13 @@ def generate(n: int, today: date) -> None:
     writer.finish()
 
 
+def states_of(url: str, token: str) -> dict[str, int]:
+    """Return the counts by state of the Dag page *url* answers (``stale`` among them)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=600) as answer:
+        return dict(sorted(json.loads(answer.read())["states"].items()))
+
+
 def timed_get(url: str, token: str) -> tuple[float, int, int]:
     """GET *url* as the user of *token*; return (seconds, bytes, Dags in the answer marked warming)."""
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
@@ -661,6 +668,9 @@ LIMITS = {
     "status_json_s": 1.0,
     "status_api_s": 1.0,
     "status_api_json_s": 1.0,
+    # issue 50: backfill's dry run at 100,000 partitions, through the route and --api-url
+    "backfill_plan_s": 1.0,
+    "backfill_plan_api_s": 1.0,
     "peak_rss_mb": 1024,
     **{
         f"{face}_{how}_s": 2.0
@@ -886,6 +896,12 @@ def measure(
         ("overview", "/api/dags"),
         ("month_of_minutes_page", "/api/dags/bench_month_of_minutes"),
         ("month_of_minutes_missing", f"/api/dags/bench_month_of_minutes/partitions/{month}?list=missing"),
+        # A state filter of its own (issue 50): the stale days against the failed ones, same Dag.
+        ("stale_page", "/api/dags/bench_region_day?state=stale"),
+        ("failed_page", "/api/dags/bench_region_day?state=failed"),
+        # backfill's dry run (the plan of every partition not success), its first page as the
+        # command prints it, and as the view's action asks it.
+        ("backfill_plan", "/api/dags/bench_region_day/backfill?limit=50"),
     )
     for how in ("install", "upgrade"):
         token = cold_start(airflow, how, log)
@@ -902,6 +918,8 @@ def measure(
         figures[f"{name}_s"] = round(statistics.median(t for t, _ in warm), 3)
         figures[f"{name}_kb"] = round(warm[-1][1] / 1024)
         log(f"  {path}: median {figures[f'{name}_s']:.2f} s ({figures[f'{name}_kb']} KB)")
+    figures["states"] = states_of(base + "/api/dags/bench_region_day", token)
+    log(f"  bench_region_day by state: {figures['states']}")
     if browser:
         paints = first_paint(f"{base}/dags/bench_region_day", token, repeats)
         if paints:
@@ -918,6 +936,10 @@ def measure(
         ("status_api", ["status", "bench_region_day", *by_api], unreachable, repeats),
         ("status_api_json", ["status", "bench_region_day", "--json", *by_api], unreachable, repeats),
         ("status_month_of_minutes", ["status", "bench_month_of_minutes", "--key", month], env, 1),
+        ("status_stale", ["status", "bench_region_day", "--state", "stale"], env, repeats),
+        ("backfill_plan_api", ["backfill", "bench_region_day", *by_api], unreachable, repeats),
+        ("backfill_plan_api_json", ["backfill", "bench_region_day", "--json", *by_api], unreachable, 1),
+        ("backfill_plan_cli", ["backfill", "bench_region_day"], env, 1),
         ("explain", ["explain", "--from-db", "--dag", "bench_region_day", region_hour], env, 1),
         ("discard", ["discard", "bench_region_day"], env, 1),
         ("requeue", ["requeue", "bench_region_day", "--start", str(today - timedelta(days=3))], env, 1),

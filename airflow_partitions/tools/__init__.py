@@ -2,7 +2,7 @@
 The tools that see: what the scheduler will do with a mapper, a Dag folder, a running deployment.
 
 The top layer, under the ``airflow-partitions`` commands (:mod:`~airflow_partitions.tools.cli`) and
-the Partitions view (:mod:`~airflow_partitions.tools.ui`). Read-only but for the two tools of
+the Partitions view (:mod:`~airflow_partitions.tools.ui`). Read-only but for the tools of
 :mod:`~airflow_partitions.tools.write`. One reader of a rollup
 (:class:`~airflow_partitions.tools.rollup_view.RollupView`) answers what a period awaits, what
 counts and when it fires, for every tool.
@@ -14,8 +14,9 @@ counts and when it fires, for every tool.
 - :func:`consumer_state` (:mod:`~airflow_partitions.tools.state`): a running deployment's
   partitions of one consumer Dag, read from its metadata database; :func:`consumer_dags`, its
   partitioned Dags; :func:`asset_coverage`, which keys of one asset have events;
-- :func:`missing_partitions`, :func:`create_runs` (:mod:`~airflow_partitions.tools.write.backfill`):
-  the partitions of a range without a successful run, and runs for exactly those;
+- :func:`plan`, :func:`carry_out` (:mod:`~airflow_partitions.tools.write.planning`): what each
+  selected partition of a Dag takes (re-runs, runs upstream, keys a feed must send), and a paced,
+  tracked backfill of its runs (:mod:`~airflow_partitions.tools.write.paced`);
 - :func:`orphaned_events`, :func:`requeue` (:mod:`~airflow_partitions.tools.write.requeue`): after a
   consumer's rollup definition changed, the stored asset events its cleared pending runs had
   received, and queueing them again.
@@ -52,9 +53,9 @@ _EXPORTS: dict[str, str] = {
         ],
         "airflow_partitions.tools.state",
     ),
-    **dict.fromkeys(
-        ["MissingPartition", "create_runs", "missing_partitions"], "airflow_partitions.tools.write.backfill"
-    ),
+    **dict.fromkeys(["Plan", "Selection", "Step"], "airflow_partitions.tools.write.backfill"),
+    **dict.fromkeys(["carry_out", "plan"], "airflow_partitions.tools.write.planning"),
+    **dict.fromkeys(["Backfill", "backfills"], "airflow_partitions.tools.write.paced"),
     **dict.fromkeys(
         ["OrphanedEvent", "Orphans", "orphaned_events", "requeue"], "airflow_partitions.tools.write.requeue"
     ),

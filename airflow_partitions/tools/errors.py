@@ -7,8 +7,7 @@ of an error to the HTTP status every route of the Partitions view answers
 exits with (:mod:`~airflow_partitions.tools.cli`), the message the same on both:
 
 - :class:`UnknownDag` (the deployment has no such Dag) and :class:`NotAConsumer` (it is not what
-  the command needs: not partitioned, reading no assets, or reading assets where the command needs
-  a Dag whose timetable makes partitions), both raised where a Dag is resolved
+  the command needs: not partitioned, or reading no assets), both raised where a Dag is resolved
   (:func:`~airflow_partitions.tools.state.serialized.consumer_timetable`); :class:`UnknownAsset`;
   :class:`UnknownPartition`: 404, exit code 1;
 - :class:`UsageError`: bad input, the message naming the option (``--start``) or parameter, the
@@ -45,8 +44,7 @@ class NotAConsumer(UnknownDag):
     """
     The Dag named is there, but not what the command needs: a kind of unknown Dag (404, exit code 1).
 
-    Its schedule is not partitioned; or it reads no assets (``requeue``, ``explain``); or it reads
-    assets where its timetable must make the partitions (``backfill --missing``).
+    Its schedule is not partitioned; or it reads no assets (``requeue``, ``explain``).
     """
 
 

@@ -1,7 +1,7 @@
 """
 Where the tools read and write a deployment's partitions: its metadata database, or its REST API.
 
-``status``, ``explain``, ``backfill --missing``, ``requeue``, ``discard`` and ``clean`` are each
+``status``, ``explain``, ``backfill``, ``requeue``, ``discard`` and ``clean`` are each
 written once (:mod:`airflow_partitions.tools.commands`), against :class:`Source`, whose methods
 take the command's frozen request. Two sources answer it:
 
@@ -19,8 +19,9 @@ take the command's frozen request. Two sources answer it:
   Airflow for ``status``.
 
 The API's routes are guarded as Airflow's own: reading needs read access to the Dag (and its
-runs), ``backfill --yes`` Airflow's access to trigger a run, ``requeue``, ``discard`` and ``clean``
-with ``--yes`` edit access; each write is recorded under the caller's name.
+runs), ``backfill --yes`` and its ``--pause``, ``--resume``, ``--cancel`` Airflow's access to
+trigger and clear its runs, ``requeue``, ``discard`` and ``clean`` with ``--yes`` edit access; each
+write is recorded under the caller's name.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from airflow_partitions.tools.commands.backfill import BackfillRequest
 from airflow_partitions.tools.commands.base import Request
 from airflow_partitions.tools.errors import ApiError, Forbidden, NotFound, UsageError
 from airflow_partitions.tools.state.plain import rebuilt
@@ -42,6 +42,9 @@ from airflow_partitions.tools.state.plain import rebuilt
 TOKEN_VARIABLE = "AIRFLOW_PARTITIONS_API_TOKEN"
 #: Seconds to wait for the api-server's answer.
 TIMEOUT = 120.0
+#: The longest URL a read sends (``backfill --keys-from`` of many keys): Airflow's api-server
+#: (uvicorn, h11) refuses a request line over 16 KiB with headers.
+MAX_URL = 8_000
 
 
 class Source(Protocol):
@@ -50,8 +53,7 @@ class Source(Protocol):
 
     :meth:`read` answers a command's frozen request (:mod:`airflow_partitions.tools.commands`),
     :meth:`write` does what it asks (``--yes``): one pair for every command, so that a new command
-    is its module and nothing here. (``backfill --missing`` has a pair of its own until it is a
-    request that writes.)
+    is its module and nothing here.
     """
 
     def read(self, request: Request) -> Any:
@@ -60,44 +62,33 @@ class Source(Protocol):
     def write(self, request: Request) -> Any:
         """Do what the request asks (``--yes``); return what was done, a value of its ``answer_type()``."""
 
-    def missing(self, request: BackfillRequest) -> list[Any]:
-        """Return the Dag's partitions in ``[start, end]`` without a successful run, due or not."""
-
-    def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
-        """Create one Dag run per :class:`~airflow_partitions.tools.write.backfill.MissingPartition`."""
-
 
 class Database:
     """
     The metadata database, read and written through Airflow's models; one session per call.
 
-    Each request reads (``request.read(session)``) or writes (``request.write(session, user)``)
+    Each request reads (``request.read(session)``) or writes (``request.write(session, user, may_run)``)
     itself through :mod:`airflow_partitions.tools.state` and :mod:`airflow_partitions.tools.write`.
     *user* names who writes in the audit log and on created Dag runs (default: the operating
-    system's user); the api-server passes its caller's name.
+    system's user); the api-server passes its caller's name, and *may_run*: whether the caller may
+    trigger and clear runs of a Dag (a backfill's runs of Dags upstream; ``None``: of every Dag).
     """
 
-    def __init__(self, session: Any = None, *, user: str | None = None) -> None:
+    def __init__(
+        self, session: Any = None, *, user: str | None = None, may_run: Callable[[str], bool] | None = None
+    ) -> None:
         self.session = session
         self.user = user
+        #: Whether *user* may start runs of a Dag (``None``: of every Dag, the database's owner).
+        self.may_run = may_run
 
     def read(self, request: Request) -> Any:
         """Return ``request.read(session)`` (``StatusRequest``'s: the Dag's ``ConsumerState``)."""
         return request.read(self.session)
 
     def write(self, request: Request) -> Any:
-        """Return ``request.write(session, user)`` (``DiscardRequest``'s: the stray runs removed)."""
-        return request.write(self.session, self.user)
-
-    def missing(self, request: BackfillRequest) -> list[Any]:
-        """Return :func:`~airflow_partitions.tools.write.backfill.missing_partitions`, due or not."""
-        return request.read(self.session)
-
-    def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
-        """Create the runs through :func:`~airflow_partitions.tools.write.backfill.create_runs`."""
-        from airflow_partitions.tools.write.backfill import create_runs
-
-        return create_runs(dag_id, partitions, user=self.user, session=self.session)
+        """Return ``request.write(session, user, may_run)`` (``DiscardRequest``'s: the stray runs removed)."""
+        return request.write(self.session, self.user, self.may_run)
 
 
 class Api:
@@ -116,7 +107,8 @@ class Api:
     :raises Forbidden: the token's user lacking the access the command needs (403).
     :raises NotFound: as the direct mode, for an unknown Dag or asset (404).
     :raises UsageError: as the direct mode, for input the api-server's tools refuse (400); and
-        for *url* not an ``http`` or ``https`` URL with a host and a numeric port, if any.
+        for *url* not an ``http`` or ``https`` URL with a host and a numeric port, if any; and
+        for a read whose URL would be longer than :data:`MAX_URL` (many ``--key``).
     """
 
     def __init__(self, url: str, token: str | None) -> None:
@@ -142,6 +134,11 @@ class Api:
         """Call ``{url}/partitions/api/{path}``; return *read* of its JSON answer (an object)."""
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None}, doseq=True)
         address = f"{self.url}/partitions/api/{path}{'?' + query if query else ''}"
+        if len(address) > MAX_URL:
+            raise UsageError(
+                f"the request is {len(address):,} characters long, more than an api-server takes in a URL "
+                f"({MAX_URL:,}): select by --start/--end or --state, or ask the metadata database."
+            )
         request = urllib.request.Request(
             address,
             method=method,
@@ -195,23 +192,6 @@ class Api:
         """Return ``POST /partitions/api/{request.path()}``'s answer (edit access), rebuilt."""
         return self._ask("POST", request, request.answer_type())
 
-    def missing(self, request: BackfillRequest) -> list[Any]:
-        """Return what ``GET /partitions/api/dags/{dag_id}/backfill`` lists, due or not."""
-        from airflow_partitions.tools.write.backfill import MissingPartition
-
-        return self._call(
-            "GET",
-            request.path(),
-            request.params(),
-            read=lambda a: [rebuilt(MissingPartition, m) for m in a["missing"]],
-        )
-
-    def create_runs(self, dag_id: str, partitions: list[Any]) -> list[str]:
-        """Create the runs with ``POST /partitions/api/dags/{dag_id}/backfill`` (triggering access)."""
-        body = {"partitions": [p.to_dict() for p in partitions]}
-        path = f"dags/{_quoted(dag_id)}/backfill"
-        return self._call("POST", path, {}, body, read=lambda a: list(a["created_runs"]))
-
 
 def source(api_url: str | None, token: str | None) -> Source:
     """Return :class:`Api` for *api_url* (token: *token*, or the variable), else :class:`Database`."""
@@ -242,18 +222,17 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
-def _quoted(dag_id: str) -> str:
-    return urllib.parse.quote(dag_id, safe="")
-
-
 def _dag_named(path: str) -> str:
     """
     Return what a route's path asks about, for a message: ``"the Dag 'weather_jfk'"``.
 
-    ``dags/~/clean`` (``clean`` without ``--dag``) asks about every Dag.
+    ``dags/~/clean`` (``clean`` without ``--dag``) and ``dags/~/backfills`` (a backfill by its name
+    alone) ask about every Dag.
     """
     dag_id = urllib.parse.unquote(path.split("/")[1])
-    return "every Dag (clean without --dag)" if dag_id == "~" else f"the Dag {dag_id!r}"
+    if dag_id != "~":
+        return f"the Dag {dag_id!r}"
+    return "every Dag (clean without --dag)" if path.endswith("/clean") else "the backfill's Dag"
 
 
 def _refused(err: urllib.error.HTTPError, method: str, address: str, dag: str) -> Exception:

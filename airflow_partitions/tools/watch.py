@@ -21,6 +21,9 @@ api-server reads its apps; ``AIRFLOW_PARTITIONS_WATCH=off`` turns it off). Every
 Each action that changes something writes one audit-log row (``partition-tools reroute`` or
 ``partition-tools requeue``, owner ``airflow-partitions``) and one log line. A failure is logged
 once and tried again at the next look.
+
+On every look it also starts the next runs of each running backfill (``backfill --yes``: at most
+its ``--max-active`` queued or running at once, :mod:`~airflow_partitions.tools.write.paced`).
 """
 
 from __future__ import annotations
@@ -99,6 +102,7 @@ class Watch:
                     self._failure(f"look at {dag_id}")
                 else:
                     self._failed.discard(f"look at {dag_id}")
+        self._attempt("start the next runs of the backfills", _advance_backfills)
         self.run_due()
 
     def run_due(self) -> None:
@@ -160,6 +164,16 @@ class Watch:
 
     def _schedule(self, after: float, what: str, dag_id: str, run: Callable[[], Any]) -> None:
         heapq.heappush(self.due, _Due(self.clock() + after, what, dag_id, run))
+
+
+def _advance_backfills() -> None:
+    """Start the next runs of the running backfills (:func:`~.write.paced.advance`)."""
+    from airflow.utils.session import create_session
+
+    from airflow_partitions.tools.write.paced import advance
+
+    with create_session(scoped=False) as session:
+        advance(session)
 
 
 def _members_now(mappers: list[Any]) -> tuple[tuple[str, ...], bool]:

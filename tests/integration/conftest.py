@@ -90,6 +90,13 @@ DAG_IDS = [
     "it_expect_day",
     # it_differential.py: region days from a Variable, whose faces are compared (test_differential.py)
     "it_diff_region_day",
+    # it_repair.py: chains repaired by backfill (test_repair.py)
+    "it_repair_day",
+    "it_repair_day_by_deadline",
+    "it_repair_month",
+    "it_repair_day_producer",
+    "it_repair_week",
+    "it_repair_ui_day",
 ]
 #: Each process reads a members Variable every 5 s (not every minute) and the api-server's watch
 #: looks every 2 s: test_members.py and test_member_changes.py change Variables many times.

@@ -103,38 +103,49 @@ def test_a_wrongly_spelled_key_in_cores_rollup_shows_as_never_counting(airflow):
 
 
 def _backfill(airflow, *, create: bool) -> dict:
-    """``airflow-partitions backfill --missing it_backfill_daily`` over 2026-03-01 … 07, parsed."""
+    """``airflow-partitions backfill --missing it_backfill_daily`` over 2026-03-01 … 07 as JSON, parsed."""
     args = ["backfill", "--missing", "it_backfill_daily", "--start", "2026-03-01", "--end", "2026-03-07"]
     done = _cli(airflow, *args, *(["--yes"] if create else []), "--json")
     assert done.returncode == 0, done.stderr[-3000:]
-    answer = json.loads(done.stdout)
-    return {"missing": answer["missing"], "runs": answer["created_runs"]}
+    return json.loads(done.stdout)
 
 
-def test_backfill_missing_over_a_week_with_two_failed_days_creates_exactly_two_runs(airflow):
+def test_backfill_missing_over_a_week_with_two_failed_days_runs_exactly_those_two_again(airflow):
     days = [f"2026-03-{d:02d}" for d in range(1, 8)]
     for day in days:
         airflow.trigger("it_backfill_daily", partition_key=day)
     runs = airflow.wait_for_runs("it_backfill_daily", 7, timeout=240, states=("success", "failed"))
-    failed = sorted(r["partition_key"] for r in runs if r["state"] != "success")
+    failed = {r["partition_key"]: r["dag_run_id"] for r in runs if r["state"] != "success"}
     assert {"2026-03-03", "2026-03-05"} <= set(failed)  # the Dag fails those two days
 
     text = _cli(
         airflow, "backfill", "--missing", "it_backfill_daily", "--start", "2026-03-01", "--end", "2026-03-07"
     )
     assert text.returncode == 0, text.stderr[-3000:]
-    summary = f"it_backfill_daily: {len(failed)} partitions without a successful run; dry run: pass --yes to"
-    assert text.stdout.splitlines() == [f"  {day:<28}failed" for day in failed] + [f"{summary} create them"]
+    lines = text.stdout.splitlines()
+    n = len(failed)
+    assert lines[0] == (
+        f"it_backfill_daily: {n} partitions failed or missing, from 2026-03-01 to 2026-03-07: {n} failed"
+    )
+    for day, run_id in failed.items():
+        at = lines.index(f"  {day:<28}{'failed':<16}".rstrip())
+        assert lines[at + 1].split() == ["re-run", run_id, "(its", "latest", "run", "failed)"]
+    assert lines[-2:] == [f"runs to start: {n} ({n} re-run)", "dry run: pass --yes to start them"]
     dry = _backfill(airflow, create=False)
-    assert [m["partition_key"] for m in dry["missing"]] == failed
-    assert all(m["states"] == ["failed"] for m in dry["missing"])
-    assert dry["runs"] == [] and len(airflow.dag_runs("it_backfill_daily")) == 7  # a dry run creates nothing
+    assert {p["partition_key"]: [s["run_id"] for s in p["steps"]] for p in dry["partitions"]} == {
+        day: [run_id] for day, run_id in failed.items()
+    }
+    assert (
+        dry["backfill"] is None and len(airflow.dag_runs("it_backfill_daily")) == 7
+    )  # a dry run changes nothing
 
     done = _backfill(airflow, create=True)
-    assert len(done["runs"]) == len(failed)
-    created = [r for r in airflow.dag_runs("it_backfill_daily") if r["dag_run_id"] in done["runs"]]
-    assert sorted(r["partition_key"] for r in created) == failed
-    assert len(airflow.dag_runs("it_backfill_daily")) == 7 + len(failed)
+    assert sorted(r["run_id"] for r in done["backfill"]["runs"]) == sorted(failed.values())
+    cleared = dict(
+        airflow.query("SELECT run_id, clear_number FROM dag_run WHERE dag_id = 'it_backfill_daily'")
+    )
+    assert {run_id for run_id, n in cleared.items() if n} == set(failed.values())  # run again, no new run
+    assert len(airflow.dag_runs("it_backfill_daily")) == 7
 
 
 def test_backfill_missing_over_a_range_ending_next_week_creates_runs_only_for_ended_days(airflow):
@@ -154,16 +165,15 @@ def test_backfill_missing_over_a_range_ending_next_week_creates_runs_only_for_en
     ]
     text = _cli(airflow, *args)
     assert text.returncode == 0, text.stderr[-3000:]
-    assert [line.split()[0] for line in text.stdout.splitlines()[:3]] == ended
-    assert "it_backfill_open: 3 partitions without a successful run; dry run" in text.stdout
-    assert (
-        f"left out 8 partitions not due yet (their period has not ended; the first, '{today.isoformat()}'"
-        in text.stdout
-    )
+    lines = text.stdout.splitlines()
+    assert lines[0] == f"it_backfill_open: 3 partitions failed or missing, from {start} to {end}: 3 missing"
+    assert lines[2:5] == [f"  {day:<28}{'missing':<16}run (no run of it yet)" for day in ended]
+    assert "  left out 8 periods not due yet (not ended): --include-open plans them" in lines
     done = _cli(airflow, *args, "--yes", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     answer = json.loads(done.stdout)
-    assert [m["partition_key"] for m in answer["missing"]] == ended
-    assert len(answer["left_out_open"]) == 8 and len(answer["created_runs"]) == 3
-    created = sorted(r["partition_key"] for r in airflow.dag_runs("it_backfill_open"))
-    assert created == ended
+    assert [p["partition_key"] for p in answer["partitions"]] == ended
+    assert answer["left_out_open"] == 8 and len(answer["backfill"]["runs"]) == 3
+    created = {r["partition_key"]: r["dag_run_id"] for r in airflow.dag_runs("it_backfill_open")}
+    name = answer["backfill"]["name"]
+    assert created == {day: f"{name}__{n}" for n, day in enumerate(ended, 1)}

@@ -30,6 +30,7 @@ from airflow_partitions.tools.state import STATES, attention, bucket_length
 from airflow_partitions.tools.ui import layout
 from tests.integration.browser import Browser, PageServer, chromium
 from tests.integration.conftest import DAG_IDS
+from tests.integration.dags.it_repair import UI_FAILING_DAYS
 from tests.integration.test_members import _set_variable
 from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import UNREACHABLE, _api_cli, _cli, _state
@@ -1221,6 +1222,7 @@ def test_fab_roles_restrict_the_overviews_summaries_and_the_detail_endpoint(airf
 TARGET = "it_shape_fiscal_quarter"
 #: Each write's input, as a body and as the query string the routes once took it from.
 WRITES = {
+    "backfill": {"state": "failed"},  # re-run its failed partitions
     "discard": {},  # every stray pending run of the Dag
     "requeue": {"start": "2000-01-01T00:00:00+00:00", "end": "2100-01-01T00:00:00+00:00"},
     "clean": {"before": "2100-01-01T00:00:00+00:00"},
@@ -1352,15 +1354,17 @@ def test_a_page_on_another_origin_cannot_make_the_browser_write_and_the_command_
             what="every POST's answer or failure",
         )
         posts = _posts(browser, base)
-    # Twelve reached the api-server, each with the user's cookie from a page of the same site,
-    # and each was refused; the three JSON fetches failed in the browser.
+    # Sixteen reached the api-server, each with the user's cookie from a page of the same site,
+    # and each was refused; the four JSON fetches failed in the browser.
     reached = [p for p in posts.values() if isinstance(p["status"], int)]
-    assert len(reached) == 12, posts
+    assert len(reached) == 4 * len(WRITES), posts
     for post in reached:
         assert "_token=" in post["headers"].get("cookie", ""), post
         assert post["headers"].get("sec-fetch-site") == "same-site", post
         assert post["status"] in (403, 415), post
-    assert sum(p["status"] is not None and not isinstance(p["status"], int) for p in posts.values()) == 3
+    assert sum(p["status"] is not None and not isinstance(p["status"], int) for p in posts.values()) == len(
+        WRITES
+    )
     assert _dry_runs(airflow) == before  # nothing removed, nothing queued
 
     # The command line's --api-url (a bearer token and a JSON body) still writes.
@@ -1372,6 +1376,118 @@ def test_a_page_on_another_origin_cannot_make_the_browser_write_and_the_command_
         done = _api_cli(airflow, *argv, "--yes", "--json")
         assert done.returncode == 0, done.stderr[-3000:]
         assert json.loads(done.stdout)["dag_id"] == TARGET
+
+
+# -- actions: choose partitions, see the plan, confirm -------------------------------------------
+
+UI_DAY, UI_HOURS = "it_repair_ui_day", "it_repair_ui_hours"
+#: it_repair_ui_day's days: the first runs and then gets an hour again (stale, a stray pending run
+#: beside its run), the other two fail (UI_FAILING_DAYS).
+UI_DAYS = ("2026-02-02", *UI_FAILING_DAYS)
+
+
+def _clear_numbers(airflow, dag_id: str) -> dict[str, int]:
+    return {
+        key: n
+        for key, n in airflow.query(
+            "SELECT partition_key, clear_number FROM dag_run WHERE dag_id = :d", d=dag_id
+        )
+    }
+
+
+def _owners(airflow, event: str, dag_id: str) -> list[str]:
+    return [
+        o
+        for (o,) in airflow.query(
+            "SELECT owner FROM log WHERE event = :e AND dag_id = :d ORDER BY id", e=event, d=dag_id
+        )
+    ]
+
+
+@pytest.fixture(scope="module")
+def repairable(airflow):
+    """it_repair_ui_day: a stale day with a stray pending run beside its run, and two failed days."""
+    _send(airflow, UI_HOURS, [f"{day}T{h:02d}" for day in UI_DAYS for h in range(24)])
+    airflow.wait_for_runs(UI_DAY, 3, timeout=240, states=("success", "failed"))
+    _send(airflow, UI_HOURS, [f"{UI_DAYS[0]}T05"])
+    wait_until(
+        lambda: (
+            {p["partition_key"]: p["state"] for p in _state(airflow, UI_DAY)["partitions"]}.get(UI_DAYS[0])
+            == "stale"
+        ),
+        timeout=60,
+        what=f"{UI_DAYS[0]} stale",
+    )
+
+
+@needs_chromium
+def test_the_view_backfills_and_discards_what_is_chosen_once_the_plan_is_confirmed(airflow, repairable):
+    before = _clear_numbers(airflow, UI_DAY)
+    with _browser(airflow) as browser:
+        _show(browser, f"{airflow.url}/partitions/dags/{UI_DAY}")
+        assert _cells(browser)[UI_DAYS[0]] == "stale"
+        browser.click('#legend [data-choose="failed"]')  # every failed partition
+        assert browser.eval("document.getElementById('backfill').textContent") == "Backfill 2"
+        browser.click("#backfill")
+        browser.wait_for("document.getElementById('plan').open")
+        planned = browser.eval(
+            "[...document.querySelectorAll('#plan-body tr[data-key]')].map(r => [r.dataset.key, r.innerText])"
+        )
+        assert [key for key, _ in planned] == list(UI_FAILING_DAYS)
+        assert all("re-run" in text and "its latest run failed" in text for _, text in planned), planned
+        assert _clear_numbers(airflow, UI_DAY) == before  # the plan changed nothing
+        browser.click("#confirm")
+        browser.wait_for("document.getElementById('action-result').innerText.includes('backfill-')")
+        _drawn(browser)
+        after = _clear_numbers(airflow, UI_DAY)
+        assert {k for k in after if after[k] != before[k]} == set(UI_FAILING_DAYS)  # exactly those, cleared
+        assert _owners(airflow, "partition-tools backfill", UI_DAY) == ["Anonymous"]
+
+        # The stale day: a click chooses it, its stray pending run is discarded once confirmed.
+        browser.click(f'#grid .cell[data-key="{UI_DAYS[0]}"]')
+        assert browser.eval("document.getElementById('discard').textContent") == "Discard 1 stray run"
+        browser.click("#discard")
+        browser.wait_for("document.getElementById('plan').open")
+        assert browser.eval(
+            "[...document.querySelectorAll('#plan-body tr[data-key]')].map(r => r.dataset.key)"
+        ) == [UI_DAYS[0]]
+        browser.click("#confirm")
+        browser.wait_for("document.getElementById('action-result').innerText.startsWith('Discarded 1')")
+    open_runs = airflow.query(
+        "SELECT count(*) FROM asset_partition_dag_run WHERE target_dag_id = :d AND partition_key = :k "
+        "AND created_dag_run_id IS NULL",
+        d=UI_DAY,
+        k=UI_DAYS[0],
+    )
+    assert open_runs == [(0,)]
+    assert _owners(airflow, "partition-tools discard", UI_DAY) == ["Anonymous"]
+
+
+@needs_chromium
+def test_a_user_without_the_rights_sees_the_actions_disabled_and_why(airflow, signed_in, repairable):
+    server, viewer = signed_in
+    with Browser() as browser:
+        browser.set_cookie(server.url, "_token", viewer)
+        _show(browser, f"{server.url}/partitions/dags/{UI_DAY}")
+        browser.click(f'#grid .cell[data-key="{UI_FAILING_DAYS[0]}"]')
+        state = browser.eval(
+            "['backfill', 'discard'].map(id => document.getElementById(id).disabled)"
+            ".concat([document.getElementById('actions-why').innerText])"
+        )
+    assert state[:2] == [True, True]
+    assert f"you may not trigger and clear the runs of {UI_DAY}" in state[2]
+    assert f"you may not edit {UI_DAY}" in state[2]
+    # The routes refuse it too (the page only says so first).
+    body = json.dumps({"state": ["failed"]}).encode()
+    request = urllib.request.Request(
+        f"{server.url}/partitions/api/dags/{UI_DAY}/backfill",
+        data=body,
+        method="POST",
+        headers={"Authorization": f"Bearer {viewer}", "Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=60)
+    assert refused.value.code == 403
 
 
 # -- any key Airflow accepted: shown on every page, by every command ----------------------------

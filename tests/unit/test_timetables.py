@@ -835,14 +835,3 @@ def test_a_partition_is_due_when_the_scheduler_would_run_it():
     assert weekdays.due("2026-11-27") == dt.datetime(2026, 11, 30, 11, tzinfo=dt.UTC)
     with pytest.raises(InvalidPartitionKeyError):
         weekdays.due("2026-11-26")
-
-
-def test_a_missing_partition_is_open_until_it_is_due():
-    from airflow_partitions.tools import MissingPartition
-
-    missing = MissingPartition(
-        "2026-12-02", dt.datetime(2026, 12, 2, tzinfo=dt.UTC), (), dt.datetime(2026, 12, 3, tzinfo=dt.UTC)
-    )
-    assert missing.is_open(dt.datetime(2026, 12, 2, 23, 59, tzinfo=dt.UTC))
-    assert not missing.is_open(dt.datetime(2026, 12, 3, tzinfo=dt.UTC))
-    assert missing.to_dict()["due"] == "2026-12-03T00:00:00+00:00"

@@ -1,17 +1,24 @@
 """
-``backfill --missing DAG_ID``: the partitions of a range without a successful run; ``--yes`` creates them.
+``backfill DAG_ID``: what each partition of a selection takes (a dry run); ``--yes`` starts it, paced.
 
-:class:`BackfillRequest` lists them (a source's ``missing``); the runs are created from that list
-(a source's ``create_runs``, through Airflow's ``trigger_dag``).
+:class:`BackfillRequest` selects a Dag's partitions by key (``--key``, ``--keys-from``), time
+range (``--start``/``--end``, ``status``'s range language) and state (``--state``, ``--missing``);
+its ``read`` is the plan (:func:`~airflow_partitions.tools.write.planning.plan`), its ``write``
+hands the plan's runs to a tracked backfill (:func:`~airflow_partitions.tools.write.planning.
+carry_out`). :class:`BackfillsRequest` lists the tracked backfills (``--list``) and pauses,
+resumes or cancels one (``--pause``, ``--resume``, ``--cancel``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from dataclasses import dataclass
+import textwrap
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
 from airflow_partitions.tools.commands.base import (
     API_ARGS,
@@ -21,128 +28,462 @@ from airflow_partitions.tools.commands.base import (
     Command,
     Opener,
     Request,
-    in_order,
-    in_years,
-    parse_date,
+    UsageError,
     quiet,
+    show,
 )
-from airflow_partitions.tools.commands.text import count, terminal
+from airflow_partitions.tools.commands.status import MAX_ROWS
+from airflow_partitions.tools.commands.text import WIDTH, count, listed, terminal, wrap
+from airflow_partitions.tools.errors import Forbidden, NotFound
+
+T = TypeVar("T")
+
+#: How many of a backfill's runs may be queued or running at once, unless ``--max-active`` says.
+MAX_ACTIVE = 4
+#: The most ``--max-active`` takes.
+MOST_ACTIVE = 1_000
+#: Keys a ``send`` step lists in text (more: the first three and the last; ``--json`` lists all).
+SENT_SHOWN = 6
+#: ``--order``'s values: the selected partitions' keys oldest or newest first.
+ORDERS = ("oldest", "newest")
 
 
 @dataclass(frozen=True)
 class BackfillRequest(Request):
     """
-    A Dag's partitions in ``[start, end]`` without a successful run, due by *now* or not (aware datetimes).
+    A Dag's partitions to backfill: ``BackfillRequest("it_days", states=("failed", "stale"), max_active=2)``.
 
-    ``BackfillRequest("daily", datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 7, tzinfo=UTC), now)``.
+    *keys* (query parameter ``key``, repeated) or *start* / *end* (a key of the Dag's grain, its
+    leading part, or an ISO 8601 date or time) and *states* (``state``, repeated: the partition
+    states and ``missing``; ``None``: every state but ``success``) select; *include_open* also
+    plans periods not due; *limit* (``None``: all) and *offset* page the dry run; *max_active* and
+    *order* pace what ``--yes`` starts; *now* (UTC; ``None``: the clock) decides what is due.
 
-    :raises UsageError: (a ``ValueError``: exit code 2, or 400) for *start* after *end*, or a range
-        reaching outside the years 0003 to 9997 (:func:`~airflow_partitions.tools.commands.base.in_years`).
+    :raises UsageError: (a ``ValueError``: exit code 2, or 400) naming the option, for a state that
+        is not one, *keys* with a range, *limit* or *offset* outside 0 … ``MAX_ROWS``, *max_active*
+        outside 1 … :data:`MOST_ACTIVE`, or an *order* that is not ``oldest`` or ``newest``.
     """
 
     ROUTE: ClassVar[str] = "backfill"
 
     dag_id: str
-    start: datetime
-    end: datetime
-    now: datetime
+    start: str | None = None
+    end: str | None = None
+    keys: tuple[str, ...] | None = field(default=None, metadata={"query": "key"})
+    states: tuple[str, ...] | None = field(default=None, metadata={"query": "state"})
+    include_open: bool = False
+    limit: int | None = None
+    offset: int = 0
+    max_active: int = MAX_ACTIVE
+    order: str = "oldest"
+    now: datetime | None = None
 
     def __post_init__(self) -> None:
-        in_order(self.start, self.end)
-        in_years(self.start, self.end)
+        from airflow_partitions.tools.write.backfill import SELECTABLE
 
-    def read(self, session: Any) -> list[Any]:
-        """
-        Return the :class:`~airflow_partitions.tools.write.backfill.MissingPartition` list, due or not.
+        unknown = [s for s in self.states or () if s not in SELECTABLE]
+        if unknown:
+            raise UsageError(f"--state {unknown[0]!r} is not a state; states: {', '.join(SELECTABLE)}.")
+        if self.keys and (self.start or self.end):
+            raise UsageError("give --key (or --keys-from) or --start/--end, not both.")
+        for name in ("limit", "offset"):
+            rows = getattr(self, name)
+            if rows is not None and not 0 <= rows <= MAX_ROWS:
+                raise UsageError(f"--{name} {rows!r} is not a whole number from 0 to {MAX_ROWS}.")
+        if not 1 <= self.max_active <= MOST_ACTIVE:
+            raise UsageError(
+                f"--max-active {self.max_active!r} is not a whole number from 1 to {MOST_ACTIVE}."
+            )
+        if self.order not in ORDERS:
+            raise UsageError(f"--order {self.order!r} is not one of {', '.join(ORDERS)}.")
 
-        :raises ValueError: naming the Dag, if it is not stored or its timetable makes no partitions.
-        """
-        from airflow_partitions.tools.write.backfill import missing_partitions
+    def selection(self) -> Any:
+        """Return what is selected, as the planner takes it (:class:`~.write.backfill.Selection`)."""
+        from airflow_partitions.tools.write.backfill import Selection
 
-        return missing_partitions(
-            self.dag_id, self.start, self.end, include_open=True, now=self.now, session=session
+        return Selection(
+            self.dag_id,
+            self.start,
+            self.end,
+            self.keys,
+            self.states,
+            self.include_open,
+            self.now,
+            self.limit,
+            self.offset,
         )
+
+    @staticmethod
+    def answer_type() -> type:
+        """Return :class:`~airflow_partitions.tools.write.backfill.Plan`."""
+        from airflow_partitions.tools.write.backfill import Plan
+
+        return Plan
+
+    def read(self, session: Any) -> Any:
+        """
+        Return the :class:`~airflow_partitions.tools.write.backfill.Plan` of a page of the selection.
+
+        :raises UnknownDag: for an unknown Dag, or one that is not partitioned (``NotAConsumer``).
+        :raises ValueError: for a key or range the Dag's keys cannot match, before reading them.
+        """
+        from airflow_partitions.tools.write.planning import plan
+
+        return in_session(session, lambda own: plan(self.selection(), own))
+
+    def write(self, session: Any, user: str | None, may_run: Any = None) -> Any:
+        """
+        Plan every selected partition, start a tracked backfill of its runs as *user*. Raises as :meth:`read`.
+
+        The runs of a Dag upstream that *may_run* refuses are left to the plan's ``could_not``.
+        """
+        from airflow_partitions.tools.write.planning import carry_out
+
+        return in_session(
+            session,
+            lambda own: carry_out(
+                self.selection(), own, user, max_active=self.max_active, order=self.order, may_run=may_run
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class BackfillsRequest(Request):
+    """
+    The tracked backfills of a Dag (``None``: of every Dag, ``~``), or one by *name*; an *action* on it.
+
+    ``BackfillsRequest(name="backfill-12", action="cancel")``: *action* is ``pause``, ``resume`` or
+    ``cancel`` (a write: ``--pause NAME`` …).
+
+    :raises UsageError: for an action that is none of those, or one without a *name*.
+    """
+
+    ROUTE: ClassVar[str] = "backfills"
+
+    dag_id: str | None = None
+    name: str | None = None
+    action: str | None = None
+
+    def __post_init__(self) -> None:
+        from airflow_partitions.tools.write.paced import CONTROLS
+
+        if self.action is not None and self.action not in CONTROLS:
+            raise UsageError(
+                f"{self.action!r} is not an action on a backfill; actions: {', '.join(CONTROLS)}."
+            )
+        if self.action is not None and not self.name:
+            raise UsageError(f"--{self.action} needs the name of a backfill (backfill --list names them).")
+
+    @staticmethod
+    def answer_type() -> type:
+        """Return :class:`~airflow_partitions.tools.write.paced.Backfills`."""
+        from airflow_partitions.tools.write.paced import Backfills
+
+        return Backfills
+
+    def read(self, session: Any) -> Any:
+        """
+        Return the :class:`~airflow_partitions.tools.write.paced.Backfills` asked for.
+
+        :raises NotFound: for a name no backfill has, or one of another Dag than *dag_id*.
+        """
+        from airflow_partitions.tools.write.paced import backfills
+
+        found = in_session(session, lambda own: backfills(own, self.dag_id, self.name))
+        if self.name is not None and self.dag_id is not None and found.backfills[0].dag_id != self.dag_id:
+            raise NotFound(f"no backfill {self.name!r} of {self.dag_id!r} (it backfills another Dag).")
+        return found
+
+    def write(self, session: Any, user: str | None, may_run: Any = None) -> Any:
+        """
+        Pause, resume or cancel the backfill *name* as *user*; return it. Raises as :meth:`read`.
+
+        :raises Forbidden: if *may_run* refuses the backfill's Dag (its runs would be triggered or
+            cleared).
+        """
+        from airflow_partitions.tools.write.paced import Backfills, control
+
+        if self.name is None or self.action is None:
+            raise UsageError("an action on a backfill needs its name and the action.")
+        name, action = self.name, self.action
+        dag_id = self.read(session).backfills[0].dag_id
+        if may_run is not None and not may_run(dag_id):
+            raise Forbidden(
+                f"you may not trigger and clear the runs of {dag_id!r} (Airflow's Dag run permissions)."
+            )
+        return in_session(session, lambda own: Backfills((control(own, name, action, user),)))
+
+
+def in_session(session: Any, call: Callable[[Any], T]) -> T:
+    """
+    Return *call* (session): on *session*, else on a new one of Airflow's, committed at its end.
+
+    Not the thread's scoped session: Airflow's helpers that open their own (``provide_session``)
+    get that one, and commit it.
+    """
+    if session is not None:
+        return call(session)
+    from airflow.utils.session import create_session
+
+    with create_session(scoped=False) as own:
+        return call(own)
+
+
+def _rows(text: str) -> int:
+    """Read ``--limit``, ``--offset`` or ``--max-active`` (a whole number); argparse names it."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
 ARGUMENTS: list[Argument] = [
     (
         ("dag_id",),
+        {"nargs": "?", "help": "the partitioned Dag (any: asset-fed, or partitioned by its timetable)"},
+    ),
+    (("--start",), {"help": "first time part of a key: a key, its leading part, or an ISO date"}),
+    (("--end",), {"help": "last time part: a key, or an ISO date or time (2026-03 keeps all of March)"}),
+    (("--key",), {"action": "append", "help": "only this partition key (repeatable)"}),
+    (
+        ("--keys-from",),
+        {"metavar": "FILE", "help": "only the keys of this file, one a line ('#' starts a comment)"},
+    ),
+    (
+        ("--state",),
         {
-            "help": "a Dag whose timetable makes partitions (GrainPartitionTimetable, "
-            "ExplicitPartitionTimetable, CronPartitionTimetable)"
+            "action": "append",
+            "help": "only partitions in this state (repeatable): failed, ran incomplete, stale, overdue, "
+            "past deadline, never counting, missing (a period of the range with no run), … (default: "
+            "every state but success)",
         },
     ),
     (
         ("--missing",),
         {
             "action": "store_true",
-            "required": True,
-            "help": "only partitions without a successful run (the one mode: Airflow's own `airflow "
-            "backfill create` reruns whole ranges)",
+            "help": "partitions without a successful run: --state failed --state missing",
         },
     ),
-    (("--start",), {"required": True, "help": "first partition date, ISO 8601 (naive means UTC)"}),
-    (("--end",), {"required": True, "help": "last partition date, inclusive"}),
-    (("--yes",), {"action": "store_true", "help": "create the runs (without it: a dry run that lists them)"}),
+    (("--include-open",), {"action": "store_true", "help": "also partitions whose period has not ended"}),
     (
-        ("--include-open",),
-        {"action": "store_true", "help": "also partitions not due yet (their period has not ended)"},
+        ("--limit",),
+        {"type": _rows, "help": "partitions the dry run lists (default 50, 1000 with --json; 0: all)"},
     ),
+    (("--offset",), {"type": _rows, "default": 0, "help": "partitions skipped, in key order (paging)"}),
+    (
+        ("--yes",),
+        {"action": "store_true", "help": "start the runs, paced (without it: a dry run that plans them)"},
+    ),
+    (
+        ("--max-active",),
+        {
+            "type": _rows,
+            "default": MAX_ACTIVE,
+            "help": f"its runs queued or running at once (default {MAX_ACTIVE})",
+        },
+    ),
+    (
+        ("--order",),
+        {"choices": ORDERS, "default": "oldest", "help": "start the oldest or the newest partitions first"},
+    ),
+    (("--list",), {"action": "store_true", "help": "list the tracked backfills (of DAG_ID, if given)"}),
+    (("--pause",), {"metavar": "NAME", "help": "pause a backfill: it starts no more runs"}),
+    (("--resume",), {"metavar": "NAME", "help": "resume a paused backfill"}),
+    (("--cancel",), {"metavar": "NAME", "help": "cancel a backfill: no more runs, its queued runs failed"}),
     JSON_ARG,
     *API_ARGS,
 ]
 
 EXAMPLES = """\
 examples:
-  airflow-partitions backfill --missing it_backfill_daily --start 2026-03-01 --end 2026-03-07
-  airflow-partitions backfill --missing it_backfill_daily --start 2026-03-01 --end 2026-03-07 --yes
+  airflow-partitions backfill it_days                          # the plan of every partition not success
+  airflow-partitions backfill it_days --state failed --state stale --max-active 2 --yes
+  airflow-partitions backfill it_months --start 2026-03 --end 2026-03 --state overdue --json
+  airflow-partitions backfill it_backfill_daily --missing --start 2026-03-01 --end 2026-03-07 --yes
+  airflow-partitions backfill --list
+  airflow-partitions backfill --cancel backfill-12
 
-exit codes: 0 listed (dry run) or created, 2 usage error"""
+exit codes: 0 planned, started, listed or done, 1 an unknown Dag or backfill, 2 usage error"""
 
 
 def run(args: argparse.Namespace, source: Opener) -> int:
-    """Handle ``backfill --missing``: list (or, with --yes, create) the runs a range lacks."""
-    from datetime import UTC
-
-    now = datetime.now(UTC)
-    start, end = parse_date("--start", args.start), parse_date("--end", args.end)
-    request = BackfillRequest(args.dag_id, start, end, now)
-    deployment = source()
-    with quiet():
-        found = deployment.missing(request)
-        opened = [m for m in found if m.is_open(now)]
-        missing = found if args.include_open else [m for m in found if not m.is_open(now)]
-        runs = deployment.create_runs(args.dag_id, missing) if args.yes else []
-    if args.json:
-        left_out = [] if args.include_open else [m.to_dict() for m in opened]
-        print(
-            json.dumps(
-                {"missing": [m.to_dict() for m in missing], "left_out_open": left_out, "created_runs": runs},
-                indent=2,
-            )
-        )
+    """Handle ``backfill``: plan (with --yes, start) a Dag's backfill; list, pause, resume or cancel one."""
+    controls = {a: getattr(args, a) for a in ("pause", "resume", "cancel") if getattr(args, a)}
+    if args.list or controls:
+        if len(controls) > 1 or (args.list and controls):
+            raise UsageError("give one of --list, --pause, --resume, --cancel.")
+        action, name = next(iter(controls.items()), (None, None))
+        asked = BackfillsRequest(args.dag_id, name, action)
+        with quiet():
+            deployment = source()
+            found = deployment.write(asked) if action else deployment.read(asked)
+        show(found, format_backfills, as_json=args.json)
         return OK
-    for m in missing:
-        due = " (not due yet: its period has not ended)" if m.is_open(now) else ""
-        print(f"  {terminal(m.partition_key, lines=False):<28}{', '.join(m.states) or 'never ran'}{due}")
-    verb = f"created {count(len(runs), 'run')}" if args.yes else "dry run: pass --yes to create them"
-    print(f"{args.dag_id}: {count(len(missing), 'partition')} without a successful run; {verb}")
-    if opened and not args.include_open:
-        first = opened[0]
-        due = first.due.isoformat() if first.due else "?"
-        print(
-            f"  left out {count(len(opened), 'partition')} not due yet (their period has not ended; "
-            f"the first, {first.partition_key!r}, is due {due}): pass --include-open to create them anyway"
-        )
+    request = request_of(args)
+    with quiet():
+        deployment = source()
+        answer = deployment.write(request) if args.yes else deployment.read(request)
+    show(answer, format_plan, as_json=args.json)
     return OK
+
+
+def request_of(args: argparse.Namespace) -> BackfillRequest:
+    """
+    Return the :class:`BackfillRequest` of ``backfill``'s arguments.
+
+    :raises UsageError: without a Dag id, for ``--missing`` with ``--state``, or a ``--keys-from``
+        file that cannot be read.
+    """
+    from airflow_partitions.tools.write.backfill import WITHOUT_SUCCESS
+
+    if not args.dag_id:
+        raise UsageError("give the Dag to backfill (or --list, --pause, --resume, --cancel).")
+    if args.missing and args.state:
+        raise UsageError("give --missing or --state, not both (--missing is --state failed --state missing).")
+    keys = list(args.key or [])
+    if args.keys_from:
+        keys += keys_in(args.keys_from)
+    limit = args.limit if args.limit is not None else 1000 if args.json else 50
+    return BackfillRequest(
+        args.dag_id,
+        start=args.start,
+        end=args.end,
+        keys=tuple(keys) or None,
+        states=WITHOUT_SUCCESS if args.missing else tuple(args.state) if args.state else None,
+        include_open=args.include_open,
+        limit=limit or None,
+        offset=args.offset,
+        max_active=args.max_active,
+        order=args.order,
+    )
+
+
+def keys_in(path: str) -> list[str]:
+    """
+    Return the keys of the file *path*: one a line, blank lines and ``#`` comments left out.
+
+    :raises UsageError: naming the file, if it cannot be read (or is not UTF-8 text).
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"--keys-from {path!r} cannot be read: {err}.") from None
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def format_plan(plan: Any) -> str:
+    """Return a :class:`~airflow_partitions.tools.write.backfill.Plan` as text for 120 columns."""
+    states = ", ".join(f"{n} {state}" for state, n in plan.states.items() if n)
+    lines = [
+        f"{plan.dag_id}: {count(plan.total, 'partition')} {terminal(plan.selection, lines=False)}"
+        + (f": {states}" if states else "")
+    ]
+    if plan.partitions:
+        lines.append(f"  {'partition':<28}{'state':<16}what it takes")
+    for partition in plan.partitions:
+        head = f"  {terminal(partition.partition_key, lines=False):<28}{partition.state:<16}"
+        said = [_step_text(plan.dag_id, partition.partition_key, step) for step in partition.steps] or [
+            "nothing"
+        ]
+        lines.append(
+            head + said[0] if len(head + said[0]) <= WIDTH else head.rstrip() + "\n" + wrap("", said[0])
+        )
+        lines.extend(wrap("", text) for text in said[1:])
+    shown = len(plan.partitions)
+    if shown < plan.total:
+        lines.append(
+            f"  showing {plan.offset + 1 if shown else 0}-{plan.offset + shown} of {plan.total} "
+            "(--limit, --offset)"
+        )
+    if plan.left_out_open:
+        lines.append(
+            f"  left out {count(plan.left_out_open, 'period')} not due yet (not ended): "
+            "--include-open plans them"
+        )
+    lines.extend(_tally(plan))
+    return "\n".join(lines)
+
+
+def _step_text(dag_id: str, key: str, step: Any) -> str:
+    """Say one step: ``re-run asset_triggered__… (its latest run failed)``, naming another Dag's partition."""
+    where = (
+        "" if (step.dag_id, step.partition_key) == (dag_id, key) else f"{step.dag_id} {step.partition_key}: "
+    )
+    why = f" ({step.why})" if step.why else ""
+    if step.action == "re-run":
+        return f"{where}re-run {step.run_id}{why}"
+    if step.action == "send":  # that no Dag makes them: said once, on the feeds' line
+        keys = step.keys
+        shown = (
+            listed(keys)
+            if len(keys) <= SENT_SHOWN
+            else f"{listed(keys[:3])} … {terminal(keys[-1], lines=False)}"
+        )
+        from airflow_partitions.tools.write.backfill import NO_DAG
+
+        why = "" if step.why.startswith(NO_DAG) else why
+        return f"{where}send {count(len(keys), 'key')} of {step.asset}: {shown}{why}"
+    return f"{where}{step.action}{why}"
+
+
+def _tally(plan: Any) -> list[str]:
+    """Return the lines on what the plan starts, what a feed must send, and what was done."""
+    runs = plan.runs if plan.backfill is None else []
+    lines = []
+    if runs:
+        kinds = Counter(step.action for step in runs)
+        lines.append(f"runs to start: {len(runs)} ({', '.join(f'{n} {a}' for a, n in kinds.items())})")
+    for feed in plan.feeds:
+        lines.append(
+            f"keys a feed must send: {count(len(feed.keys), 'key')} of {terminal(feed.asset, lines=False)} "
+            "(no Dag makes them; --json: the bodies of POST /api/v2/assets/events)"
+        )
+    backfill = plan.backfill
+    if backfill is not None:
+        said = (
+            f"{backfill.name}: {count(len(backfill.runs), 'run')}, at most {backfill.max_active} queued or "
+            f"running at once, {backfill.order} first; {backfill.active} started now, the rest as they "
+            f"finish (backfill --list; --pause, --resume, --cancel {backfill.name})"
+        )
+        lines.append(textwrap.fill(said, WIDTH, subsequent_indent="  ", break_long_words=False))
+    elif runs:
+        lines.append("dry run: pass --yes to start them")
+    if plan.could_not:
+        lines.append(
+            f"could not: {count(len(plan.could_not), 'step')} (keys only a feed can send, or what a backfill "
+            "cannot do; listed above)"
+        )
+    return lines
+
+
+def format_backfills(found: Any) -> str:
+    """Return :class:`~airflow_partitions.tools.write.paced.Backfills` as text for 120 columns."""
+    if not found.backfills:
+        return "no backfill"
+    lines = [f"  {'backfill':<16}{'Dag':<28}{'state':<11}{'runs':>6}  by state"]
+    for b in found.backfills:
+        states = ", ".join(f"{n} {s}" for s, n in sorted(b.counts.items()))
+        lines.append(
+            f"  {b.name:<16}{terminal(b.dag_id, lines=False):<28}{b.state:<11}{len(b.runs):>6}  {states}"
+        )
+        lines.append(
+            wrap("", f"{b.selection}; at most {b.max_active} at once, {b.order} first; by {b.owner}")
+        )
+    return "\n".join(lines)
 
 
 COMMAND = Command(
     "backfill",
-    "create runs only for the partitions of a range without a successful run",
-    "List the partitions a partitioned Dag's timetable makes in [--start, --end] that have no successful "
-    "run (failed or never run); with --yes, create exactly those runs through Airflow's trigger_dag.",
+    "plan and start what a partitioned Dag's partitions take: re-runs, upstream runs, keys to send; paced",
+    "Select a partitioned Dag's partitions (--key, --keys-from, --start/--end, --state; default: every one "
+    "not success) and print what each takes: its own run again (failed, ran incomplete, stale), runs of "
+    "the Dags upstream that make the keys it misses (following the mappings), or the exact keys a feed "
+    "must send (--json: the bodies of POST /api/v2/assets/events). With --yes, start the runs as one "
+    "named backfill, at most --max-active queued or running at once, --order oldest or newest first; "
+    "--list, --pause, --resume and --cancel act on it. Every write is audit-logged under the caller's name.",
     EXAMPLES,
     ARGUMENTS,
     run,
+    (BackfillRequest, BackfillsRequest),
 )

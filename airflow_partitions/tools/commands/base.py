@@ -35,9 +35,10 @@ class Command(NamedTuple):
     """
     One command: its name, one-line help, description, examples (epilog), arguments and handler.
 
-    *request* is the type of what it asks a deployment (:class:`Request`), if it asks one: the
-    api-server's routes for it are made from it
-    (:mod:`airflow_partitions.tools.ui.commands`), a ``GET`` that reads and, if it writes, a ``POST``.
+    *requests* are the types of what it asks a deployment (:class:`Request`), if it asks any
+    (``backfill``: a backfill's plan, and the tracked backfills): the api-server's routes for each
+    are made from it (:mod:`airflow_partitions.tools.ui.commands`), a ``GET`` that reads and, if
+    it writes, a ``POST``.
     """
 
     name: str
@@ -47,7 +48,7 @@ class Command(NamedTuple):
     arguments: list[Argument]
     #: Runs the command on the parsed arguments; returns the exit code (:data:`OK`, :data:`FOUND`).
     handler: Callable[[argparse.Namespace, Opener], int]
-    request: type[Request] | None = None
+    requests: tuple[type[Request], ...] = ()
 
 
 #: ``--json``: the answer's ``to_dict()`` instead of text.
@@ -99,8 +100,14 @@ class Request:
         """Return the answer, read on *session* (an Airflow ORM session; ``None``: one of its own)."""
         raise NotImplementedError
 
-    def write(self, session: Any, user: str | None) -> Any:
-        """Do what it asks (``--yes``) under *user*'s name (audit log); return what was done."""
+    def write(self, session: Any, user: str | None, may_run: Callable[[str], bool] | None = None) -> Any:
+        """
+        Do what it asks (``--yes``) under *user*'s name (audit log); return what was done.
+
+        *may_run* (a Dag id): whether *user* may trigger and clear that Dag's runs (``None``: every
+        Dag's, the database's owner; the api-server passes its caller's): asked by a write that
+        starts runs of Dags its route does not name (a backfill's upstream runs), ignored by others.
+        """
         raise NotImplementedError
 
     @classmethod

@@ -78,7 +78,7 @@ class CleanRequest(Request):
         with session_for(session) as opened:
             return fired_rows(self.instant(opened), dag_id=self.dag_id, session=opened)
 
-    def write(self, session: Any, user: str | None) -> Any:
+    def write(self, session: Any, user: str | None, may_run: Any = None) -> Any:
         """
         Remove them in batches, each its own transaction, under *user*'s name; return what was removed.
 
@@ -179,5 +179,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
-    CleanRequest,
+    (CleanRequest,),
 )

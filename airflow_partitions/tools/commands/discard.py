@@ -62,7 +62,7 @@ class DiscardRequest(Request):
         keys = list(self.keys) if self.keys else None
         return stray_runs(self.dag_id, keys=keys, start=self.start, end=self.end, session=session)
 
-    def write(self, session: Any, user: str | None) -> Any:
+    def write(self, session: Any, user: str | None, may_run: Any = None) -> Any:
         """Remove them under *user*'s name (audit log); return what was removed. Raises as :meth:`read`."""
         from airflow_partitions.tools.write.discard import discard
 
@@ -146,5 +146,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
-    DiscardRequest,
+    (DiscardRequest,),
 )

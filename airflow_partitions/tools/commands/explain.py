@@ -220,5 +220,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
-    ExplainRequest,
+    (ExplainRequest,),
 )

@@ -74,7 +74,7 @@ class RequeueRequest(Request):
         with session_for(session) as opened:
             return orphaned_events(self.dag_id, *self.times(opened), session=opened)
 
-    def write(self, session: Any, user: str | None) -> Any:
+    def write(self, session: Any, user: str | None, may_run: Any = None) -> Any:
         """
         Queue them again under *user*'s name; return what was queued.
 
@@ -180,5 +180,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
-    RequeueRequest,
+    (RequeueRequest,),
 )

@@ -128,7 +128,7 @@ ARGUMENTS: list[Argument] = [
         {
             "action": "append",
             "help": "only partitions in this state (repeatable): failed, ran incomplete, never counting, "
-            "past deadline, overdue, pending, running, queued, success",
+            "past deadline, overdue, stale, pending, running, queued, success",
         },
     ),
     (
@@ -357,5 +357,5 @@ COMMAND = Command(
     EXAMPLES,
     ARGUMENTS,
     run,
-    StatusRequest,
+    (StatusRequest,),
 )

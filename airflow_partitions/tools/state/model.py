@@ -57,7 +57,7 @@ def bucket_length(first: str | None, last: str | None) -> int:
     if same >= 7:
         return 10
     years = first[:4], last[:4]
-    if all(y.isdigit() for y in years) and int(years[1]) - int(years[0]) > 10:
+    if all(y.isascii() and y.isdigit() for y in years) and int(years[1]) - int(years[0]) > 10:
         return 4
     return BUCKET
 
@@ -113,13 +113,15 @@ LISTED = 100
 
 #: Partition states, the ones that need attention first: a run failed, a run fired without all its
 #: keys, a pending run holds keys that will never count, its deadline passed, its period ended
-#: without a deadline to fire it, it waits; then what runs and what succeeded complete.
+#: without a deadline to fire it, a key it counted came again after its run started (stale); it
+#: waits; then what runs and what succeeded complete.
 STATES = (
     "failed",
     "ran incomplete",
     "never counting",
     "past deadline",
     "overdue",
+    "stale",
     "pending",
     "running",
     "queued",
@@ -130,7 +132,7 @@ PENDING_STATES = ("never counting", "past deadline", "overdue", "pending")
 
 
 #: The states of a partition that has a successful Dag run: it is never late.
-SUCCEEDED = ("success", "ran incomplete")
+SUCCEEDED = ("success", "ran incomplete", "stale")
 
 
 def late_since(state: str, late_at: datetime | None, now: datetime) -> datetime | None:
@@ -225,7 +227,9 @@ class Partition:
     under ``WaitForAll`` it waits for keys that may never come), ``"never counting"`` (it holds
     keys that will never count); else the state of its latest Dag run (``"success"``,
     ``"failed"``, ``"running"``, ``"queued"``), with ``"ran incomplete"`` when it succeeded but
-    its runs have not had every awaited key between them. ``ran_with`` is what its runs triggered
+    its runs have not had every awaited key between them, and ``"stale"`` when it succeeded with
+    every key but a key that counts towards it came again after its latest run started (data
+    corrected upstream: :mod:`~airflow_partitions.tools.state.stale`). ``ran_with`` is what its runs triggered
     by asset events ran with together (``None`` for none: a manual run): a rerun for keys that
     came late (a refresh) completes its period. ``history`` lists every run, oldest first, each
     with what it ran with itself. ``queue_position`` is the pending run's place

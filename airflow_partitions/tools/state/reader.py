@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any
@@ -22,6 +23,7 @@ from airflow_partitions.tools.state.cache import kept, mirror_for
 from airflow_partitions.tools.state.fingerprint import fingerprints, with_members
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
+    BUCKET,
     ConsumerState,
     Partition,
     RanWith,
@@ -35,6 +37,15 @@ from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
 from airflow_partitions.tools.state.sql import as_utc, chunks, in_range_sql, state_name, time_part_sql
 from airflow_partitions.tools.state.store import digest
 from airflow_partitions.tools.state.tally import ranges_of, tally_of
+
+
+def told(found: Iterable[Partition], overrides: Mapping[str, str]) -> list[Partition]:
+    """
+    Return the partitions *found* (a page, read in full), those a read of the whole Dag found stale so.
+
+    *overrides* are the tally's (:func:`~.tally.tally_of`): ``"stale"`` is known only there (:mod:`~.stale`).
+    """
+    return [replace(p, state="stale") if overrides.get(p.partition_key) == "stale" else p for p in found]
 
 
 class Reader:
@@ -152,7 +163,7 @@ class Reader:
         answer = ConsumerState(
             dag_id=self.dag_id,
             assets=tuple(self.assets),
-            partitions=tuple(partitions(self, page_keys)),
+            partitions=tuple(told(partitions(self, page_keys), overrides)),
             refusals=refusals,
             refusals_total=refusals_total,
             pending_total=pending_total,
@@ -175,6 +186,20 @@ class Reader:
         if self.store is not None:
             self.store.flush()
         return answer
+
+    def partitions_of(self, keys: list[str]) -> list[Partition]:
+        """
+        Return the partitions of *keys* in full, in that order, their states as :meth:`read` tells them.
+
+        A key without a run or a pending run comes back ``"pending"`` without runs nor progress.
+        """
+        prints = with_members(fingerprints([self.dag_id], self.session), {self.dag_id: self})
+        self.fingerprint = prints.get(self.dag_id)
+        tally = tally_of({self.dag_id: self}, self.session, None, None, None, BUCKET, False, prints)
+        found = told(partitions(self, keys), tally[self.dag_id][1])
+        if self.store is not None:
+            self.store.flush()
+        return found
 
     def _page(
         self,

@@ -84,6 +84,57 @@ def selected_range(
     return first, last
 
 
+def bound_instant(grain: Grain | None, option: str, value: str, *, last: bool) -> datetime:
+    """
+    Return the instant a range bound (:func:`selected_range`'s) starts from: a key's period start.
+
+    ``2026-03-10`` of New York days is 2026-03-10T00:00-05:00; a calendar spelling the start of the
+    period holding its first instant, or with *last* its last (``2026-03`` of days: 03-01, or
+    03-31 with *last*), in the grain's zone; without a grain an ISO 8601 time (naive: UTC).
+    Walking a range period by period (``backfill --state missing``) starts and ends there.
+
+    :raises ValueError: naming *option* and *value*, for a bound that is the leading part of a key
+        (``FY2026-``: no instant), a time no ``datetime`` holds, or one outside the years 0003 to
+        9997 (:data:`~airflow_partitions.grains.keys.FIRST_YEAR`: a walk there would step past the
+        years a ``datetime`` holds).
+    """
+    from airflow_partitions.grains.keys import FIRST_YEAR, LAST_YEAR
+
+    outside = ValueError(
+        f"{option} {value!r} is outside the years partitions are made in ({FIRST_YEAR:04d} to {LAST_YEAR})."
+    )
+    written = re.match(r"\d{4}", value)
+    if written and not FIRST_YEAR <= int(written[0]) <= LAST_YEAR:
+        raise outside
+    try:
+        if grain is None:
+            when = datetime.fromisoformat(value)
+            when = when if when.tzinfo else when.replace(tzinfo=UTC)
+        else:
+            when = _bound_start(grain, value, last=last)
+        year = when.astimezone(UTC).year
+    except (ValueError, OverflowError):
+        raise ValueError(
+            f"{option} {value!r} names no instant to walk the periods of a range from: give a key or "
+            f"{EXPECTED_BOUND}."
+        ) from None
+    if not FIRST_YEAR <= year <= LAST_YEAR:
+        raise outside
+    return when
+
+
+def _bound_start(grain: Grain, value: str, *, last: bool) -> datetime:
+    """Return :func:`bound_instant` under *grain*; raise ``ValueError`` or ``OverflowError`` for none."""
+    try:
+        return grain.parse(value).start
+    except ValueError:
+        span = _calendar_span(value)
+        if span is None:
+            raise
+    local = span[1] - timedelta(microseconds=1) if last else span[0]
+    return grain.floor(local.replace(tzinfo=grain.tz)).start
+
+
 def checked_key(dag_id: str, grain: Grain | None, key: str | None) -> None:
     """
     Check that *key* (``--key``) is a partition key of *dag_id*: its time part a key of *grain*.
@@ -214,7 +265,10 @@ def _written_instants(value: str) -> tuple[datetime, datetime] | None:
         when = when if when.tzinfo else when.replace(tzinfo=UTC)
         return when, when
     offset = found["offset"]
-    zone = UTC if offset in (None, "Z") else datetime.strptime(offset.replace(":", ""), "%z").tzinfo
+    try:
+        zone = UTC if offset in (None, "Z") else datetime.strptime(offset.replace(":", ""), "%z").tzinfo
+    except ValueError:  # an offset that is none (-00:60): not a time, said by the caller
+        return None
     start, end = span
     return start.replace(tzinfo=zone), (end if end == datetime.max else end - _TICK).replace(tzinfo=zone)
 

@@ -116,9 +116,8 @@ def zones_of(mapper: Any) -> tuple[str, str] | None:
 
 
 #: What a command needs of the Dag it names (:func:`consumer_timetable`): a partitioned schedule
-#: (``status``, ``discard``, the view); one that reads assets (``requeue``, ``explain``); one
-#: whose own timetable makes the partitions (``backfill --missing``).
-Needs = Literal["partitioned", "assets", "timetable"]
+#: (``status``, ``discard``, ``backfill``, the view); one that reads assets (``requeue``, ``explain``).
+Needs = Literal["partitioned", "assets"]
 
 
 def known_dag(dag_id: str, session: Any) -> None:
@@ -153,8 +152,7 @@ def consumer_timetable(
 
     :raises UnknownDag: if *dag_id* has no serialized Dag (:func:`known_dag`).
     :raises NotAConsumer: naming the Dag, if its timetable is not partitioned; with *needs*
-        ``"assets"``, if it reads no assets; with ``"timetable"``, if it reads assets (its keys
-        come from their events).
+        ``"assets"``, if it reads no assets.
     """
     found = consumer_timetables([dag_id], session).get(dag_id)
     if found is None:
@@ -166,13 +164,7 @@ def consumer_timetable(
     if needs == "assets" and not found[1]:
         raise NotAConsumer(
             f"{dag_id!r} reads no assets: its partitions come from its timetable "
-            "(see `airflow-partitions backfill --missing`)."
-        )
-    if needs == "timetable" and found[1]:
-        raise NotAConsumer(
-            f"{dag_id!r}: expected a Dag whose timetable makes partitions ahead of its runs (such as "
-            "GrainPartitionTimetable or CronPartitionTimetable); asset-triggered and runtime-keyed Dags get "
-            "their keys from events and tasks (see `airflow-partitions status`)."
+            "(see `airflow-partitions backfill`)."
         )
     return found
 

@@ -88,6 +88,7 @@ dag_run = Table(
     Column("run_after", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=True),
     Column("partition_date", UtcDateTime, nullable=True),
+    Column("start_date", UtcDateTime, nullable=True),
 )
 
 #: A pending partitioned run (``AssetPartitionDagRun``); fired once ``created_dag_run_id`` is set.
@@ -124,6 +125,15 @@ asset = Table(
     Column("uri", String(ASSET_LEN), nullable=False),
 )
 
+#: Which tasks update an asset (their outlets): the Dags that produce it.
+task_outlet_asset_reference = Table(
+    "task_outlet_asset_reference",
+    metadata,
+    Column("asset_id", Integer, primary_key=True),
+    Column("dag_id", String(ID_LEN), primary_key=True),
+    Column("task_id", String(ID_LEN), primary_key=True),
+)
+
 asset_active = Table(
     "asset_active",
     metadata,
@@ -146,7 +156,9 @@ log = Table(
     metadata,
     Column("id", Integer, primary_key=True),
     Column("dttm", UtcDateTime, nullable=True),
+    Column("dag_id", String(ID_LEN), nullable=True),
     Column("event", String(60), nullable=False),
+    Column("owner", String(500), nullable=True),
     Column("extra", Text, nullable=True),
 )
 

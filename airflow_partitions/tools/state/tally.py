@@ -86,6 +86,41 @@ def tally_of(
             if memo is not None:
                 fingerprint = (prints.get(dag_id), versions[dag_id])
                 keep_until(memo, fingerprint, tally, todo[dag_id].now, untils.get(dag_id), session)
+    return _with_stale(readers, session, found, asked, prints)
+
+
+def _with_stale(
+    readers: dict[str, Any],
+    session: Any,
+    found: dict[str, Tally],
+    asked: tuple[Any, ...],
+    prints: dict[str, tuple[Any, ...]],
+) -> dict[str, Tally]:
+    """
+    Return *found* with each Dag's stale partitions (:func:`~.stale.stale_keys`) counted as ``"stale"``.
+
+    Worked out on every read, outside what is kept: a run cleared and run again to ``success``
+    leaves the Dag's fingerprint as it was, not its start. A stale partition leaves ``success``
+    for ``"stale"`` in the counts, the overrides and its strip's cell (whose worst state it may be).
+    """
+    from airflow_partitions.tools.state.stale import stale_keys
+
+    length, by_prefix = asked[3:]
+    rows, ran = _open_rows(list(readers), session, asked, prints)
+    beside = [(dag_id, apdr_id, key) for dag_id, apdr_id, key, *_ in rows if (dag_id, key) in ran]
+    overridden = {dag_id: tally[1] for dag_id, tally in found.items()}
+    stale = stale_keys(readers, session, beside, overridden, prints)
+    for dag_id, keys in stale.items():
+        counts, overrides, strips, again = found[dag_id]
+        counts = {**counts, "success": counts.get("success", 0) - len(keys), "stale": len(keys)}
+        overrides = {**overrides, **dict.fromkeys(keys, "stale")}
+        cells = {prefix_and_bucket(key, length, by_prefix) for key in keys}
+        worse = {(p.rstrip(SEPARATOR), bucket_label(b)) for p, b in cells}
+        strips = tuple(
+            (p, tuple((b, min(w, "stale", key=attention) if (p, b) in worse else w, n) for b, w, n in strip))
+            for p, strip in strips
+        )
+        found[dag_id] = ({s: n for s, n in counts.items() if n > 0}, overrides, strips, again)
     return found
 
 
@@ -120,12 +155,7 @@ def _tallies(
     start, end, only, length, by_prefix = asked
     dag_ids = list(readers)
     cells, overrides = run_cells(readers, session, start, end, only, length, by_prefix, prints)
-    pending = [
-        (run.dag_id, run.id, run.partition_key, *prefix_and_bucket(run.partition_key, length, by_prefix))
-        for run in mirror_for(session).open_runs(dag_ids)
-        if is_selected(run.partition_key, start, end, only)
-    ]
-    ran = with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending), prints)
+    pending, ran = _open_rows(dag_ids, session, asked, prints)
     again: Counter[str] = Counter(dag_id for dag_id, _, key, *_ in pending if (dag_id, key) in ran)
     pending = [row for row in pending if (row[0], row[2]) not in ran]
     states, untils = pending_states(
@@ -155,6 +185,24 @@ def _tallies(
         )
         for dag_id in dag_ids
     }, untils
+
+
+def _open_rows(
+    dag_ids: list[str], session: Any, asked: tuple[Any, ...], prints: dict[str, tuple[Any, ...]]
+) -> tuple[list[tuple[str, int, str, str, str]], set[tuple[str, str]]]:
+    """
+    Return the Dags' selected open pending runs, and the ``(dag_id, key)`` of those beside a Dag run.
+
+    Each run ``(dag_id, id, key, prefix, bucket)`` (:func:`~.model.prefix_and_bucket` of *asked*'s
+    length); the pairs with a Dag run kept while the Dag's fingerprint holds (:func:`with_runs`).
+    """
+    start, end, only, length, by_prefix = asked
+    pending = [
+        (run.dag_id, run.id, run.partition_key, *prefix_and_bucket(run.partition_key, length, by_prefix))
+        for run in mirror_for(session).open_runs(dag_ids)
+        if is_selected(run.partition_key, start, end, only)
+    ]
+    return pending, with_runs(session, ((dag_id, key) for dag_id, _, key, *_ in pending), prints)
 
 
 def pending_states(

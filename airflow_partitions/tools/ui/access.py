@@ -8,8 +8,10 @@ Airflow's auth manager decides, as it does for Airflow's own endpoints (the call
   :data:`READ_STATE`: and to assets, for an answer that shows a Dag's partitions by asset
   (``status``, the view's Dag page and partition lists); :data:`READ_ASSETS`: an asset's page;
 - :data:`EDIT`: edit access to the Dag (``requeue``, ``discard``, ``clean --yes``);
-  :data:`TRIGGER`: Airflow's rule for triggering a run (``backfill --yes``);
-  :func:`needed` says which a command's route takes;
+  :data:`RUN`: Airflow's rules for triggering a run and for clearing one (``backfill --yes``, and
+  :func:`may_run` for each Dag upstream whose runs it starts, and for ``--pause``, ``--resume``,
+  ``--cancel`` of a backfill); :func:`needed` says which a command's route takes; what the
+  view's page lets a user do (:func:`actions`);
 - what an answer leaves out for whom: the refused keys without read access to the Dag's audit
   log (:func:`redacted`); in an answer about every Dag, the Dags the caller may not read
   (:func:`readable_dags`, :func:`only_readable`); the members of a Variable the caller may not
@@ -34,16 +36,22 @@ READ = [Depends(requires_access_dag("GET", DagAccessEntity.RUN))]
 READ_ASSETS = [Depends(requires_access_asset("GET"))]
 READ_STATE = [*READ, *READ_ASSETS]
 EDIT = [Depends(requires_access_dag("PUT"))]
-TRIGGER = [Depends(requires_access_dag("POST", DagAccessEntity.RUN))]
+#: Starting runs and running them again (a backfill): Airflow's rules for triggering a Dag run
+#: (``POST`` on its runs) and for clearing one (``PUT``).
+RUN = [
+    Depends(requires_access_dag("POST", DagAccessEntity.RUN)),
+    Depends(requires_access_dag("PUT", DagAccessEntity.RUN)),
+]
 #: Every Dag's summary (the overview, the metrics): read access to Dags; each answer then holds
 #: only :func:`readable_dags`.
 READ_DAGS = [Depends(requires_access_dag("GET"))]
 
 
 #: What a command's read needs besides :data:`READ` (by its route: ``status`` shows assets), and
-#: its write besides :data:`EDIT` (``backfill --yes`` creates runs).
+#: its write besides :data:`EDIT` (``backfill --yes`` starts runs; an action on a tracked backfill
+#: asks :func:`may_run` of the backfill's Dag, which its path may not name: ``~``).
 _READS = {"status": READ_STATE}
-_WRITES = {"backfill": TRIGGER}
+_WRITES = {"backfill": RUN, "backfills": READ}
 
 
 def needed(route: str, *, write: bool) -> list[Any]:
@@ -51,7 +59,8 @@ def needed(route: str, *, write: bool) -> list[Any]:
     Return what guards the commands' route ``dags/{dag_id}/{route}``: its ``GET`` (*write*: ``POST``).
 
     ``needed("status", write=False)`` is :data:`READ_STATE`; any other read :data:`READ`; a write
-    :data:`EDIT` (``backfill``'s :data:`TRIGGER`).
+    :data:`EDIT` (``backfill``'s :data:`RUN`; ``backfills``' :data:`READ`, its write asking
+    :func:`may_run` of the backfill's own Dag).
     """
     return _WRITES.get(route, EDIT) if write else _READS.get(route, READ)
 
@@ -61,8 +70,8 @@ def shown(request: Any, answer: dict[str, Any], user: Any, session: Any) -> dict
     Return a command's *answer* (its ``to_dict()``) as *user* may see it: what it leaves out, by its route.
 
     ``status``: :func:`redacted`; ``explain``: :func:`without_unreadable_members` (of the mapper
-    the request names, read on *session*); ``clean`` of every Dag: :func:`only_readable`; any
-    other, as it is.
+    the request names, read on *session*); ``clean`` of every Dag: :func:`only_readable`; the
+    tracked backfills of every Dag: those of the Dags *user* may read; any other, as it is.
     """
     if request.ROUTE == "status":
         return redacted(answer, request.dag_id, user)
@@ -70,6 +79,9 @@ def shown(request: Any, answer: dict[str, Any], user: Any, session: Any) -> dict
         return without_unreadable_members(answer, request.mapper(session), user)
     if request.ROUTE == "clean" and request.dag_id is None:
         return only_readable(answer, user)
+    if request.ROUTE == "backfills" and request.dag_id is None:
+        readable = readable_dags(user)
+        return {**answer, "backfills": [b for b in answer["backfills"] if b["dag_id"] in readable]}
     return answer
 
 
@@ -78,6 +90,37 @@ def reads_audit_log(dag_id: str, user: Any) -> bool:
     return get_auth_manager().is_authorized_dag(
         method="GET", access_entity=DagAccessEntity.AUDIT_LOG, details=DagDetails(id=dag_id), user=user
     )
+
+
+def may_run(dag_id: str, user: Any) -> bool:
+    """Whether *user* may trigger and clear the runs of *dag_id* (:data:`RUN`, by Airflow's auth manager)."""
+    manager = get_auth_manager()
+    return all(
+        manager.is_authorized_dag(
+            method=method, access_entity=DagAccessEntity.RUN, details=DagDetails(id=dag_id), user=user
+        )
+        for method in ("POST", "PUT")
+    )
+
+
+def may_edit(dag_id: str, user: Any) -> bool:
+    """Whether *user* may edit *dag_id* (:data:`EDIT`: ``discard --yes`` of its stray runs)."""
+    return get_auth_manager().is_authorized_dag(method="PUT", details=DagDetails(id=dag_id), user=user)
+
+
+def actions(dag_id: str, user: Any) -> dict[str, dict[str, Any]]:
+    """
+    Return what the view lets *user* do on *dag_id*, and why not: ``{"backfill": {"allowed": …, "why": …}}``.
+
+    ``backfill`` needs :func:`may_run`, ``discard`` :func:`may_edit`; the page disables a button the
+    user may not use and says why (the routes refuse it anyway: 403).
+    """
+    allowed = {"backfill": may_run(dag_id, user), "discard": may_edit(dag_id, user)}
+    why = {
+        "backfill": f"you may not trigger and clear the runs of {dag_id} (Airflow's Dag run permissions)",
+        "discard": f"you may not edit {dag_id} (Airflow's Dag edit permission)",
+    }
+    return {name: {"allowed": ok, "why": "" if ok else why[name]} for name, ok in allowed.items()}
 
 
 def redacted(answer: dict[str, Any], dag_id: str, user: Any) -> dict[str, Any]:

@@ -1,16 +1,18 @@
 """
 The Partitions view's FastAPI app, mounted by the plugin at ``/partitions`` in Airflow's api-server.
 
-The view reads only (GET), from the metadata database through :mod:`airflow_partitions.tools.state`,
-the reader under ``airflow-partitions status``. Every JSON endpoint resolves the caller with
-Airflow's own :func:`~airflow.api_fastapi.core_api.security.get_user` (the ``Authorization:
-Bearer`` header, else the ``_token`` cookie Airflow's UI holds) and asks Airflow's auth manager,
-as Airflow's Dag and Dag-run endpoints do, through the rule the commands' routes use too
-(:mod:`~airflow_partitions.tools.ui.access`): no token, 401; a Dag the user may not read, 403. A
-request that could change something (any method but GET, HEAD, OPTIONS) must come with a JSON
-body, and from a browser's cookie only from the api-server's own origin
-(:func:`~airflow_partitions.tools.ui.requests.from_own_client`): a page on another site cannot
-make the user's browser write.
+The view reads from the metadata database through :mod:`airflow_partitions.tools.state`, the reader
+under ``airflow-partitions status``; its page's actions (a backfill, a discard of stray runs: their
+plan first, then the user's confirmation) call the commands' routes
+(:mod:`~airflow_partitions.tools.ui.commands`), the ones ``--api-url`` calls. Every JSON endpoint
+resolves the caller with Airflow's own :func:`~airflow.api_fastapi.core_api.security.get_user` (the
+``Authorization: Bearer`` header, else the ``_token`` cookie Airflow's UI holds) and asks Airflow's
+auth manager, as Airflow's Dag and Dag-run endpoints do, through the rule the commands' routes use
+too (:mod:`~airflow_partitions.tools.ui.access`): no token, 401; a Dag the user may not read, 403. A
+request that could change something (any method but GET, HEAD, OPTIONS) must come with a JSON body,
+and from a browser's cookie only from the api-server's own origin
+(:func:`~airflow_partitions.tools.ui.requests.from_own_client`): a page on another site cannot make
+the user's browser write.
 
 - ``GET /api/dags?state=``: the partitioned Dags the user may read, what needs attention first,
   each with its counts by state, range of keys and strip of states over time;
@@ -57,6 +59,7 @@ from airflow_partitions.tools.ui.access import (
     READ_ASSETS,
     READ_DAGS,
     READ_STATE,
+    actions,
     readable_dags,
     reads_audit_log,
     redacted,
@@ -152,8 +155,10 @@ def dag_partitions(
     ``total_entries`` counts the selected partitions, ``states`` counts them by state
     (``"success"`` and ``"ran incomplete"`` apart), every partition with a run carries
     ``ran_with`` (``{"counted", "awaited", "missing", "missing_total"}``) for its latest run,
-    ``overview`` lays every selected partition out in buckets, ``grid`` the page, and ``range`` is
-    the Dag's whole range (``[first, last]`` time parts). The refused keys are left out for a user
+    ``overview`` lays every selected partition out in buckets, ``grid`` the page, ``range`` is
+    the Dag's whole range (``[first, last]`` time parts), and ``actions`` what the caller may do
+    from the page (backfill, discard: allowed, and why not;
+    :func:`~airflow_partitions.tools.ui.access.actions`). The refused keys are left out for a user
     who may not read the Dag's audit log (:func:`~airflow_partitions.tools.ui.access.redacted`);
     errors as every route's (:func:`~airflow_partitions.tools.ui.requests.answering`: an unknown
     Dag 404, bad input 400). The grid knows the Dag's grain
@@ -173,6 +178,7 @@ def dag_partitions(
         {
             **redacted(answer, dag_id, user),
             "warming": False,
+            "actions": actions(dag_id, user),
             "total_entries": answer["total"],
             "range": list(whole),
             "overview": layout.overview(answer),

@@ -12,19 +12,22 @@ mode. A new command is its module: its routes follow. Guarded as Airflow's own e
 caller from the ``Authorization: Bearer`` header or the UI's cookie; no token, 401; too little
 access, 403), by :func:`~airflow_partitions.tools.ui.access.needed`:
 
-- ``GET dags/{dag_id}/status``, ``GET dags/{dag_id}/explain``, and the dry runs ``GET
+- ``GET dags/{dag_id}/status``, ``GET dags/{dag_id}/explain``, the dry runs ``GET
   dags/{dag_id}/backfill``, ``GET dags/{dag_id}/requeue``, ``GET dags/{dag_id}/discard`` and
-  ``GET dags/{dag_id}/clean``: read access to the Dag and its runs (``status`` also to assets;
+  ``GET dags/{dag_id}/clean``, and ``GET dags/{dag_id}/backfills`` (the tracked backfills; ``~``:
+  of the Dags the caller may read): read access to the Dag and its runs (``status`` also to assets;
   the refused keys only with read access to its audit log; ``clean`` of every Dag counts only the
   Dags the caller may read; ``explain`` leaves out the members of a Variable the caller may not
-  read: :func:`~airflow_partitions.tools.ui.access.shown`);
-- ``POST dags/{dag_id}/backfill``: creating Dag runs (Airflow's rule for triggering a run);
+  read: :func:`~airflow_partitions.tools.ui.access.shown`; ``backfills`` of every Dag, those
+  the caller may read);
+- ``POST dags/{dag_id}/backfill``: Airflow's rules for triggering and clearing a run, on the Dag
+  and on each Dag upstream whose runs it starts (those it may not are left undone, said so);
+  ``POST dags/{dag_id}/backfills`` (pause, resume, cancel): the same on the backfill's Dag;
 - ``POST dags/{dag_id}/requeue``, ``POST dags/{dag_id}/discard`` and ``POST dags/{dag_id}/clean``:
   edit access to the Dag.
 
 A write from a browser's cookie must come from the api-server's own origin, with a JSON body
 (:func:`~airflow_partitions.tools.ui.requests.from_own_client`, on every route of the view).
-``backfill --missing``'s two routes are written out below until it is a request that writes.
 
 ``clean`` without ``--dag`` is ``dags/~/clean``: Airflow's auth manager is then asked about the
 Dags as a whole (no Dag id, as Airflow's own ``dags/~/dagRuns`` asks): the simple auth manager
@@ -40,19 +43,16 @@ mode's message.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Any
 
 from airflow.api_fastapi.common.db.common import SessionDep
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter, Body, Depends
+from fastapi import APIRouter, Depends
 
 from airflow_partitions.tools.cli import COMMANDS
-from airflow_partitions.tools.commands.backfill import BackfillRequest
 from airflow_partitions.tools.commands.base import Request
-from airflow_partitions.tools.errors import UsageError
 from airflow_partitions.tools.source import Database
-from airflow_partitions.tools.state.plain import rebuilt
-from airflow_partitions.tools.ui.access import READ, TRIGGER, needed, shown
+from airflow_partitions.tools.ui.access import may_run, needed, shown
 from airflow_partitions.tools.ui.requests import requested
 
 router = APIRouter()
@@ -79,17 +79,15 @@ def _writer(cls: type[Request]) -> Callable[..., dict[str, Any]]:
         session: SessionDep,
         request: Any = Depends(requested(cls, body=True)),  # noqa: B008 (FastAPI's way)
     ) -> dict[str, Any]:
-        return Database(session, user=user.get_name()).write(request).to_dict()
+        deployment = Database(session, user=user.get_name(), may_run=lambda dag_id: may_run(dag_id, user))
+        return deployment.write(request).to_dict()
 
     return write
 
 
 def _add_routes() -> None:
     """Add to :data:`router` the routes of each command with a request type, guarded as it needs."""
-    for command in COMMANDS.values():
-        cls = command.request
-        if cls is None:
-            continue
+    for cls in (cls for command in COMMANDS.values() for cls in command.requests):
         path = f"/api/dags/{{dag_id}}/{cls.ROUTE}"
         router.add_api_route(path, _reader(cls), methods=["GET"], dependencies=needed(cls.ROUTE, write=False))
         if cls.writes():
@@ -99,35 +97,3 @@ def _add_routes() -> None:
 
 
 _add_routes()
-
-
-@router.get("/api/dags/{dag_id}/backfill", dependencies=READ)
-def backfill_missing(
-    request: Annotated[BackfillRequest, Depends(requested(BackfillRequest))], session: SessionDep
-) -> dict[str, Any]:
-    """Return the partitions ``backfill --missing`` would create runs for: ``{"missing": [...]}``."""
-    return {"missing": [m.to_dict() for m in Database(session).missing(request)]}
-
-
-@router.post("/api/dags/{dag_id}/backfill", dependencies=TRIGGER)
-def backfill_create(
-    dag_id: str,
-    user: GetUserDep,
-    session: SessionDep,
-    partitions: Annotated[list[dict[str, Any]], Body(embed=True)],
-) -> dict[str, Any]:
-    """
-    Create one Dag run per partition listed (``backfill --missing --yes``): ``{"created_runs": []}``.
-
-    An unknown Dag, or one whose timetable makes no partitions, is 404, and a partition that is
-    not a ``MissingPartition``'s JSON 400 naming ``partitions``, as on every route.
-    """
-    from airflow_partitions.tools.state.serialized import consumer_timetable
-    from airflow_partitions.tools.write.backfill import MissingPartition
-
-    consumer_timetable(dag_id, session, needs="timetable")
-    try:
-        listed = [rebuilt(MissingPartition, p) for p in partitions]
-    except (TypeError, ValueError) as err:
-        raise UsageError(f"partitions: {err}") from None
-    return {"created_runs": Database(session, user=user.get_name()).create_runs(dag_id, listed)}

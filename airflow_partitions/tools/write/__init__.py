@@ -1,8 +1,9 @@
 """
 The tools that write: missing runs, requeued events, stray pending runs, old bookkeeping removed.
 
-- :mod:`~airflow_partitions.tools.write.backfill`: ``backfill --missing`` (Dag runs through
-  Airflow's own ``trigger_dag``);
+- :mod:`~airflow_partitions.tools.write.backfill`: ``backfill`` (what each partition takes, from
+  :mod:`~airflow_partitions.tools.write.planning`; its runs started a few at a time by a tracked
+  backfill, :mod:`~airflow_partitions.tools.write.paced`);
 - :mod:`~airflow_partitions.tools.write.requeue`: ``requeue`` (stored asset events queued again
   through Airflow's own path);
 - :mod:`~airflow_partitions.tools.write.discard`: ``discard`` (stray pending runs);
@@ -30,8 +31,14 @@ def remove_pending_rows(session: Any, ids: list[int]) -> None:
     session.execute(delete(AssetPartitionDagRun).where(AssetPartitionDagRun.id.in_(ids)))
 
 
-def audit(session: Any, event: str, dag_id: str, user: str | None, what: dict[str, Any]) -> None:
-    """Add an audit-log row (Airflow's ``log`` table): *event*, the Dag, *user* (or the OS user), *what*."""
+def audit(session: Any, event: str, dag_id: str, user: str | None, what: dict[str, Any]) -> Any:
+    """
+    Add an audit-log row (Airflow's ``log`` table): *event*, the Dag, *user* (or the OS user), *what*.
+
+    Return the row (its ``id`` once the session is flushed).
+    """
     from airflow.models.log import Log
 
-    session.add(Log(event=event, dag_id=dag_id, owner=user or getpass.getuser(), extra=json.dumps(what)))
+    row = Log(event=event, dag_id=dag_id, owner=user or getpass.getuser(), extra=json.dumps(what))
+    session.add(row)
+    return row

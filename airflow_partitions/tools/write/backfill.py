@@ -1,156 +1,195 @@
 """
-Missing-only backfill: the partitions of a range that have no successful Dag run, and runs for them.
+Backfill of any partitioned Dag: what each selected partition takes (the plan), and carrying it out.
 
-Airflow's own backfill takes a date range and reruns all of it (or, with its "missing" reprocess
-behaviour, what has no run at all); this takes a partitioned Dag's partitions, keys like
-``2026-03-10`` or ``FY2026-Q3``, and keeps those without a successful run, failed ones included.
-Read through Airflow's models; runs are created through Airflow's own ``trigger_dag``.
+A partition is selected by key, time range and state (``status``'s range language and states,
+with ``missing`` for a period of the range that has no run and no pending run). What it takes:
+
+- **re-run** its Dag's own latest run, for ``failed``, ``ran incomplete`` and ``stale``: the run is
+  cleared as ``airflow dags clear`` clears it (:mod:`~airflow_partitions.tools.write.paced`), so it
+  keeps its id and the asset events that triggered it;
+- **run**, a new Dag run for a ``missing`` partition of a Dag whose timetable makes its keys ahead
+  (``GrainPartitionTimetable``, ``ExplicitPartitionTimetable``), through Airflow's ``trigger_dag``;
+- for a partition that waits for upstream keys (``overdue``, ``past deadline``, ``never
+  counting``; ``missing`` of an asset-fed Dag; ``pending`` once its period ended), each missing
+  upstream key is followed to the Dag that produces its asset (its tasks' outlets): a producer
+  whose timetable makes the key gets a **run** of it (or a **re-run** of its run), a producer fed by
+  assets itself is planned the same way, key by key (hours → days → months); keys no Dag makes
+  are keys a feed must **send**, listed per asset with the bodies of Airflow's ``POST
+  /api/v2/assets/events``;
+- **wait** for a partition in flight (a run queued or running) or not due (its period has not
+  ended: ``include_open`` plans it anyway); **cannot** for what a backfill cannot do (keys that
+  never count, a producer whose runs name their keys at run time), saying what can.
+
+The values a plan is made of (:class:`Selection` in, :class:`Plan` out, each partition's
+:class:`Step`); :func:`~airflow_partitions.tools.write.planning.plan` answers a page of the
+selection (a dry run: nothing written), :func:`~airflow_partitions.tools.write.planning.carry_out`
+plans every selected partition and hands the runs to a paced, tracked backfill
+(:mod:`~airflow_partitions.tools.write.paced`), saying what it could not do.
 """
 
 from __future__ import annotations
 
-import getpass
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state import run_states
+from airflow_partitions.tools.state.model import STATES
+from airflow_partitions.tools.state.plain import jsonable
+from airflow_partitions.tools.write.paced import Backfill
+
+#: What a plan selects by besides the partition states: a period of the range with no run and no
+#: pending run of the Dag.
+MISSING = "missing"
+#: Every state ``--state`` takes: the partition states, then ``missing``.
+SELECTABLE = (*STATES, MISSING)
+#: ``--state``'s default: every partition (a key with a run or a pending run) that is not
+#: ``success``. Periods never opened (``missing``) only when asked for: a Dag's range may hold
+#: years of them (a key sent for 2099 by mistake).
+NOT_SUCCESS = tuple(state for state in STATES if state != "success")
+#: ``--missing`` (today's meaning): a partition of the range without a successful run.
+WITHOUT_SUCCESS = ("failed", MISSING)
+#: The states whose own latest Dag run is run again.
+RERUN = ("failed", "ran incomplete", "stale")
+#: The states of a partition whose run is queued or running: nothing to do but wait.
+IN_FLIGHT = ("queued", "running")
+#: How a ``send`` step's ``why`` begins when no Dag makes the asset (a feed must send its keys).
+NO_DAG = "no Dag makes"
+#: How many upstream Dags a plan follows from the selected one (hours → days → months is 2).
+DEPTH = 4
+#: The most periods ``missing`` walks in a range: a wider range is refused, naming it.
+MOST_PERIODS = 100_000
 
 
 @dataclass(frozen=True)
-class MissingPartition:
+class Step:
     """
-    A partition of the range without a successful run: its key, its date, and its runs' states.
+    One thing a plan does or asks for a partition (see the module's docstring for the actions).
 
-    ``MissingPartition("2026-03-10", datetime(2026, 3, 10, tzinfo=UTC), ("failed",))``: the
-    run for 2026-03-10 failed. ``states`` is empty when the partition never ran. ``due`` is when
-    the timetable runs it (its period's end, plus the timetable's lag): a partition whose ``due``
-    is still to come is *open*, and left out unless asked for, as Airflow's scheduler would not
-    run it yet.
+    ``Step("re-run", "it_days", "2026-03-03", run_id="asset_triggered__…")``,
+    ``Step("run", "it_hours_producer", "2026-03-04T05")``, ``Step("send", "it_days", "2026-03-04",
+    asset="it_hours", keys=("2026-03-04T05", …))``: the keys of *asset* the partition
+    ``it_days``/``2026-03-04`` awaits that a feed must send; ``why`` says why, in words.
     """
+
+    action: str
+    dag_id: str
+    partition_key: str
+    run_id: str | None = None
+    asset: str | None = None
+    keys: tuple[str, ...] = ()
+    why: str = ""
+
+    @property
+    def runs(self) -> bool:
+        """Whether the step is a Dag run a backfill starts (``re-run`` or ``run``)."""
+        return self.action in ("re-run", "run")
+
+
+@dataclass(frozen=True)
+class PlannedPartition:
+    """One selected partition: its key, its state (``missing``: never opened) and its steps, in order."""
 
     partition_key: str
-    partition_date: datetime | None
-    states: tuple[str, ...]
-    due: datetime | None = None
+    state: str
+    steps: tuple[Step, ...]
 
-    def is_open(self, now: datetime) -> bool:
-        """Return whether the partition is not due by *now* (aware): its period has not ended."""
-        return self.due is not None and self.due > now
+
+@dataclass(frozen=True)
+class Feed:
+    """
+    Keys of one asset a feed must send: ``Feed("it_hours", "it_hours", 7, ("2026-03-04T05",))``.
+
+    :attr:`events` are the bodies of Airflow's ``POST /api/v2/assets/events``, one per key.
+    """
+
+    asset: str
+    uri: str
+    asset_id: int | None
+    keys: tuple[str, ...]
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """``[{"asset_id": 7, "partition_key": "2026-03-04T05", "extra": {}}, …]``."""
+        return [{"asset_id": self.asset_id, "partition_key": key, "extra": {}} for key in self.keys]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """
+    What a backfill of one Dag takes: a page of its selected partitions with their steps, and counts.
+
+    ``partitions`` is the page (``offset``, ``limit``; the selected ones in key order) of ``total``;
+    ``states`` counts every selected partition by state. ``feeds`` gathers the page's ``send``
+    steps by asset (after :func:`~airflow_partitions.tools.write.planning.carry_out`, every
+    selected partition's). ``left_out_open`` counts the ``missing`` periods left out because they are not
+    due (``include_open`` plans them). After :func:`carry_out`, ``backfill`` is the tracked
+    backfill the runs were handed to (:class:`~airflow_partitions.tools.write.paced.Backfill`)
+    and ``could_not`` the steps it could not take (``send``, ``cannot``).
+    """
+
+    dag_id: str
+    selection: str
+    partitions: tuple[PlannedPartition, ...]
+    total: int
+    states: dict[str, int]
+    offset: int = 0
+    limit: int | None = None
+    feeds: tuple[Feed, ...] = ()
+    left_out_open: int = 0
+    backfill: Backfill | None = None
+    could_not: tuple[Step, ...] = ()
+
+    @property
+    def runs(self) -> list[Step]:
+        """The Dag runs the page's steps start, each once, in the page's order."""
+        return once_each(s for p in self.partitions for s in p.steps if s.runs)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return plain JSON types (times as ISO 8601)."""
-        date = self.partition_date.isoformat() if self.partition_date else None
-        due = self.due.isoformat() if self.due else None
-        return {
-            "partition_key": self.partition_key,
-            "partition_date": date,
-            "states": list(self.states),
-            "due": due,
-        }
+        """Return plain JSON types; each feed with its ``events`` (the REST API's bodies)."""
+        answer = jsonable(self)
+        for feed, found in zip(self.feeds, answer["feeds"], strict=True):
+            found["events"] = feed.events
+        return answer
 
 
-def missing_partitions(
-    dag_id: str,
-    start: datetime,
-    end: datetime,
-    *,
-    include_open: bool = False,
-    now: datetime | None = None,
-    session: Any = None,
-) -> list[MissingPartition]:
+def once_each(steps: Any) -> list[Step]:
+    """Return *steps* without repeats of one action on one Dag's partition (or asset), first kept."""
+    seen: dict[tuple[str, str, str, str | None], Step] = {}
+    for step in steps:
+        seen.setdefault((step.action, step.dag_id, step.partition_key, step.asset), step)
+    return list(seen.values())
+
+
+@dataclass(frozen=True)
+class Selection:
     """
-    Return, in order, the partitions of *dag_id* dated in ``[start, end]`` with no successful run.
+    What a plan selects of one Dag: ``Selection("it_days", states=("failed",), start="2026-03")``.
 
-    Partitions that are not due by *now* (their period has not ended: today, or a range reaching
-    into the future) are left out, as Airflow's own backfill leaves out runs that are not due,
-    unless *include_open*; with it, ``MissingPartition.is_open`` tells them apart.
-
-    The partitions are the ones its timetable makes (``iter_partition_dagrun_infos``, as Airflow's
-    backfill walks them): our ``GrainPartitionTimetable`` and ``ExplicitPartitionTimetable``,
-    core's ``CronPartitionTimetable``. For ``GrainPartitionTimetable(BusinessDay(US))`` over the
-    week of 2026-11-23, whose 24th failed: ``[MissingPartition("2026-11-24", …, ("failed",))]``
-    (Thanksgiving, the 26th, is no partition).
-
-    :param start: The first partition date (aware, or naive meaning UTC).
-    :param end: The last partition date, inclusive.
-    :param include_open: Also return the partitions not due yet.
-    :param now: The time to compare with (aware); default the current time.
-    :raises UnknownDag: naming the Dag, if it has no serialized Dag or its timetable does not make
-        partitions ahead of runs (asset-triggered or runtime-keyed Dags: their keys come from
-        events or tasks; use ``status``): :func:`~airflow_partitions.tools.state.serialized.
-        consumer_timetable`.
-    :raises ValueError: naming the Dag, if its timetable cannot list partitions.
+    *keys*, or *start* / *end* (``status``'s range language), and *states* (:data:`SELECTABLE`;
+    ``None``: :data:`NOT_SUCCESS`); *include_open* also plans what is not due; *now* (UTC) decides
+    what is due. *limit* (``None``: all) and *offset* page the planned partitions.
     """
-    if session is None:
-        from airflow.utils.session import create_session
 
-        with create_session() as new:
-            return missing_partitions(dag_id, start, end, include_open=include_open, now=now, session=new)
+    dag_id: str
+    start: str | None = None
+    end: str | None = None
+    keys: tuple[str, ...] | None = None
+    states: tuple[str, ...] | None = None
+    include_open: bool = False
+    now: datetime | None = None
+    limit: int | None = None
+    offset: int = 0
 
-    from airflow.sdk import timezone
+    @property
+    def wanted(self) -> tuple[str, ...]:
+        """The states selected (:data:`NOT_SUCCESS` by default)."""
+        return self.states or NOT_SUCCESS
 
-    from airflow_partitions.tools.state.serialized import consumer_timetable
-
-    timetable, _ = consumer_timetable(dag_id, session, needs="timetable")
-    try:
-        infos = list(
-            timetable.iter_partition_dagrun_infos(
-                earliest=timezone.coerce_datetime(start), latest=timezone.coerce_datetime(end)
-            )
-        )
-    except NotImplementedError as err:
-        raise ValueError(f"{dag_id!r}: its timetable cannot list partitions ({err}).") from None
-    states = run_states(dag_id, (info.partition_key for info in infos), session)
-    now = now or datetime.now(UTC)
-    # When the scheduler runs a partition: ours say (GrainPartitionTimetable: its period's end
-    # plus the lag); core's backfill infos carry it as run_after.
-    due = getattr(timetable, "due", None)
-    missing = [
-        MissingPartition(
-            info.partition_key,
-            info.partition_date,
-            tuple(states.get(info.partition_key, ())),
-            due(info.partition_key) if due else info.run_after,
-        )
-        for info in infos
-        if "success" not in states.get(info.partition_key, ())
-    ]
-    return missing if include_open else [m for m in missing if not m.is_open(now)]
-
-
-def create_runs(
-    dag_id: str, partitions: list[MissingPartition], *, user: str | None = None, session: Any = None
-) -> list[str]:
-    """
-    Create one manual Dag run per partition, through Airflow's ``trigger_dag``; return their run ids.
-
-    Each run carries the partition's key (``dag_run.partition_key``, ``2026-11-24``) and a note
-    naming this command; the scheduler then runs them like any manual run. Triggered by the CLI
-    and the operating-system user, or, with *user* (the api-server's caller), by the REST API and
-    that user (``triggering_user_name``).
-
-    :raises ValueError: (Airflow's) if the Dag does not allow manual runs.
-    """
-    from airflow.api.common.trigger_dag import trigger_dag
-    from airflow.utils.types import DagRunTriggeredByType
-
-    if session is None:
-        from airflow.utils.session import create_session
-
-        with create_session() as new:
-            return create_runs(dag_id, partitions, user=user, session=new)
-    run_ids = []
-    for partition in partitions:
-        run = trigger_dag(
-            dag_id,
-            triggered_by=DagRunTriggeredByType.REST_API if user else DagRunTriggeredByType.CLI,
-            triggering_user_name=user or getpass.getuser(),
-            partition_key=partition.partition_key,
-            note="airflow-partitions backfill --missing",
-            session=session,
-        )
-        if run is None:  # trigger_dag found no Dag of that id
-            raise ValueError(f"{dag_id!r}: no Dag of that id to create runs for.")
-        run_ids.append(run.run_id)
-    return run_ids
+    def words(self) -> str:
+        """Say what is selected: ``"failed or stale, from 2026-03 to the last"``."""
+        states = " or ".join(self.wanted) if self.states else "not success"
+        if self.keys:
+            return f"{states}, of {len(self.keys)} keys"
+        if self.start or self.end:
+            return f"{states}, from {self.start or 'the first'} to {self.end or 'the last'}"
+        return states

@@ -2,9 +2,10 @@
 The tools read in one screen, and what outlives a request is in one place (issues 37 and 49).
 
 No module of ``airflow_partitions/tools/`` over 500 lines; no function over 80 anywhere in the
-package, nor in the Partitions view's script (``partitions.js``); no module-level state that a
-function changes (a memo, a cursor) outside ``tools/state/cache.py``. Read from the source
-(``ast``; the script by its top-level functions), as ``test_imports`` reads the imports.
+package, nor in the Partitions view's scripts (``partitions.js``, ``actions.js``); no
+module-level state that a function changes (a memo, a cursor) outside ``tools/state/cache.py``.
+Read from the source (``ast``; a script by its top-level functions), as ``test_imports`` reads
+the imports.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import airflow_partitions
 PACKAGE = Path(airflow_partitions.__file__).parent
 TOOLS = PACKAGE / "tools"
 MODULES = sorted(TOOLS.rglob("*.py"))
-#: The view's script: its functions are held to the same length.
-SCRIPT = TOOLS / "ui" / "static" / "partitions.js"
+#: The view's scripts (``partitions.js``, ``actions.js``): their functions are held to the same length.
+SCRIPTS = sorted((TOOLS / "ui" / "static").glob("*.js"))
 
 MODULE_LINES = 500
 FUNCTION_LINES = 80
@@ -119,8 +120,9 @@ def long_script_functions(source: str) -> list[tuple[str, int]]:
     return found
 
 
-def test_no_function_of_the_views_script_is_over_80_lines():
-    assert long_script_functions(SCRIPT.read_text(encoding="utf-8")) == []
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_no_function_of_the_views_scripts_is_over_80_lines(script):
+    assert long_script_functions(script.read_text(encoding="utf-8")) == []
 
 
 @pytest.mark.parametrize("path", [p for p in MODULES if p != CACHE], ids=_name)

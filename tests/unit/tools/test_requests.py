@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_partitions.tools.commands.backfill import BackfillRequest
+from airflow_partitions.tools.commands.backfill import MOST_ACTIVE, ORDERS, BackfillRequest, BackfillsRequest
 from airflow_partitions.tools.commands.clean import CleanRequest
 from airflow_partitions.tools.commands.discard import DiscardRequest
 from airflow_partitions.tools.commands.explain import ExplainRequest
@@ -30,10 +30,20 @@ from airflow_partitions.tools.commands.status import MAX_ROWS, StatusRequest
 from airflow_partitions.tools.state.model import STATES
 from airflow_partitions.tools.ui.queries import AssetRequest, DagsRequest, PartitionListRequest
 from airflow_partitions.tools.ui.requests import answering, requested
+from airflow_partitions.tools.write.backfill import SELECTABLE
 
-TYPES = (StatusRequest, ExplainRequest, BackfillRequest, RequeueRequest, DiscardRequest, CleanRequest)
-#: The requests of a command that writes (``--yes``): sent as a JSON body to a POST too.
-WRITES = (RequeueRequest, DiscardRequest, CleanRequest)
+TYPES = (
+    StatusRequest,
+    ExplainRequest,
+    BackfillRequest,
+    BackfillsRequest,
+    RequeueRequest,
+    DiscardRequest,
+    CleanRequest,
+)
+#: The requests of a command that writes (``--yes``, a backfill's ``--cancel`` …): sent as a JSON
+#: body to a POST too.
+WRITES = (BackfillRequest, BackfillsRequest, RequeueRequest, DiscardRequest, CleanRequest)
 #: The view's own requests, by their routes (as tools/ui/app.py declares them).
 VIEW = {
     DagsRequest: "/dags",
@@ -115,6 +125,26 @@ def status_requests(draw: st.DrawFn) -> StatusRequest:
     )
 
 
+@st.composite
+def backfill_requests(draw: st.DrawFn) -> BackfillRequest:
+    # Keys or a range (not both), any text: the Dag judges them.
+    keys = draw(st.none() | st.lists(text, min_size=1, max_size=3).map(tuple))
+    start, end = (None, None) if keys else (draw(st.none() | text), draw(st.none() | text))
+    return BackfillRequest(
+        draw(dag_ids),
+        start=start,
+        end=end,
+        keys=keys,
+        states=draw(st.none() | st.lists(st.sampled_from(SELECTABLE), min_size=1, max_size=3).map(tuple)),
+        include_open=draw(st.booleans()),
+        limit=draw(st.none() | rows),
+        offset=draw(rows),
+        max_active=draw(st.integers(1, MOST_ACTIVE)),
+        order=draw(st.sampled_from(ORDERS)),
+        now=draw(st.none() | times),
+    )
+
+
 requests = st.one_of(
     status_requests(),
     st.builds(
@@ -124,7 +154,13 @@ requests = st.one_of(
         asset=st.none() | text,
         downstream=st.booleans(),
     ),
-    st.builds(lambda d, r, now: BackfillRequest(d, *r, now), dag_ids, ranges, times),
+    backfill_requests(),
+    st.builds(
+        BackfillsRequest,
+        st.none() | dag_ids,
+        st.none() | text,
+    ),
+    st.builds(BackfillsRequest, st.none() | dag_ids, text, st.sampled_from(["pause", "resume", "cancel"])),
     st.builds(lambda d, r: RequeueRequest(d, *(t.isoformat() for t in r)), dag_ids, ranges),
     st.builds(RequeueRequest, dag_ids, bounds.filter(lambda b: "W" not in b), st.none()),
     st.builds(
@@ -244,17 +280,11 @@ def test_a_limit_of_0_is_every_partition_on_every_face():
     assert page_limit(0) is None and page_limit(None) == DEFAULT_LIMIT and page_limit(7) == 7
 
 
-@pytest.mark.parametrize(
-    ("cls", "message"),
-    [
-        (RequeueRequest, "--start '2026-05-01T00:00:00+00:00' is after --end '2026-04-30T00:00:00+00:00'."),
-        (BackfillRequest, "--start 2026-05-01T00:00:00+00:00 is after --end 2026-04-30T00:00:00+00:00."),
-    ],
-)
-def test_a_range_of_times_whose_start_is_after_its_end_is_400_naming_both_options(cls, message):
+def test_a_range_of_times_whose_start_is_after_its_end_is_400_naming_both_options():
+    # Requeue's bounds are instants (event times); backfill's, as status's, are judged by the Dag.
+    cls = RequeueRequest
+    message = "--start '2026-05-01T00:00:00+00:00' is after --end '2026-04-30T00:00:00+00:00'."
     query = "start=2026-05-01T00:00:00%2B00:00&end=2026-04-30T00:00:00%2B00:00"
-    if cls is BackfillRequest:
-        query += "&now=2026-12-01T00:00:00%2B00:00"
     answer = CLIENTS[cls].get(f"/dags/d/{cls.ROUTE}?{query}")
     assert answer.status_code == 400
     assert answer.json()["detail"] == message
@@ -305,17 +335,15 @@ sent_times = st.sampled_from(
 @given(st.sampled_from([RequeueRequest, BackfillRequest, CleanRequest]), sent_times, sent_times)
 def test_any_time_a_route_is_sent_is_its_request_or_400_never_500(cls, first, second):
     # The test client raises what the route raised: an OverflowError would fail the test.
-    names = {RequeueRequest: ("start", "end"), BackfillRequest: ("start", "end"), CleanRequest: ("before",)}
+    names = {RequeueRequest: ("start", "end"), BackfillRequest: ("now",), CleanRequest: ("before",)}
     query = dict(zip(names[cls], (first, second), strict=False))
-    if cls is BackfillRequest:
-        query["now"] = "2026-12-01T00:00:00+00:00"
     answer = CLIENTS[cls].get(f"/dags/d/{cls.ROUTE}?{urllib.parse.urlencode(query)}")
     assert answer.status_code in (200, 400), answer.text
-    # Backfill's are ISO 8601 times; requeue's and clean's may be a key of the Dag's grain, which
-    # the Dag judges: the request refuses only what names no year.
-    sent = [t for name, t in query.items() if name != "now"]
-    if cls is BackfillRequest and not all(_an_instant(t) for t in sent):
+    # Backfill's now is an ISO 8601 time; requeue's and clean's bounds may be a key of the Dag's
+    # grain, which the Dag judges: the request refuses only what names no year.
+    if cls is BackfillRequest and not _an_instant(query["now"]):
         assert answer.status_code == 400, answer.text
+    sent = [t for name, t in query.items() if name != "now"]
     if not all(any(c.isdigit() for c in t) for t in sent):
         assert answer.status_code == 400, answer.text
 

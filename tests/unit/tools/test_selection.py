@@ -235,3 +235,33 @@ def test_what_a_grain_may_read_is_left_to_the_dag():
     # Keys and their leading parts name a year; in what order they lie is the grain's to say.
     for start, end in (("2026-W14", "2026-W09"), ("FY2026-", "2026-03"), ("R2026-W05", None)):
         checked_times(start, end)
+
+
+@pytest.mark.parametrize(
+    ("grain", "bound", "last", "expected"),
+    [
+        # A key: its period's start, in the grain's zone (New York midnight is 05:00 UTC in March).
+        (Day(timezone="America/New_York"), "2026-03-05", False, "2026-03-05T05:00:00+00:00"),
+        (Day(timezone="America/New_York"), "2026-03-05", True, "2026-03-05T05:00:00+00:00"),
+        # A calendar spelling: the period of its first instant, or with last of its last one.
+        (Day(), "2026-03", False, "2026-03-01T00:00:00+00:00"),
+        (Day(), "2026-03", True, "2026-03-31T00:00:00+00:00"),
+        (Hour(timezone="America/New_York"), "2026-11-01", True, "2026-11-02T04:00:00+00:00"),
+        (IsoWeek(), "2026-03", True, "2026-03-30T00:00:00+00:00"),  # the week of 31 March
+        # No grain (a core mapper's keys): an ISO 8601 time, naive meaning UTC.
+        (None, "2026-03-05T07:30", False, "2026-03-05T07:30:00+00:00"),
+    ],
+)
+def test_a_bound_starts_a_walk_of_the_ranges_periods_at_its_periods_start(grain, bound, last, expected):
+    from airflow_partitions.tools.state.selection import bound_instant
+
+    assert bound_instant(grain, "--end", bound, last=last).astimezone(UTC).isoformat() == expected
+
+
+def test_the_leading_part_of_a_key_names_no_instant_to_walk_from():
+    from airflow_partitions.tools.state.selection import bound_instant
+
+    with pytest.raises(
+        ValueError, match="--start 'FY2026-' names no instant to walk the periods of a range from"
+    ):
+        bound_instant(FiscalQuarter(start_month=7), "--start", "FY2026-", last=False)

@@ -126,12 +126,12 @@ def test_an_answer_that_is_not_the_views_json_is_named_not_a_traceback(serve, ca
     assert expected in err and "Traceback" not in err
 
 
-def test_a_backfill_answer_without_its_list_is_named_not_a_lookup_of_a_dag(serve, capsys):
+def test_a_backfill_answer_without_its_plan_is_named_not_a_lookup_of_a_dag(serve, capsys):
     url, _ = serve(lambda method, path: (200, {"Content-Type": "application/json"}, b"{}"))
     argv = ["backfill", "--missing", "d", "--start", "2026-03-01", "--end", "2026-03-02"]
     code, out, err = run(capsys, *argv, "--api-url", url, "--token", "t")
     assert code == 1 and out == ""
-    assert "answered JSON this airflow-partitions cannot read (KeyError: 'missing')" in err
+    assert "answered JSON this airflow-partitions cannot read (TypeError:" in err
 
 
 @pytest.mark.parametrize(
@@ -151,6 +151,23 @@ def test_a_backfill_answer_without_its_list_is_named_not_a_lookup_of_a_dag(serve
             ["clean", "--before", "2026-01-01", "--yes"],
             "/partitions/api/dags/~/clean",
             {"before": "2026-01-01"},
+        ),
+        (
+            ["backfill", "d", "--state", "failed", "--state", "stale", "--max-active", "2", "--yes"],
+            "/partitions/api/dags/d/backfill",
+            {
+                "state": ["failed", "stale"],
+                "include_open": "false",
+                "limit": 50,
+                "offset": 0,
+                "max_active": 2,
+                "order": "oldest",
+            },
+        ),
+        (
+            ["backfill", "--cancel", "backfill-12"],
+            "/partitions/api/dags/~/backfills",
+            {"name": "backfill-12", "action": "cancel"},
         ),
     ],
 )
@@ -211,3 +228,25 @@ def test_a_limit_or_offset_out_of_range_is_a_usage_error_in_both_modes(capsys, f
 @pytest.mark.parametrize(("value", "expected"), [("0", 0), ("50", 50), (str(MAX_ROWS), MAX_ROWS)])
 def test_a_limit_in_range_is_read(value, expected):
     assert build_parser().parse_args(["status", "d", "--limit", value]).limit == expected
+
+
+def test_a_read_too_long_for_a_url_is_a_usage_error_before_anything_is_sent(serve, capsys, tmp_path):
+    # 672 day keys make a URL of some 10,000 characters (15 each: "key=2026-01-01&"): Airflow's
+    # api-server (uvicorn's h11) takes a request line of at most 16 KiB with its headers.
+    keys = tmp_path / "keys.txt"
+    keys.write_text(
+        "# the days to redo\n"
+        + "\n".join(f"{y}-{m:02d}-{d:02d}" for y in (2025, 2026) for m in range(1, 13) for d in range(1, 29))
+    )
+    url, got = serve(lambda method, path: (200, {"Content-Type": "application/json"}, b"{}"))
+    code, out, err = run(capsys, "backfill", "d", "--keys-from", str(keys), "--api-url", url, "--token", "t")
+    assert code == 2 and out == "" and got == []
+    assert "characters long, more than an api-server takes in a URL (8,000)" in err
+    # Fewer keys go: the file's comment and blank lines are no keys.
+    keys.write_text("# two days\n2026-03-03\n\n2026-03-05\n")
+    run(capsys, "backfill", "d", "--keys-from", str(keys), "--api-url", url, "--token", "t")
+    [(method, path, *_)] = got
+    assert (method, path) == (
+        "GET",
+        "/partitions/api/dags/d/backfill?key=2026-03-03&key=2026-03-05&include_open=false&limit=50&offset=0&max_active=4&order=oldest",
+    )

@@ -57,6 +57,7 @@ def test_every_table_the_reader_reads_is_declared() -> None:
         "log",
         "partitioned_asset_key_log",
         "serialized_dag",
+        "task_outlet_asset_reference",
         "variable",
     ]
 

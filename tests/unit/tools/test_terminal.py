@@ -28,8 +28,9 @@ from airflow_partitions.tools.commands.text import listed, terminal, wrap
 from airflow_partitions.tools.errors import UnknownDag
 from airflow_partitions.tools.state.model import ConsumerState
 from airflow_partitions.tools.state.plain import rebuilt
-from airflow_partitions.tools.write.backfill import MissingPartition
+from airflow_partitions.tools.write.backfill import Feed, Plan, PlannedPartition, Step
 from airflow_partitions.tools.write.discard import Discarded, StrayRun
+from airflow_partitions.tools.write.paced import Backfill, BackfillRun, Backfills
 from airflow_partitions.tools.write.requeue import OrphanedEvent, Orphans
 
 #: A key that clears the screen, sets the window's title, returns the carriage, reverses the text
@@ -76,7 +77,8 @@ NOW = datetime(2026, 5, 2, tzinfo=UTC)
 ANSWERS = {
     "status": ["status", "golden_ny_day", "--all"],
     "explain": ["explain", "--from-db", "--dag", "d", "--downstream", "2026-05-01"],
-    "missing": ["backfill", "--missing", "d", "--start", "2026-05-01", "--end", "2026-05-01"],
+    "plan": ["backfill", "d", "--start", "2026-05-01", "--end", "2026-05-01"],
+    "backfills": ["backfill", "--list"],
     "orphans": ["requeue", "d", "--start", "2026-05-01", "--end", "2026-05-01"],
     "stray": ["discard", "d"],
 }
@@ -104,8 +106,27 @@ class Canned:
 
         return explain(load_mapper("IdentityMapper()"), EVIL)
 
-    def missing(self, request: object) -> object:
-        return self._answer([MissingPartition(EVIL, NOW, ("failed",))])
+    def backfill(self) -> object:
+        steps = (
+            Step("re-run", "d", EVIL, run_id=EVIL, why=EVIL),
+            Step("send", EVIL, EVIL, asset=EVIL, keys=(EVIL,), why=EVIL),
+        )
+        partition = PlannedPartition(EVIL, "failed", steps)
+        return self._answer(
+            Plan("d", EVIL, (partition,), 1, {"failed": 1}, feeds=(Feed(EVIL, EVIL, 1, (EVIL,)),))
+        )
+
+    def backfills(self) -> object:
+        run = BackfillRun("re-run", EVIL, EVIL, EVIL, "queued", EVIL)
+        return self._answer(
+            Backfills(
+                (
+                    Backfill(
+                        "backfill-1", EVIL, EVIL, NOW, EVIL, 2, "oldest", "running", (run,), {"queued": 1}
+                    ),
+                )
+            )
+        )
 
     def requeue(self) -> object:
         event = OrphanedEvent(1, EVIL, EVIL, NOW, (EVIL,), refused=f"ValueError: {EVIL}")

@@ -12,6 +12,7 @@ const MEANING = new Map([
   ["never counting", "pending, and holding keys that will never count"],
   ["past deadline", "pending past its completion deadline: it fires once settled"],
   ["overdue", "its period ended with keys missing, and no deadline will fire it"],
+  ["stale", "it succeeded, then a key it counted came again (corrected upstream): run it again"],
   ["pending", "pending: n/m upstream keys counted"],
   ["running", "its latest Dag run is running"],
   ["queued", "its latest Dag run is queued"],
@@ -39,7 +40,11 @@ let warmingTimer = null;  // while a Dag on screen is read for the first time: t
 const WARMING = "being read for the first time since an install or upgrade: shown when done";
 
 async function api(path) {
-  const response = await fetch(ROOT + "/api" + path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  return answerOf(await fetch(ROOT + "/api" + path, { credentials: "same-origin", headers: { Accept: "application/json" } }));
+}
+
+/** A response's JSON, or an Error of its status and Airflow's detail (error.status: 401, 403, …). */
+async function answerOf(response) {
   if (response.ok) return response.json();
   const detail = (await response.json().catch(() => ({}))).detail || response.statusText;
   const error = new Error(`${response.status}: ${typeof detail === "string" ? detail : JSON.stringify(detail)}`);
@@ -192,7 +197,7 @@ async function showDag(dagId, query) {
   warmingAgain(answer.warming);
   if (answer.warming) {  // nothing of it is known yet: the note, and the page asked again
     for (const id of ["dag-assets", "dag-summary", "legend", "overview", "grid", "refusals"]) $(id).innerHTML = "";
-    $("paging").hidden = true;
+    $("paging").hidden = $("actions").hidden = true;
     $("dag-summary").innerHTML = `<span data-warming="1">${esc(answer.detail)}</span>`;
     return;
   }
@@ -215,6 +220,7 @@ async function showDag(dagId, query) {
   renderPaging(answer);
   $("refusals").innerHTML = refusalsHtml(answer.refusals, answer.refusals_total, false);
   $("detail").hidden = true;
+  forgetChoice();
   document.body.dataset.rendered = (performance.now() - started).toFixed(0);  // for the benchmark
   const key = query.get("key");
   if (key && view.byKey.has(key)) showDetail(key);
@@ -251,7 +257,7 @@ function renderLegend(answer, wanted) {
     if (state === "not opened") return `<li title="${esc(MEANING.get(state))}">${swatch}not opened</li>`;
     const pressed = wanted.includes(state);
     return `<li><button type="button" class="chip${n ? "" : " none"}" data-filter="${esc(state)}" aria-pressed="${pressed}"
-      title="${esc(MEANING.get(state))}: click to show only these">${swatch}${esc(state)}<span class="n">${n}</span></button></li>`;
+      title="${esc(MEANING.get(state))}: click to show only these">${swatch}${esc(state)}<span class="n">${n}</span></button>${chooser(state, n)}</li>`;
   }).join("") + `<li class="late-key" data-late="${answer.late || 0}" title="${esc(LATE)}"><span class="swatch late-mark"></span>late<span class="n">${answer.late || 0}</span></li>`
     + (wanted.length ? `<li><button type="button" class="chip" data-filter="">every state</button></li>` : "");
 }
@@ -537,7 +543,10 @@ function plainClick(event) { return !event.ctrlKey && !event.metaKey && !event.s
 document.addEventListener("click", (event) => {
   const target = event.target;
   const cell = target.closest(".cell[data-key]");
-  if (cell) return showDetail(cell.dataset.key);
+  if (cell) {
+    choose(cell.dataset.key, event);  // actions.js: the partitions an action takes
+    return showDetail(cell.dataset.key);
+  }
   const zoom = target.closest(".cell[data-zoom]");
   if (zoom) return requery({ start: zoom.dataset.zoom, end: zoom.dataset.zoomEnd }).catch(showError);
   const filter = target.closest("button[data-filter]");
@@ -596,4 +605,5 @@ document.addEventListener("keydown", (event) => {
   if (next) { event.preventDefault(); next.focus(); }
 });
 window.addEventListener("popstate", route);
-route();
+// Once every script of the page ran (actions.js draws the legend's "select" and the action bar).
+document.addEventListener("DOMContentLoaded", route);

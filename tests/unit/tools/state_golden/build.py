@@ -51,6 +51,10 @@ REQUESTS = {
     "api_asset_business_days": "/partitions/api/assets/golden_business_days",
     "api_dag_late_day": "/partitions/api/dags/golden_late_day",
     "api_dag_late_day_failed": "/partitions/api/dags/golden_late_day?state=failed",
+    # backfill's plan (issue 50): ran incomplete and stale run again, the hours a day past its
+    # deadline misses sent, a day to come waits; a business month's missing days sent.
+    "api_backfill_ny_day": "/partitions/api/dags/golden_ny_day/backfill?limit=50",
+    "api_backfill_business_month": "/partitions/api/dags/golden_business_month/backfill",
 }
 #: Answers not pinned by a file (they hold the clock's time): tested by their values.
 UNPINNED = {"metrics": "/partitions/metrics"}
@@ -263,6 +267,7 @@ BOTH_MODES = {
         ),
         "--json",
     ],
+    "backfill_ny_day_text": ["backfill", "golden_ny_day"],
     "status_unknown": ["status", "no_such_dag"],
     "discard_unknown": ["discard", "no_such_dag"],
     "requeue_unknown": ["requeue", "no_such_dag", "--start", "2013-03-01", "--end", "2013-03-31"],

@@ -42,6 +42,7 @@ def writes() -> list[tuple[str, str]]:
 def test_the_writes_guarded_are_the_commands_writes():
     assert writes() == [
         ("POST", "/api/dags/d/backfill"),
+        ("POST", "/api/dags/d/backfills"),
         ("POST", "/api/dags/d/clean"),
         ("POST", "/api/dags/d/discard"),
         ("POST", "/api/dags/d/requeue"),
