@@ -232,9 +232,9 @@ def mirror_copied(session: Any) -> bool:
     try:
         with store.lock:
             found = store.connection.execute(
-                "SELECT 1 FROM pending_marks WHERE db = ?", (digest([url])[:8],)
+                "SELECT 1 FROM pending_marks WHERE db = ? AND fired_created = 1", (digest([url])[:8],)
             ).fetchone()
-    except sqlite3.Error:  # no table yet: a new file
+    except sqlite3.Error:  # no table yet (a new file), or an older file's, copied again on first use
         return False
     return found is not None
 

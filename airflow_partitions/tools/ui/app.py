@@ -252,13 +252,18 @@ def asset_keys(
 
 def first_page(dag_id: str, session: Any) -> None:
     """
-    Read the Dag's page as a first visit asks it (:func:`dag_partitions` without a query): the warmer's read.
+    Read the Dag's first pages: the view's (:func:`dag_partitions` without a query) and ``status``'s.
 
-    Its answers are kept in the store (:mod:`~airflow_partitions.tools.warming`); the answer itself
-    is dropped.
+    The warmer's read (:mod:`~airflow_partitions.tools.warming`): their answers are kept in the
+    store, for the view and for a ``status DAG_ID`` in a new process (its partitions not
+    successful, 50 of them); the answers themselves are dropped.
     """
+    from airflow_partitions.tools.cli import build_parser
+    from airflow_partitions.tools.commands.status import request_of
+
     answer = Database(session).read(StatusRequest(dag_id, limit=page_limit(None))).to_dict()
     layout.layout(answer["partitions"], consumer_grain(dag_id, session))
+    Database(session).read(request_of(build_parser().parse_args(["status", dag_id])))
 
 
 def warming_note(dag_id: str) -> str:
