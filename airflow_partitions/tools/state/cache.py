@@ -219,19 +219,21 @@ def mirror_copied(session: Any) -> bool:
     """
     Whether the store of the database *session* reads holds a copy of its pending runs (:func:`mirror_for`).
 
-    True once this process synced one (:data:`MIRRORS`, in memory if its file failed); else false
+    True once a sync of this process finished (:data:`MIRRORS`, in memory if its file failed); else false
     with the store off or failing, or before a first read on this machine made the copy (syncing
-    a copy reads only what changed since).
+    a copy reads only what changed since), or while it is made. Read on a connection of its own:
+    the copy holds the store's lock while it is made (minutes at a million partitions).
     """
     url = engine_of(session).url.render_as_string(hide_password=True)
-    if url in MIRRORS:  # this process has synced one (in memory, if its file failed)
+    held = MIRRORS.get(url)
+    if held is not None and held.copied:  # this process has synced one (in memory, if its file failed)
         return True
     store = store_for(session)
-    if store is None or store.connection is None:
+    if store is None or store.connection is None or store.path is None:
         return False
     try:
-        with store.lock:
-            found = store.connection.execute(
+        with contextlib.closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True, timeout=1)) as own:
+            found = own.execute(
                 "SELECT 1 FROM pending_marks WHERE db = ? AND fired_created = 1", (digest([url])[:8],)
             ).fetchone()
     except sqlite3.Error:  # no table yet (a new file), or an older file's, copied again on first use
