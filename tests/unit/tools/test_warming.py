@@ -20,6 +20,7 @@ from airflow_partitions.tools.metrics import metrics_text
 from airflow_partitions.tools.state import ConsumerDag, cache
 from airflow_partitions.tools.state import store as store_file
 from airflow_partitions.tools.state.cache import mirror_copied, mirror_for
+from airflow_partitions.tools.state.mirror import Mirror
 from airflow_partitions.tools.state.tables import asset_partition_dag_run, metadata
 
 
@@ -126,6 +127,11 @@ def test_the_copy_of_the_pending_runs_is_known_once_a_process_made_it(
     )
     session.commit()
     assert not mirror_copied(session)  # a new store: the first read copies the table
+    url = session.get_bind().url.render_as_string(hide_password=True)
+    store = cache.store_for(session)
+    # Made by this process, its first sync under way (the copy holds the store's lock): not yet.
+    cache.MIRRORS[url] = Mirror(store.connection, store_file.digest([url])[:8], store.lock)
+    assert not mirror_copied(session)
     mirror_for(session)
     session.commit()
     assert mirror_copied(session)
