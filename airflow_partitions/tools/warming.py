@@ -9,11 +9,12 @@ million partitions works out every answer from its mappers: 23 s for its page, 9
 scrape of five such Dags (SQLite, 2 cores). So the view's routes and the metrics first ask
 :func:`warming_dags` which Dags are not *ready*:
 
-- a Dag is ready when the store holds its mark (:data:`MARK`, put under its answers' key once one
-  first read of it in the background finished: its summary and its first page), or when the store
-  is off or cannot key its answers (every answer is then worked out in the request, as always);
-- the Dags not ready whose runs together number at most :data:`INLINE_AT_MOST` (those with the
-  fewest first) are read in the request: a first read of them takes about as long as a read;
+- a Dag is ready when the store holds its mark (:data:`MARK`, put under the key of its serialized
+  version and the environment once one first read of it in the background finished: its summary
+  and its first pages), or when the store is off (every answer is then worked out in the
+  request, as always);
+- the Dags not ready with the fewest runs, while their runs together (plus :data:`PER_DAG` each)
+  stay within :data:`INLINE_AT_MOST`, are read in the request: their first read is short;
 - the others are read by one thread of the api-server (:class:`Warmer`), one Dag at a time, a
   Dag a request waits for first; the request waits up to :data:`WAIT` seconds for them, then
   answers without them: the overview and the metrics list them as warming (``warming`` true,
@@ -53,6 +54,10 @@ WAIT = float(os.environ.get("AIRFLOW_PARTITIONS_WARMING_WAIT") or 0.5)
 #: The most runs (of the Dags not ready, together) a request reads itself: a first read costs
 #: about 40 µs per run at a million partitions (98 s for the metrics' 2.2 million), so 0.4 s.
 INLINE_AT_MOST = 10_000
+
+#: What a Dag's first read costs besides its runs, in runs (:data:`INLINE_AT_MOST`): its
+#: serialized Dag deserialized and its mappers' facts worked out, 10 to 20 ms.
+PER_DAG = 500
 
 #: The question whose stored answer marks a Dag's answers as read once in full (under its key).
 MARK = ["warm"]
@@ -139,19 +144,19 @@ class Warmer:
 
 def ready_or_not(dag_ids: Collection[str], session: Any) -> tuple[dict[str, str], bool]:
     """
-    Return the Dags of *dag_ids* not ready, each with its answers' key, and whether to copy the pending runs.
+    Return the Dags of *dag_ids* not ready, each with its mark's key, and whether to copy the pending runs.
 
-    A Dag is ready (left out) with its mark stored under its answers' key, or without a key (the
-    store off, members that cannot be read without Airflow); with the store off, none is not ready.
-    The second value is true when the store holds no copy of the pending runs and
-    ``asset_partition_dag_run`` holds more than :data:`INLINE_AT_MOST` rows.
+    A Dag is ready (left out) with its mark (:data:`MARK`) stored under its key
+    (:meth:`~airflow_partitions.tools.state.store.Store.dag_key`: its latest serialized version
+    and the environment), read without deserializing it (20 ms a Dag: 4 s for 200 in a new
+    api-server); with the store off, none is not ready. The second value is true when the store
+    holds no copy of the pending runs and ``asset_partition_dag_run`` holds more than
+    :data:`INLINE_AT_MOST` rows.
     """
     from sqlalchemy import func, select
 
-    from airflow_partitions.tools.state.answers import Answers
     from airflow_partitions.tools.state.cache import mirror_copied, store_for
-    from airflow_partitions.tools.state.serialized import consumer_timetables
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run, latest_serialized
 
     store = store_for(session)
     if store is None:
@@ -160,13 +165,9 @@ def ready_or_not(dag_ids: Collection[str], session: Any) -> tuple[dict[str, str]
         top = session.scalar(select(func.max(asset_partition_dag_run.c.id))) or 0
         if top > INLINE_AT_MOST:
             return dict.fromkeys(dag_ids, ""), True
-    cold: dict[str, str] = {}
-    for dag_id, found in consumer_timetables(list(dag_ids), session).items():
-        key = Answers(dag_id, session, found).key
-        if key is not None and store.fetch(key, MARK) is None:
-            cold[dag_id] = key
-    store.flush()  # the facts worked out for new keys
-    return cold, False
+    versions = session.execute(latest_serialized(list(dag_ids))).all()
+    keys = {dag_id: store.dag_key(dag_id, str(version)) for dag_id, _, version in versions}
+    return {dag_id: key for dag_id, key in keys.items() if store.fetch(key, MARK) is None}, False
 
 
 def run_counts(dag_ids: Collection[str], session: Any) -> dict[str, int]:
@@ -184,15 +185,15 @@ def too_large(counts: dict[str, int]) -> list[str]:
     """
     Return the Dags of *counts* (Dag id to runs) left to the background, the fewest runs first.
 
-    The others, the fewest runs first while their runs together stay within
-    :data:`INLINE_AT_MOST`, are read in the request.
+    The others, the fewest runs first while their runs together, plus :data:`PER_DAG` for each,
+    stay within :data:`INLINE_AT_MOST`, are read in the request.
     """
     ordered = sorted(counts, key=lambda dag_id: (counts[dag_id], dag_id))
     total, inline = 0, 0
     for dag_id in ordered:
-        if total + counts[dag_id] > INLINE_AT_MOST:
+        if total + counts[dag_id] + PER_DAG > INLINE_AT_MOST:
             break
-        total += counts[dag_id]
+        total += counts[dag_id] + PER_DAG
         inline += 1
     return ordered[inline:]
 
@@ -259,21 +260,23 @@ def first_read(name: str, read_page: Callable[[str, Any], None]) -> None:
     """
     Make the background read *name*: copy the pending runs (:data:`MIRROR`), or read a Dag for the first time.
 
-    A Dag's summary (what the overview and the metrics read) and its first page (*read_page*
-    (dag id, session)), then its mark (:data:`MARK`) under its answers' key.
+    A Dag's summary (what the overview and the metrics read) and its first pages (*read_page*
+    (dag id, session)), then its mark (:data:`MARK`) under its key (its serialized version and the
+    environment: :meth:`~airflow_partitions.tools.state.store.Store.dag_key`).
     """
     from airflow.utils.session import create_session
 
-    from airflow_partitions.tools.state.answers import Answers
     from airflow_partitions.tools.state.cache import mirror_for, store_for
     from airflow_partitions.tools.state.consumers import consumer_dags
+    from airflow_partitions.tools.state.serialized import dag_version
 
     with create_session(scoped=False) as session:
         if name == MIRROR:
             mirror_for(session)
             return
         # The key before the reads: a new serialized version meanwhile leaves its own key unmarked.
-        store, key = store_for(session), Answers(name, session).key
+        store, version = store_for(session), dag_version(name, session)
+        key = None if store is None or version is None else store.dag_key(name, version)
         consumer_dags(session, summary=True, only={name})
     with create_session(scoped=False) as session:
         read_page(name, session)

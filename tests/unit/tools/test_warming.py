@@ -71,10 +71,14 @@ def test_a_failed_read_holds_its_error_and_is_made_again_when_asked_again(caplog
 
 def test_a_request_reads_the_fewest_runs_itself_up_to_the_limit_and_leaves_the_rest(monkeypatch) -> None:
     monkeypatch.setattr(warming, "INLINE_AT_MOST", 10_000)
-    counts = {"region_day": 1_000_000, "small_b": 30, "small_a": 30, "minutes": 1_000_000, "store": 9_950}
-    # 30 + 30 fit, then 9,950 would make 10,010: it and the larger ones go to the background.
+    monkeypatch.setattr(warming, "PER_DAG", 500)
+    counts = {"region_day": 1_000_000, "small_b": 30, "small_a": 30, "minutes": 1_000_000, "store": 8_950}
+    # 530 + 530 fit, then 9,450 would make 10,510: it and the larger ones go to the background.
     assert warming.too_large(counts) == ["store", "minutes", "region_day"]
-    assert warming.too_large({"small": 30, "exactly": 9_970}) == []
+    assert warming.too_large({"small": 30, "exactly": 8_970}) == []  # 530 + 9,470: 10,000
+    # Thirty small Dags of 30 runs: 18 of them make 9,540; the 19th would make 10,070.
+    smalls = {f"small_{i:02d}": 30 for i in range(30)}
+    assert warming.too_large(smalls) == [f"small_{i:02d}" for i in range(18, 30)]
     assert warming.too_large({}) == []
 
 
