@@ -839,7 +839,10 @@ def partitioned_airflow(n: int, db: str, data: str | None, expected_within: floa
         raise SystemExit(f"{home} holds an unfinished database (no generated.json): delete it first")
     home.mkdir(parents=True, exist_ok=True)
     server = postgres(home / "pg", keep=bool(data)) if db == "postgresql" else None
-    extra_env = {"AIRFLOW__CORE__MIN_SERIALIZED_DAG_UPDATE_INTERVAL": "30"}
+    extra_env = {
+        "AIRFLOW__CORE__MIN_SERIALIZED_DAG_UPDATE_INTERVAL": "30",
+        "AIRFLOW_PARTITIONS_WARMING_WAIT": "0.5",
+    }
     airflow = AirflowInstance(
         home / "dags", home=home / "airflow", sql_alchemy_conn=server and server.url, extra_env=extra_env
     )
