@@ -16,7 +16,8 @@ scrape of five such Dags (SQLite, 2 cores). So the view's routes and the metrics
 - the Dags not ready with the fewest runs, while their runs together (plus :data:`PER_DAG` each)
   stay within :data:`INLINE_AT_MOST`, are read in the request: their first read is short;
 - the others are read by one thread of the api-server (:class:`Warmer`), one Dag at a time, a
-  Dag a request waits for first; the request waits up to :data:`WAIT` seconds for them, then
+  Dag a request waits for first; the request waits up to :data:`WAIT` seconds for those of at
+  most :data:`INLINE_AT_MOST` runs (a larger one takes longer to read than that), then
   answers without them: the overview and the metrics list them as warming (``warming`` true,
   ``airflow_partitions_warming{dag_id}`` 1, no other series of the Dag), a Dag's page says it is
   warming and holds no partition. Nothing of such a Dag is shown until it is read in full.
@@ -230,11 +231,13 @@ def warming_dags(
             if wait([copied], timeout=wait_for).not_done:
                 return EVERY
             cold, _ = ready_or_not(dag_ids, session)
-        large = too_large(run_counts(cold, session)) if cold else []
+        counts = run_counts(cold, session) if cold else {}
+        large = too_large(counts)
     if not large:
         return frozenset()
     futures = dict(zip(large, warmer.submit(large, first=first), strict=True))
-    wait(futures.values(), timeout=wait_for)
+    # Waited for only if it may be read meanwhile: a Dag of more runs than a request reads takes longer.
+    wait([f for d, f in futures.items() if counts[d] <= INLINE_AT_MOST], timeout=wait_for)
     # A read that failed is made in the request again, which tells its error as it always did.
     return frozenset(dag_id for dag_id, future in futures.items() if not future.done())
 
