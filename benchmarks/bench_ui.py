@@ -906,15 +906,7 @@ def measure(
         # command prints it, and as the view's action asks it.
         ("backfill_plan", "/api/dags/bench_region_day/backfill?limit=50"),
     )
-    for how in ("install", "upgrade"):
-        token = cold_start(airflow, how, log)
-        for name, path in faces[:5]:  # the first answers: each under 2 s, whole or marked warming
-            cold, size, warming = timed_get(base + path, token)
-            figures[f"{name}_{how}_s"] = round(cold, 3)
-            figures[f"{name}_{how}_warming"] = warming
-            log(f"  after the {how}, {path}: {cold:.2f} s ({size / 1024:.0f} KB, {warming} Dags warming)")
-        figures[f"warmed_{how}_s"] = round(warmed(base, token), 1)
-        log(f"  every Dag read in the background {figures[f'warmed_{how}_s']:.0f} s after the {how}")
+    token = first_answers(airflow, base, faces[:5], figures, log)
     timed_cli("status_after_upgrade", ["status", "bench_region_day"], airflow.env, 1, figures, log)
     for name, path in faces:
         warm = [timed_get(base + path, token)[:2] for _ in range(repeats)]
@@ -978,6 +970,26 @@ def measure(
             log(f"  after clean {path}: cold {cold:.2f} s, then median {statistics.median(warm):.2f} s")
         timed_cli("status_cleaned", ["status", "bench_region_day"], env, repeats, figures, log)
     return figures
+
+
+def first_answers(airflow: AirflowInstance, base: str, faces: tuple, figures: dict, log) -> str:
+    """
+    Time the first answer of each of *faces* after an install, then after an upgrade (:func:`cold_start`).
+
+    Each under 2 s, whole or marked warming; then how long until no Dag is warming
+    (``warmed_install_s``, ``warmed_upgrade_s``). Returns a token of the api-server left running.
+    """
+    token = ""
+    for how in ("install", "upgrade"):
+        token = cold_start(airflow, how, log)
+        for name, path in faces:
+            cold, size, warming = timed_get(base + path, token)
+            figures[f"{name}_{how}_s"] = round(cold, 3)
+            figures[f"{name}_{how}_warming"] = warming
+            log(f"  after the {how}, {path}: {cold:.2f} s ({size / 1024:.0f} KB, {warming} Dags warming)")
+        figures[f"warmed_{how}_s"] = round(warmed(base, token), 1)
+        log(f"  every Dag read in the background {figures[f'warmed_{how}_s']:.0f} s after the {how}")
+    return token
 
 
 def over_limits(figures: dict, log) -> list[str]:
