@@ -25,40 +25,36 @@ from typing import Any, ClassVar
 
 from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.window import Window
-from airflow.sdk.definitions.partition_mappers.base import PartitionMapper as SdkPartitionMapper
-from airflow.sdk.definitions.partition_mappers.window import Window as SdkWindow
 
-from airflow_partitions.composite_checks import check_dimensions, sample_keys
-from airflow_partitions.deadlines import CompletionDeadline
+from airflow_partitions.composite_checks import (
+    check_dimensions,
+    check_time_dimension,
+    dimension_fan_out,
+    fan_out_size,
+    sample_keys,
+)
+from airflow_partitions.composite_keys import (
+    checked_escape,
+    dimension_mappers,
+    dimension_names,
+    join_key,
+    split_key,
+)
+from airflow_partitions.dimension_members import (
+    Listing,
+    awaited_members,
+    dimension_entry,
+    fan_out_mappers,
+    rebuilt_entry,
+    stored_entry,
+)
 from airflow_partitions.dimension_windowing import DimensionWindowing
-from airflow_partitions.fan_out import MappedPeriodFanOut, format_member, largest_fan_out
-from airflow_partitions.grains.keys import MAX_KEY_LENGTH, shown
+from airflow_partitions.fan_out import MappedPeriodFanOut, format_member
+from airflow_partitions.grains.keys import shown
 from airflow_partitions.grains.stored import ValueEquality, dump, load, rebuilt_once
-from airflow_partitions.mapping import as_core, check_fan_out, downstream_keys, require_text
-from airflow_partitions.members import Member, MemberList, VariableMembers, listed, members_of, period_day
-from airflow_partitions.rollup import (
-    CountingRollupMapper,
-    OnlyOurRollup,
-)
-from airflow_partitions.temporal import (
-    TemporalFanOutMapper,
-    TemporalMapper,
-    TemporalWindow,
-)
-
-
-def _names(value: Any, *, owner: str, what: str) -> tuple[str, ...]:
-    """Return *value* as a tuple of distinct identifiers (dimension names)."""
-    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
-        raise ValueError(
-            f"{owner}: {what} must be a non-empty list of names such as ['region', 'day']; got {value!r}."
-        )
-    for name in value:
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"{owner}: {what} must be identifiers such as 'region'; got {name!r}.")
-    if len(set(value)) != len(value):
-        raise ValueError(f"{owner}: {what} name a dimension twice: {list(value)!r}.")
-    return tuple(value)
+from airflow_partitions.mapping import check_fan_out, downstream_keys, require_text
+from airflow_partitions.members import Member, MemberList, VariableMembers
+from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
 
 
 class CompositeKeyMapper(ValueEquality, PartitionMapper):
@@ -113,61 +109,17 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
     ) -> None:
         super().__init__(max_downstream_keys=max_downstream_keys)
         owner = "CompositeKeyMapper"
-        self.dimensions = _names(dimensions, owner=owner, what="dimensions")
-        self.output = self.dimensions if output is None else _names(output, owner=owner, what="output")
+        self.dimensions = dimension_names(dimensions, owner=owner, what="dimensions")
+        self.output = (
+            self.dimensions if output is None else dimension_names(output, owner=owner, what="output")
+        )
         if unknown := [name for name in self.output if name not in self.dimensions]:
             raise ValueError(f"{owner}: output names {unknown}, not dimensions {list(self.dimensions)}.")
-        mappers = dict(mappers or {})
-        if unknown := sorted(set(mappers) - set(self.dimensions)):
-            raise ValueError(f"{owner}: mappers name {unknown}, not dimensions {list(self.dimensions)}.")
-        for name, mapper in mappers.items():
-            if not isinstance(mapper, PartitionMapper | SdkPartitionMapper):
-                raise ValueError(
-                    f"{owner}: the mapper for dimension {name!r} must be a partition mapper instance such as "
-                    f"TemporalMapper(Day()); got {mapper!r}."
-                )
-        self.mappers: dict[str, PartitionMapper] = {
-            name: as_core(mapper, "partition_mapper") for name, mapper in sorted(mappers.items())
-        }
+        self.mappers: dict[str, PartitionMapper] = dimension_mappers(owner, mappers, self.dimensions)
         self.delimiter = require_text(delimiter, owner=owner, name="delimiter", example="|")
-        if escape is not None and (not isinstance(escape, str) or len(escape) != 1 or escape in delimiter):
-            raise ValueError(
-                f"{owner}: escape must be one character not in the delimiter {delimiter!r}, such as '\\\\'; "
-                f"got {escape!r}."
-            )
-        self.escape = escape
+        self.escape = checked_escape(owner, escape, self.delimiter)
         self.largest_fan_out = prod(getattr(self.mappers.get(n), "largest_fan_out", 1) for n in self.output)
         check_fan_out(owner, self.largest_fan_out, "a key", max_downstream_keys)
-
-    def _segments(self, key: str) -> list[str]:
-        """Return *key* cut at each unescaped delimiter, escapes undone (any number of segments)."""
-        escape, delimiter = self.escape, self.delimiter
-        if escape is None or escape not in key:
-            segments = key.split(delimiter)
-        else:
-            segments, current, i = [], [], 0
-            while i < len(key):
-                if key[i] == escape:
-                    if key.startswith(delimiter, i + 1):
-                        current.append(delimiter)
-                        i += 1 + len(delimiter)
-                        continue
-                    if not key.startswith(escape, i + 1):
-                        raise ValueError(
-                            f"CompositeKeyMapper: partition key {shown(key)} has {escape!r} at position {i} "
-                            f"before neither {delimiter!r} nor {escape!r}."
-                        )
-                    current.append(escape)
-                    i += 2
-                elif key.startswith(delimiter, i):
-                    segments.append("".join(current))
-                    current = []
-                    i += len(delimiter)
-                else:
-                    current.append(key[i])
-                    i += 1
-            segments.append("".join(current))
-        return segments
 
     def split(self, key: str, names: Sequence[str] | None = None) -> dict[str, str]:
         """
@@ -177,24 +129,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
             (only whitespace, which Airflow refuses as a whole key too: ``eu| ``), whitespace around
             a segment (``eu |2026-03-10T09``), or a dangling escape.
         """
-        names = self.dimensions if names is None else names
-        if not isinstance(key, str):
-            raise ValueError(f"CompositeKeyMapper: partition key {shown(key)} is not a string.")
-        segments = self._segments(key)
-        blank = not all(segment.strip() for segment in segments)
-        if len(segments) != len(names) or blank:
-            raise ValueError(
-                f"CompositeKeyMapper: partition key {shown(key)} must have {len(names)} non-blank "
-                f"segments {list(names)} separated by {self.delimiter!r}; got {len(segments)}"
-                f"{' (one blank)' if blank and len(segments) == len(names) else ''}."
-            )
-        for name, segment in zip(names, segments, strict=True):
-            if segment != segment.strip():  # 'eu ' would be a region of its own, awaited by no one
-                raise ValueError(
-                    f"CompositeKeyMapper: partition key {shown(key)} has whitespace around its {name!r} "
-                    f"segment {segment!r}; expected {segment.strip()!r} (a segment is read as written)."
-                )
-        return dict(zip(names, segments, strict=True))
+        return split_key(key, self.dimensions if names is None else names, self.delimiter, self.escape)
 
     def join(self, segments: Iterable[str], source: Any) -> str:
         """
@@ -207,31 +142,7 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
             (no *escape*), a segment that would merge with a delimiter of several characters
             (``a:`` before ``::``), or a result over 250 characters.
         """
-        segments, parts = list(segments), []
-        for segment in segments:
-            if self.escape is not None:
-                segment = segment.replace(self.escape, self.escape * 2).replace(
-                    self.delimiter, self.escape + self.delimiter
-                )
-            elif self.delimiter in segment:
-                raise ValueError(
-                    f"CompositeKeyMapper: partition key {shown(source)} maps a dimension to {segment!r}, "
-                    f"which contains the delimiter {self.delimiter!r}; set escape='\\\\' to escape it."
-                )
-            parts.append(segment)
-        key = self.delimiter.join(parts)
-        if len(self.delimiter) > 1 and self._segments(key) != [*segments]:
-            raise ValueError(
-                f"CompositeKeyMapper: partition key {shown(source)} maps to segments {list(segments)!r}, "
-                f"one of which begins or ends like the delimiter {self.delimiter!r}: {shown(key)} would be "
-                "read back as other segments."
-            )
-        if len(key) > MAX_KEY_LENGTH:
-            raise ValueError(
-                f"CompositeKeyMapper: partition key {shown(source)} maps to {len(key)} characters; "
-                f"Airflow keys hold at most {MAX_KEY_LENGTH}."
-            )
-        return key
+        return join_key(segments, source, self.delimiter, self.escape)
 
     def to_downstream(self, key: str) -> str | list[str]:
         """Return the output dimensions of *key*, each mapped; every combination if one fans out."""
@@ -360,10 +271,6 @@ class CompositeKeyMapper(ValueEquality, PartitionMapper):
         )
 
 
-#: What a :class:`DimensionWindow` may list for a dimension instead of a window: its members.
-Listing = MemberList | VariableMembers
-
-
 class DimensionWindow(ValueEquality, Window):
     """
     Per dimension of a composite key, the members a rollup waits for (or a fan-out runs).
@@ -410,19 +317,9 @@ class DimensionWindow(ValueEquality, Window):
             raise ValueError(
                 "DimensionWindow: name at least one dimension, e.g. DimensionWindow(region=['eu'])."
             )
-        self.windows: dict[str, Window | Listing] = {}
-        for name, value in sorted(windows.items()):
-            if isinstance(value, Window | VariableMembers):
-                self.windows[name] = value
-            elif isinstance(value, SdkWindow):  # an airflow.sdk window definition
-                self.windows[name] = as_core(value, "window")
-            elif isinstance(value, list | tuple):
-                self.windows[name] = listed(value, owner=f"DimensionWindow: {name}")
-            else:
-                raise ValueError(
-                    f"DimensionWindow: {name} must be a window such as TemporalWindow(Hour()), a non-empty "
-                    f"list of distinct values such as ['eu', 'us'] or VariableMembers('name'); got {value!r}."
-                )
+        self.windows: dict[str, Window | Listing] = {
+            name: dimension_entry(name, value) for name, value in sorted(windows.items())
+        }
 
     def listings(self) -> dict[str, Listing]:
         """Return the dimensions the window lists members for (not windows), by name."""
@@ -458,15 +355,7 @@ class DimensionWindow(ValueEquality, Window):
         self, decoded_downstream: dict[str, Any], groups: Mapping[str, Any] | None = None
     ) -> dict[str, tuple[str, ...]]:
         """Return, per listed dimension, the values of the members a decoded downstream key awaits."""
-        day = period_day(decoded_downstream)
-        found = {}
-        for name, listing in self.listings().items():
-            members = members_of(listing)
-            candidates = None
-            if groups and name in groups:
-                candidates = members.grouped(groups[name]).get(decoded_downstream[name], ())
-            found[name] = tuple(members.awaited(day, candidates))
-        return found
+        return awaited_members(self.listings(), decoded_downstream, groups)
 
     def largest_fan_out(self, mapper: CompositeKeyMapper) -> tuple[int, str]:
         """
@@ -475,16 +364,7 @@ class DimensionWindow(ValueEquality, Window):
         Temporal windows under a :class:`TemporalMapper` dimension count their widest period
         (31 days of a month); lists their length; other windows and Variables count 1 (unknown).
         """
-        sizes, reasons = [], []
-        for name, window in self.windows.items():
-            dimension = mapper.mappers.get(name)
-            if isinstance(window, MemberList):
-                sizes.append(len(window.members))
-            elif isinstance(window, TemporalWindow) and isinstance(dimension, TemporalMapper):
-                count, widest = largest_fan_out(dimension, window)
-                sizes.append(count)
-                reasons.append(f"{name} {widest}")
-        return prod(sizes), f"a key with {', '.join(reasons)}" if reasons else "every key"
+        return dimension_fan_out(self.windows, mapper)
 
     def serialize(self) -> dict[str, Any]:
         """
@@ -492,32 +372,13 @@ class DimensionWindow(ValueEquality, Window):
 
         Sorted by name; a list's entries by value, each a string or (with dates or a group) an object.
         """
-        from airflow.serialization.encoders import encode_window
-
-        def entry(window: Window | Listing) -> dict[str, Any]:
-            if isinstance(window, MemberList):
-                return {"values": [member.entry() for member in window.members]}
-            if isinstance(window, VariableMembers):
-                return {"variable": window.name}
-            return {"window": encode_window(window)}
-
-        return dump(windows={name: entry(w) for name, w in self.windows.items()})
+        return dump(windows={name: stored_entry(w) for name, w in self.windows.items()})
 
     @classmethod
     def deserialize(cls, data: dict[str, Any]) -> DimensionWindow:
         """Rebuild the window from :meth:`serialize`'s output."""
-        from airflow.serialization.decoders import decode_window
-
-        def window(name: str, stored: dict[str, Any]) -> Any:
-            if "values" in stored:
-                where = f"DimensionWindow: {name}"
-                return [Member.from_entry(entry, where=where) for entry in stored["values"]]
-            if "variable" in stored:
-                return VariableMembers(stored["variable"])
-            return decode_window(stored["window"])
-
         windows = load(data, cls)["windows"]
-        return cls(**{n: window(n, w) for n, w in windows.items()})
+        return cls(**{n: rebuilt_entry(n, w) for n, w in windows.items()})
 
 
 def runtime_variables(mapper: Any) -> list[VariableMembers]:
@@ -646,32 +507,9 @@ class DimensionRollupMapper(CountingRollupMapper):
             expected_within=expected_within,
         )
         self._check_size(*window.largest_fan_out(upstream_mapper))
-        timed = [n for n, m in upstream_mapper.mappers.items() if isinstance(m, TemporalMapper)]
-        needs_time = [
-            what
-            for what, given in (
-                ("a CompletionDeadline", isinstance(self.policy, CompletionDeadline)),
-                ("expected_within", self.expected_within is not None),
-            )
-            if given
-        ]
-        if needs_time and not timed:
-            raise ValueError(
-                f"{owner}: {' and '.join(needs_time)} needs a time dimension (a TemporalMapper) to know when "
-                f"the period ends; dimensions {list(upstream_mapper.dimensions)} have none."
-            )
-        # A sample per lookup: the group of a listed member (a member the lookup refuses is refused
-        # here). No samples with a Variable, which is read only at run time (never at Dag parse).
-        samples: tuple[str, ...] = ()
-        windowing = self.windowing
-        if not windowing.variables:
-            groups = {
-                n: next(iter(members_of(windowing.listings[n]).grouped(m)))
-                for n, m in windowing.lookups.items()
-            }
-            samples = sample_keys(upstream_mapper, groups)
+        check_time_dimension(owner, upstream_mapper, self.policy, self.expected_within)
         self._check_routes(
-            samples,
+            sample_keys(upstream_mapper, self.windowing),
             hint="producers must send exactly the keys awaited: a kept dimension's mapper must map its own "
             "output to itself, and naive time keys be read in the window grain's zone "
             "(TemporalMapper(..., input_timezone=...))",
@@ -731,14 +569,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
                 raise ValueError(f"{owner}: a window listing values needs an explicit downstream_mapper.")
             downstream_mapper = CompositeKeyMapper(
                 upstream_mapper.output,
-                {
-                    **{n: m for n, m in upstream_mapper.mappers.items() if n in upstream_mapper.output},
-                    **{
-                        n: TemporalFanOutMapper._resolve_default_downstream_mapper(w)
-                        for n, w in window.windows.items()
-                        if isinstance(w, Window)  # (lists refused just above)
-                    },
-                },
+                fan_out_mappers(upstream_mapper, window.windows),  # (lists refused just above)
                 delimiter=upstream_mapper.delimiter,
                 escape=upstream_mapper.escape,
             )
@@ -748,13 +579,7 @@ class DimensionFanOutMapper(ValueEquality, MappedPeriodFanOut):
             downstream_mapper=downstream_mapper,
             max_downstream_keys=max_downstream_keys,
         )
-        if upstream_mapper.largest_fan_out > 1:
-            raise ValueError(
-                f"{owner}: the upstream mapper maps one key to up to {upstream_mapper.largest_fan_out} keys; "
-                "Airflow's FanOutMapper needs exactly one (no fan-out inside a fan-out)."
-            )
-        self.largest_fan_out, widest = window.largest_fan_out(upstream_mapper)
-        check_fan_out(owner, self.largest_fan_out, widest, max_downstream_keys)
+        self.largest_fan_out = fan_out_size(owner, upstream_mapper, window, max_downstream_keys)
 
     def serialize(self) -> dict[str, Any]:
         """Return core's ``FanOutMapper`` fields, key-sorted and versioned like our other classes."""

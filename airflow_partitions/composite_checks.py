@@ -4,22 +4,27 @@ What a composite mapper and its dimension window are checked for at Dag parse, a
 Used by :class:`~airflow_partitions.composite.DimensionRollupMapper` and
 :class:`~airflow_partitions.composite.DimensionFanOutMapper`: :func:`check_dimensions` refuses a
 window that cannot work with the mapper's dimensions, :func:`sample_keys` makes the downstream keys
-their route check is made on (:data:`~airflow_partitions.temporal.SAMPLE_INSTANTS`).
+their route check is made on (:data:`~airflow_partitions.temporal_checks.SAMPLE_INSTANTS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
+from math import prod
 from typing import Any
 
 from airflow.partition_mappers.window import Window
 
 from airflow_partitions.business import BusinessDayWindow
+from airflow_partitions.deadlines import CompletionDeadline
+from airflow_partitions.fan_out import largest_fan_out
 from airflow_partitions.grains.grain import Period
 from airflow_partitions.grains.keys import MAX_KEY_LENGTH, shown
-from airflow_partitions.members import MemberList, VariableMembers
-from airflow_partitions.temporal import SAMPLE_INSTANTS, SlidingWindow, TemporalMapper
+from airflow_partitions.mapping import check_fan_out
+from airflow_partitions.members import MemberList, VariableMembers, members_of
+from airflow_partitions.temporal import SlidingWindow, TemporalMapper, TemporalWindow
+from airflow_partitions.temporal_checks import SAMPLE_INSTANTS
 
 
 def timed(mapper: Any) -> list[str]:
@@ -105,15 +110,47 @@ def check_dimensions(owner: str, mapper: Any, window: Any, *, rollup: bool) -> N
         )
 
 
-def sample_keys(mapper: Any, fixed: Mapping[str, str]) -> tuple[str, ...]:
+def check_time_dimension(owner: str, mapper: Any, policy: Any, expected_within: timedelta | None) -> None:
+    """
+    Refuse, at Dag parse, a composite rollup that must know when a period ends and has no time.
+
+    A :class:`~airflow_partitions.deadlines.CompletionDeadline` *policy* and an *expected_within*
+    each need a dimension of *mapper* mapped by a :class:`~airflow_partitions.temporal.TemporalMapper`
+    (``{"day": TemporalMapper(Day())}``: the day ``2026-03-10`` ends at midnight, in its zone).
+
+    :raises ValueError: naming *owner*, what needs the time, and the mapper's dimensions.
+    """
+    needs_time = [
+        what
+        for what, given in (
+            ("a CompletionDeadline", isinstance(policy, CompletionDeadline)),
+            ("expected_within", expected_within is not None),
+        )
+        if given
+    ]
+    if needs_time and not any(isinstance(m, TemporalMapper) for m in mapper.mappers.values()):
+        raise ValueError(
+            f"{owner}: {' and '.join(needs_time)} needs a time dimension (a TemporalMapper) to know when "
+            f"the period ends; dimensions {list(mapper.dimensions)} have none."
+        )
+
+
+def sample_keys(mapper: Any, windowing: Any) -> tuple[str, ...]:
     """
     Return downstream keys to check a dimension rollup on, at Dag parse.
 
-    Time dimensions take the periods at :data:`~airflow_partitions.temporal.SAMPLE_INSTANTS`,
-    the *fixed* ones their value (a lookup's group), the others ``x``; none if an output
-    dimension's mapper decodes to neither (core's temporal mappers: their keys cannot be made up
-    here).
+    *windowing* the rollup's :class:`~airflow_partitions.dimension_windowing.DimensionWindowing`.
+    Time dimensions take the periods at :data:`~airflow_partitions.temporal_checks.SAMPLE_INSTANTS`, a
+    listed dimension kept through a lookup the group of a listed member (a member the lookup
+    refuses is refused here), the others ``x``; none if an output dimension's mapper decodes to
+    neither (core's temporal mappers: their keys cannot be made up here), and none with members
+    from a Variable, which is read only at run time (never at Dag parse).
     """
+    if windowing.variables:
+        return ()
+    fixed = {
+        n: next(iter(members_of(windowing.listings[n]).grouped(m))) for n, m in windowing.lookups.items()
+    }
     keys = []
     for instant in SAMPLE_INSTANTS:
         segments = []
@@ -133,3 +170,46 @@ def sample_keys(mapper: Any, fixed: Mapping[str, str]) -> tuple[str, ...]:
         else:
             keys.append(mapper.join(segments, "a sample key"))
     return tuple(keys)
+
+
+def dimension_fan_out(windows: Mapping[str, Any], mapper: Any) -> tuple[int, str]:
+    """
+    Return the most members one downstream key of *mapper* can have under *windows*, and what bounds it.
+
+    *windows* a :class:`~airflow_partitions.composite.DimensionWindow`'s, by dimension. Temporal
+    windows under a :class:`~airflow_partitions.temporal.TemporalMapper` dimension count their
+    widest period (``(31, "a key with day period '2027-12'")`` for the days of a month); lists
+    their length; other windows and Variables count 1 (unknown).
+    """
+    sizes, reasons = [], []
+    for name, window in windows.items():
+        dimension = mapper.mappers.get(name)
+        if isinstance(window, MemberList):
+            sizes.append(len(window.members))
+        elif isinstance(window, TemporalWindow) and isinstance(dimension, TemporalMapper):
+            count, widest = largest_fan_out(dimension, window)
+            sizes.append(count)
+            reasons.append(f"{name} {widest}")
+    return prod(sizes), f"a key with {', '.join(reasons)}" if reasons else "every key"
+
+
+def fan_out_size(owner: str, mapper: Any, window: Any, max_downstream_keys: int | None) -> int:
+    """
+    Return the most keys a dimension fan-out turns one key into, refusing one over the cap, at Dag parse.
+
+    *mapper* its upstream :class:`~airflow_partitions.composite.CompositeKeyMapper`, *window* its
+    :class:`~airflow_partitions.composite.DimensionWindow` (``DimensionWindow.largest_fan_out``):
+    ``DimensionWindow(day=TemporalWindow(Hour()))`` gives 24 under ``TemporalMapper(Day())``, 25
+    under ``TemporalMapper(Day(timezone="America/New_York"))`` (a day that falls back).
+
+    :raises ValueError: naming *owner*, for an upstream mapper that maps one key to several (no
+        fan-out inside a fan-out), or a largest fan-out above *max_downstream_keys*.
+    """
+    if mapper.largest_fan_out > 1:
+        raise ValueError(
+            f"{owner}: the upstream mapper maps one key to up to {mapper.largest_fan_out} keys; "
+            "Airflow's FanOutMapper needs exactly one (no fan-out inside a fan-out)."
+        )
+    largest, widest = window.largest_fan_out(mapper)
+    check_fan_out(owner, largest, widest, max_downstream_keys)
+    return largest

@@ -496,7 +496,7 @@ class VariableMembers(ValueEquality):
         Return what the answers of rollups over this Variable depend on, as last read: its text.
 
         The text itself (or the error read), so that answers kept across processes are keyed by
-        the value the members came from (:mod:`airflow_partitions.tools.state.answers`).
+        the value the members came from (:mod:`airflow_partitions.tools.state.kept.answers`).
         """
         read = self._last()
         return read.text if read.members is not None and read.text is not None else f"error: {read.error}"

@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, ClassVar
-from zoneinfo import ZoneInfo
 
 from airflow.partition_mappers.base import PartitionMapper
 from airflow.partition_mappers.temporal import FanOutMapper, StartOfDayMapper, _BaseTemporalMapper
@@ -45,56 +44,31 @@ from airflow.partition_mappers.window import Window
 
 from airflow_partitions.business import BusinessDayWindow
 from airflow_partitions.fan_out import MappedPeriodFanOut, largest_fan_out
-from airflow_partitions.grains import (
-    Grain,
-    Period,
-    most_members,
-)
-from airflow_partitions.grains.keys import (
-    FIRST_YEAR,
-    LAST_YEAR,
-    OutsideCalendar,
-    read_dated,
-    refusal,
-    shown,
-)
+from airflow_partitions.grains import Grain, Period
+from airflow_partitions.grains.keys import OutsideCalendar
 from airflow_partitions.grains.stored import ValueEquality, dump, load
-from airflow_partitions.grains.zones import has_folds, occurrences, time_zone
+from airflow_partitions.grains.zones import time_zone
 from airflow_partitions.mapping import check_fan_out
 from airflow_partitions.rollup import CountingRollupMapper, OnlyOurRollup
+from airflow_partitions.temporal_checks import (
+    check_sliding,
+    largest_window,
+    require_grain,
+    sample_keys,
+    sliding_start,
+)
+from airflow_partitions.temporal_keys import KeyReading, decoded_period, shifted_key
 from airflow_partitions.temporal_windowing import TemporalWindowing
 
-#: Entries kept by each memo. The scheduler re-evaluates up to 500 pending rollups a tick, and
-#: deserializes our objects afresh every tick, so the memos are module-level and keyed by the
-#: frozen configuration (grains are hashable values): a new, equal mapper hits the same entries.
-_CACHE_SIZE = 8192
 
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _decoded(grain: Grain, offset: int, downstream_key: str) -> Period:
-    period = grain.parse(downstream_key)
-    return grain.shift(period, -offset) if offset else period
-
-
-@lru_cache(maxsize=_CACHE_SIZE)
-def _shifted_key(mapper: TemporalMapper, key: str) -> str:
-    return mapper.downstream_period(key).key
-
-
+# The memos of a mapper's keys are in temporal_keys.py; this one is a window's. The scheduler
+# deserializes our objects afresh every tick, so it is module-level and keyed by the frozen
+# configuration (grains are hashable values): a new, equal window hits the same entries.
 @lru_cache(maxsize=256)  # the keys of each expected set are memoized by the rollup, not its periods
 def _members(grain: Grain, of: Grain, period: Period) -> tuple[Period, ...]:
     # Keyed by the period's grain too (*of*): periods compare by their bounds only, and a trading
     # session's members skip its lunch break, which another grain's period of the same bounds has not.
     return tuple(grain.members(period))
-
-
-def _require_grain(grain: Any, owner: str) -> Grain:
-    if not isinstance(grain, Grain):
-        raise ValueError(
-            f"{owner}: grain must be an airflow_partitions grain such as Day() or Hour(timezone='UTC'); "
-            f"got {grain!r}."
-        )
-    return grain
 
 
 class TemporalMapper(ValueEquality, PartitionMapper):
@@ -162,9 +136,9 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         max_downstream_keys: int | None = None,
     ) -> None:
         super().__init__(max_downstream_keys=max_downstream_keys)
-        self.grain = _require_grain(grain, "TemporalMapper")
+        self.grain = require_grain(grain, "TemporalMapper")
         self.input_timezone = input_timezone
-        self._input_tz = (
+        input_tz = (
             time_zone(input_timezone, owner="TemporalMapper input_timezone") if input_timezone else grain.tz
         )
         if not isinstance(offset, int) or isinstance(offset, bool):
@@ -175,20 +149,16 @@ class TemporalMapper(ValueEquality, PartitionMapper):
                 f"got {input_format!r}."
             )
         self.input_format = input_format
-        # How far a bare date's midnight lies before the day it names (days from 06:00): fixed
-        # by the configuration, so worked out once here rather than for every key. A grain whose
-        # periods a date names but which start at no fixed time (trading sessions) finds them itself.
-        self._date_shift = getattr(grain, "_name_offset", None)
-        self._dated = getattr(grain, "dated_instant", None)
         self.offset = offset
+        self._reading = KeyReading(grain, input_tz, input_format, offset)
 
     def to_downstream(self, key: str) -> str:
         """Return the canonical key of the period containing *key*, shifted by ``offset``."""
         if self.offset:
             # Shifting builds and walks periods (business days walk the calendar): memoized per key
             # (a key that is not a string is no memo key; it is refused, naming it).
-            return _shifted_key(self, key) if isinstance(key, str) else self.downstream_period(key).key
-        return self._map(key, False)
+            return shifted_key(self, key) if isinstance(key, str) else self.downstream_period(key).key
+        return self._reading.mapped(key, False)
 
     def downstream_period(self, key: str) -> Period:
         """
@@ -196,7 +166,7 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
         :raises ValueError: naming the key, as :meth:`to_downstream`.
         """
-        return self._map(key, True)
+        return self._reading.mapped(key, True)
 
     def occurrence_periods(self, key: str) -> list[Period]:
         """
@@ -211,7 +181,7 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
         :raises ValueError: naming the key, as :meth:`to_downstream`.
         """
-        return self._occurrences(key, True)
+        return self._reading.occurrences(key, True)
 
     def occurrence_keys(self, key: str) -> list[str]:
         """
@@ -220,56 +190,8 @@ class TemporalMapper(ValueEquality, PartitionMapper):
         :raises ValueError: naming the key, as :meth:`to_downstream`.
         """
         if self.offset:
-            return [period.key for period in self._occurrences(key, True)]
-        return self._occurrences(key, False)
-
-    def _occurrences(self, key: str, as_period: bool) -> list[Any]:
-        when, tz, dated = self._read(key)
-        first = self._at(key, when, tz, as_period)
-        if dated or when.tzinfo is not None or not has_folds(tz):  # every key but a naive local time
-            return [first]
-        return list(
-            dict.fromkeys([first, *(self._at(key, i, tz, as_period) for i in occurrences(when, tz)[1:])])
-        )
-
-    def _read(self, key: str) -> tuple[datetime, ZoneInfo, bool]:
-        """Return the time *key* names (naive: local in the returned zone) and whether it names a date."""
-        when, dated = read_dated(key, self.input_format, self.grain)
-        if not FIRST_YEAR <= when.year <= LAST_YEAR:
-            raise ValueError(
-                f"partition key {shown(key)} names a time in the year {when.year}; keys are mapped from "
-                f"the years {FIRST_YEAR:04d} to {LAST_YEAR}, where every period, its members and neighbours "
-                "exist."
-            )
-        # A date, week or month names a span of the grain's local calendar, not an instant of
-        # input_timezone: 2026-03-10 is New York's 2026-03-10 for a New York grain.
-        if dated:
-            if self._dated is not None:  # a date names its session (the exchange's own date)
-                try:
-                    return self._dated(when), self.grain.tz, True
-                except ValueError as err:  # a date without a session (OutsideCalendar) or out of range
-                    raise refusal(err, f"partition key {shown(key)}: {err}") from None
-            # A bare date names its own day, also when days start at 06:00.
-            return (when + self._date_shift if self._date_shift else when), self.grain.tz, True
-        return when, self._input_tz, False
-
-    def _map(self, key: str, as_period: bool) -> Any:
-        when, tz, _ = self._read(key)
-        return self._at(key, when, tz, as_period)
-
-    def _at(self, key: str, when: datetime, tz: ZoneInfo, as_period: bool) -> Any:
-        """Return the key (or period, shifted by ``offset``) of the period holding *when* (naive: *tz*)."""
-        try:
-            if not as_period:
-                return self.grain.key_at(when, tz)  # the hot path (no offset): no Period built
-            period = self.grain.floor(when if when.tzinfo else when.replace(tzinfo=tz))
-            return self.grain.shift(period, self.offset) if self.offset else period
-        except ValueError as err:
-            # A grain with gaps (business days) has no period for some instants: name the key,
-            # and keep telling a day the calendar leaves out (OutsideCalendar) from a mistake.
-            raise refusal(err, f"partition key {shown(key)}: {err}") from None
-        except OverflowError:
-            raise ValueError(f"partition key {shown(key)}: its period lies past year 1 or 9999.") from None
+            return [period.key for period in self._reading.occurrences(key, True)]
+        return self._reading.occurrences(key, False)
 
     def decode_output(self, downstream_key: str) -> Period:
         """
@@ -281,11 +203,11 @@ class TemporalMapper(ValueEquality, PartitionMapper):
 
         :raises ValueError: naming the key, if it is not a canonical key of the grain.
         """
-        return _decoded(self.grain, 0, downstream_key)
+        return decoded_period(self.grain, 0, downstream_key)
 
     def decode_downstream(self, downstream_key: str) -> Period:
         """Return the upstream period a downstream key stands for (its own period, less ``offset``)."""
-        return _decoded(self.grain, self.offset, downstream_key)
+        return decoded_period(self.grain, self.offset, downstream_key)
 
     def encode_upstream(self, decoded: Period) -> str:
         """Return the key producers write for the member period *decoded*."""
@@ -351,7 +273,7 @@ class TemporalWindow(ValueEquality, Window):
 
     def __init__(self, grain: Grain) -> None:
         super().__init__()
-        self.grain = _require_grain(grain, "TemporalWindow")
+        self.grain = require_grain(grain, "TemporalWindow")
 
     def to_upstream(self, decoded_downstream: Period) -> Sequence[Period]:
         """Return the member periods of *decoded_downstream*, in order (memoized)."""
@@ -414,7 +336,7 @@ class SlidingWindow(ValueEquality, Window):
         self, grain: Grain, periods: int, *, align: str = "trailing", start: str | None = None
     ) -> None:
         super().__init__()
-        self.grain = _require_grain(grain, "SlidingWindow")
+        self.grain = require_grain(grain, "SlidingWindow")
         if type(periods) is not int or not 1 <= periods <= MAX_SLIDING_PERIODS:
             raise ValueError(
                 f"SlidingWindow: periods must be a whole number from 1 to {MAX_SLIDING_PERIODS} such as 7; "
@@ -431,21 +353,7 @@ class SlidingWindow(ValueEquality, Window):
         first = {"trailing": 1 - periods, "leading": 0, "centred": -(periods // 2)}[align]
         #: Offsets, in periods, of the members from the downstream period.
         self.offsets = range(first, first + periods)
-        self._start: Period | None = None
-        if start is not None:
-            try:
-                self._start = self.grain.parse(start)
-                if not FIRST_YEAR <= self._start.utc[0].year <= LAST_YEAR - 1:
-                    raise ValueError(
-                        f"keys are read from the years {FIRST_YEAR:04d} to {LAST_YEAR}, and a window from "
-                        f"its start on must fit in them"
-                    )
-            except (TypeError, ValueError, OverflowError) as err:
-                raise ValueError(
-                    f"SlidingWindow: start must be a key of {self.grain!r}, the first period the producer "
-                    f"has, such as {self.grain.key(self.grain.period_at_or_after(SAMPLE_INSTANTS[0]))!r}; "
-                    f"got {start!r} ({err})."
-                ) from None
+        self._start = sliding_start(self.grain, start)
 
     @property
     def start(self) -> str | None:
@@ -513,20 +421,6 @@ class SlidingWindow(ValueEquality, Window):
         return cls(
             Grain.deserialize(data["grain"]), data["periods"], align=data["align"], start=data.get("start")
         )
-
-
-#: Fixed sample instants at which a rollup's grains are checked to nest, at Dag parse: an
-#: ordinary day, both 2026 US DST changes, a year end and a leap day (deterministic: no clock).
-SAMPLE_INSTANTS = tuple(
-    datetime.fromisoformat(t)
-    for t in (
-        "2026-01-14T12:00Z",
-        "2026-03-08T12:00Z",
-        "2026-11-01T12:00Z",
-        "2026-12-31T12:00Z",
-        "2028-02-29T12:00Z",
-    )
-)
 
 
 class TemporalRollupMapper(CountingRollupMapper):
@@ -628,44 +522,18 @@ class TemporalRollupMapper(CountingRollupMapper):
             rerun_policy=rerun_policy,
             expected_within=expected_within,
         )
-        if isinstance(window, SlidingWindow):
-            self._check_size(window.periods, "every window")
-        else:
-            try:
-                largest, widest = most_members(grain, member_grain)
-            except ValueError:
-                pass  # members that do not nest: the route check below names the period
-            else:
-                self._check_size(largest, f"the run for {widest.key!r}")
-        if isinstance(window, SlidingWindow):
-            if window.grain != grain:
-                raise ValueError(
-                    "TemporalRollupMapper: a SlidingWindow's grain must be the mapper's; got "
-                    f"{window.grain!r} under {grain!r}."
-                )
-            check_fan_out("TemporalRollupMapper", window.periods, "every upstream key", max_downstream_keys)
+        sliding = window if isinstance(window, SlidingWindow) else None
+        if (size := largest_window(grain, member_grain, sliding.periods if sliding else None)) is not None:
+            self._check_size(*size)
+        if sliding:
+            check_sliding(sliding, grain, max_downstream_keys)
         #: The most keys one upstream key maps to: every sliding window it feeds, else its period.
-        self.largest_fan_out = window.periods if isinstance(window, SlidingWindow) else 1
-        samples = _periods_at_samples(grain)
-        if isinstance(window, SlidingWindow) and (first := window.first_window()) is not None:
-            samples = [first, *(period for period in samples if period.utc[0] > first.utc[0])]
+        self.largest_fan_out = sliding.periods if sliding else 1
         self._check_routes(
-            tuple(grain.key(period) for period in samples),
+            sample_keys(grain, sliding.first_window() if sliding else None),
             hint="read naive member keys in the window grain's zone: "
             f"TemporalMapper(..., input_timezone={member_grain.timezone!r})",
         )
-
-
-def _periods_at_samples(grain: Grain) -> list[Period]:
-    """Return the periods of *grain* holding the :data:`SAMPLE_INSTANTS` (those it has periods at)."""
-    periods = []
-    for instant in SAMPLE_INSTANTS:
-        try:
-            # A trading session's grain gives the next session: 12:00Z is outside most of them.
-            periods.append(grain.period_at_or_after(instant))
-        except ValueError:
-            continue  # a grain with gaps has no period there (a business day on a Sunday)
-    return periods
 
 
 class TemporalFanOutMapper(ValueEquality, MappedPeriodFanOut):

@@ -27,7 +27,7 @@ so its failed days are late; 0: no expectation). Then (no scheduler) it starts t
 after a new install (the store's folder deleted) and times the first answer of each face, then
 waits until no Dag is warming (:mod:`airflow_partitions.tools.warming`: ``warmed_install_s``);
 then again as after an upgrade (a package file's modification time moved: every answer's key
-new, :func:`~airflow_partitions.tools.state.store.environment`), and times ``status`` in a new
+new, :func:`~airflow_partitions.tools.state.kept.store.environment`), and times ``status`` in a new
 process once the Dags are warm. Then each figure *--repeats* times: one scrape of
 ``GET /partitions/metrics`` (every Dag), one page of ``GET /partitions/api/dags/{id}`` (1,000
 partitions, the default), the overview ``GET /partitions/api/dags``, the Dag's page in a cold
@@ -567,7 +567,7 @@ def cold_start(airflow: AirflowInstance, how: str, log) -> str:
 
     An install: the store's folder deleted (no answer, no copy of the pending runs). An upgrade:
     the modification time of a file of the package moved, as an installer writes it, so every
-    answer's key is new (:func:`~airflow_partitions.tools.state.store.environment`); the copy of
+    answer's key is new (:func:`~airflow_partitions.tools.state.kept.store.environment`); the copy of
     the pending runs stays.
     """
     for name in ("api-server", "execution-api"):

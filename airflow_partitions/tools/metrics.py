@@ -39,9 +39,10 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_partitions.tools.state import STATES, ConsumerDag, Refusal, cache, consumer_dags
+from airflow_partitions.tools.state import STATES, ConsumerDag, Refusal, consumer_dags
 from airflow_partitions.tools.state.audit_log import refusals_after
 from airflow_partitions.tools.state.database import engine_of
+from airflow_partitions.tools.state.kept import cache
 from airflow_partitions.tools.state.pending import oldest_pending, starved_counts
 
 #: The media type of Prometheus' text exposition format, version 0.0.4.
@@ -107,7 +108,7 @@ def refused_counts(session: Any) -> Counter[tuple[str, str]]:
     Return the keys refused on arrival so far, by (Dag id, reason): only rows not read before are read.
 
     The audit-log rows of refused keys are counted once per process, from the last row counted on
-    (by id, :data:`~airflow_partitions.tools.state.cache.REFUSED`), so each scrape reads only the
+    (by id, :data:`~airflow_partitions.tools.state.kept.cache.REFUSED`), so each scrape reads only the
     rows written since the previous one.
     """
     database = str(engine_of(session).url)

@@ -2,9 +2,9 @@
 First reads in the background: the api-server answers at once while a large Dag is read for the first time.
 
 After an install or an upgrade (of this package, Airflow, a calendar library: the store's keys
-hold them, :func:`~airflow_partitions.tools.state.store.environment`), or a new serialized version
+hold them, :func:`~airflow_partitions.tools.state.kept.store.environment`), or a new serialized version
 of a Dag, the store holds no answer under the Dag's new key
-(:meth:`~airflow_partitions.tools.state.store.Store.dag_key`), and the first read of a Dag of a
+(:meth:`~airflow_partitions.tools.state.kept.store.Store.dag_key`), and the first read of a Dag of a
 million partitions works out every answer from its mappers: 23 s for its page, 98 s for a metrics
 scrape of five such Dags (SQLite, 2 cores). So the view's routes and the metrics first ask
 :func:`warming_dags` which Dags are not *ready*:
@@ -23,7 +23,7 @@ scrape of five such Dags (SQLite, 2 cores). So the view's routes and the metrics
   warming and holds no partition. Nothing of such a Dag is shown until it is read in full.
 
 When the store holds no copy of the pending runs yet (a new store: its first read copies
-``asset_partition_dag_run`` whole, :mod:`~airflow_partitions.tools.state.mirror`) and the table
+``asset_partition_dag_run`` whole, :mod:`~airflow_partitions.tools.state.kept.mirror`) and the table
 holds more than :data:`INLINE_AT_MOST` rows, the copy is made in the background first and every
 Dag is warming meanwhile (:data:`EVERY`).
 
@@ -63,6 +63,11 @@ PER_DAG = 500
 #: The question whose stored answer marks a Dag's answers as read once in full (under its key).
 MARK = ["warm"]
 
+#: The most Dags read together in the background (:class:`Warmer`): one summary of all of them.
+#: Each read of a million partitions' deployment costs a second or two whatever the Dag (the
+#: pending runs' copy synced, the scheduler's queue), so 200 small Dags one by one took 20 minutes.
+BATCH = 50
+
 #: The name of the background read that copies the pending runs (:func:`~.state.cache.mirror_for`).
 MIRROR = "\x00pending runs"
 
@@ -80,20 +85,20 @@ EVERY = Every()
 
 class Warmer:
     """
-    One thread that reads, one at a time, the Dags asked of it (:meth:`submit`), in their order.
+    One thread that reads the Dags asked of it (:meth:`submit`), in their order, :data:`BATCH` at a time.
 
-    *read* (name) makes one background read: a Dag's first read, or :data:`MIRROR`; the thread
-    starts on the first :meth:`submit`. A read that fails is logged and its future holds the error;
-    asked again, it is tried again.
+    *read* (names) makes one background read of them: their first read, or :data:`MIRROR`'s copy;
+    the thread starts on the first :meth:`submit`. A read that fails is logged and its futures hold
+    the error; asked again, it is tried again.
     """
 
-    def __init__(self, read: Callable[[str], None]) -> None:
+    def __init__(self, read: Callable[[list[str]], None]) -> None:
         self.read = read
         self.lock = threading.Condition()
         #: The reads asked and not begun, in the order they are made, each with its future.
         self.queue: OrderedDict[str, Future[None]] = OrderedDict()
-        #: The read under way, with its future.
-        self.current: tuple[str, Future[None]] | None = None
+        #: The reads under way, with their futures.
+        self.current: list[tuple[str, Future[None]]] = []
         self.thread: threading.Thread | None = None
 
     def submit(self, names: Iterable[str], *, first: bool = False) -> list[Future[None]]:
@@ -106,10 +111,7 @@ class Warmer:
         names, futures = list(names), []
         with self.lock:
             for name in names:
-                if self.current is not None and self.current[0] == name:
-                    futures.append(self.current[1])
-                    continue
-                found = self.queue.get(name)
+                found = dict(self.current).get(name) or self.queue.get(name)
                 if found is None:
                     found = self.queue[name] = Future()
                 futures.append(found)
@@ -130,17 +132,20 @@ class Warmer:
             with self.lock:
                 while not self.queue:
                     self.lock.wait()
-                self.current = name, future = self.queue.popitem(last=False)
+                batch = [self.queue.popitem(last=False) for _ in range(min(BATCH, len(self.queue)))]
+                self.current = batch
             try:
-                self.read(name)
+                self.read([name for name, _ in batch])
             except Exception as error:
-                log.exception("airflow-partitions could not read %r in the background.", name)
-                future.set_exception(error)
+                log.exception("airflow-partitions could not read %s in the background.", list(dict(batch)))
+                for _, future in batch:
+                    future.set_exception(error)
             else:
-                future.set_result(None)
+                for _, future in batch:
+                    future.set_result(None)
             finally:
                 with self.lock:
-                    self.current = None
+                    self.current = []
 
 
 def ready_or_not(dag_ids: Collection[str], session: Any) -> tuple[dict[str, str], bool]:
@@ -148,7 +153,7 @@ def ready_or_not(dag_ids: Collection[str], session: Any) -> tuple[dict[str, str]
     Return the Dags of *dag_ids* not ready, each with its mark's key, and whether to copy the pending runs.
 
     A Dag is ready (left out) with its mark (:data:`MARK`) stored under its key
-    (:meth:`~airflow_partitions.tools.state.store.Store.dag_key`: its latest serialized version
+    (:meth:`~airflow_partitions.tools.state.kept.store.Store.dag_key`: its latest serialized version
     and the environment), read without deserializing it (20 ms a Dag: 4 s for 200 in a new
     api-server); with the store off, none is not ready. The second value is true when the store
     holds no copy of the pending runs and ``asset_partition_dag_run`` holds more than
@@ -156,7 +161,7 @@ def ready_or_not(dag_ids: Collection[str], session: Any) -> tuple[dict[str, str]
     """
     from sqlalchemy import func, select
 
-    from airflow_partitions.tools.state.cache import mirror_copied, store_for
+    from airflow_partitions.tools.state.kept.cache import mirror_copied, store_for
     from airflow_partitions.tools.state.tables import asset_partition_dag_run, latest_serialized
 
     store = store_for(session)
@@ -199,10 +204,6 @@ def too_large(counts: dict[str, int]) -> list[str]:
     return ordered[inline:]
 
 
-#: The api-server's warmer (:func:`start`); ``None`` until the view's app sets it.
-WARMER: Warmer | None = None
-
-
 def warming_dags(
     only: Collection[str] | None, *, first: bool = False, wait_for: float = WAIT
 ) -> frozenset[str]:
@@ -216,7 +217,9 @@ def warming_dags(
     of its own: the caller's reads its answer at one moment
     (:func:`~airflow_partitions.tools.state.database.one_moment`).
     """
-    warmer = WARMER
+    from airflow_partitions.tools.state.kept import cache
+
+    warmer = cache.WARMER
     if warmer is None:
         return frozenset()
     from airflow.utils.session import create_session
@@ -259,32 +262,39 @@ def summed_dags(session: Any, only: Collection[str] | None) -> list[Any]:
     return consumer_dags(session, summary=True, only=only, warming=warming)
 
 
-def first_read(name: str, read_page: Callable[[str, Any], None]) -> None:
+def first_read(names: list[str], read_page: Callable[[str, Any], None]) -> None:
     """
-    Make the background read *name*: copy the pending runs (:data:`MIRROR`), or read a Dag for the first time.
+    Make the background read of *names*: copy the pending runs (:data:`MIRROR`), or read Dags a first time.
 
-    A Dag's summary (what the overview and the metrics read) and its first pages (*read_page*
-    (dag id, session)), then its mark (:data:`MARK`) under its key (its serialized version and the
-    environment: :meth:`~airflow_partitions.tools.state.store.Store.dag_key`).
+    The Dags' summaries together (what the overview and the metrics read), the first pages
+    (*read_page* (dag id, session)) of those of more than :data:`INLINE_AT_MOST` runs (a request
+    reads a smaller one's page itself), then each Dag's mark (:data:`MARK`) under its key (its
+    serialized version and the environment: :meth:`~airflow_partitions.tools.state.kept.store.
+    Store.dag_key`), taken before the reads: a new version meanwhile leaves its own key unmarked.
     """
     from airflow.utils.session import create_session
 
-    from airflow_partitions.tools.state.cache import mirror_for, store_for
     from airflow_partitions.tools.state.consumers import consumer_dags
-    from airflow_partitions.tools.state.serialized import dag_version
+    from airflow_partitions.tools.state.kept.cache import mirror_for, store_for
+    from airflow_partitions.tools.state.tables import latest_serialized
 
     with create_session(scoped=False) as session:
-        if name == MIRROR:
+        if MIRROR in names:
             mirror_for(session)
+        dag_ids = [name for name in names if name != MIRROR]
+        if not dag_ids:
             return
-        # The key before the reads: a new serialized version meanwhile leaves its own key unmarked.
-        store, version = store_for(session), dag_version(name, session)
-        key = None if store is None or version is None else store.dag_key(name, version)
-        consumer_dags(session, summary=True, only={name})
-    with create_session(scoped=False) as session:
-        read_page(name, session)
-    if store is not None and key is not None:
-        store.put(key, MARK, True)
+        store = store_for(session)
+        versions = session.execute(latest_serialized(dag_ids)).all()
+        keys = [store.dag_key(dag_id, str(version)) for dag_id, _, version in versions] if store else []
+        large = [dag_id for dag_id, n in run_counts(dag_ids, session).items() if n > INLINE_AT_MOST]
+        consumer_dags(session, summary=True, only=set(dag_ids))
+    for dag_id in large:
+        with create_session(scoped=False) as session:
+            read_page(dag_id, session)
+    if store is not None:
+        for key in keys:
+            store.put(key, MARK, True)
         store.flush()
 
 
@@ -296,10 +306,11 @@ def start(read_page: Callable[[str, Any], None]) -> None:
     its app (as the watch waits: :func:`~airflow_partitions.tools.watch.after_the_start`), in a
     thread of their own.
     """
-    global WARMER
-    if os.environ.get(WARMING_ENV, "").lower() == "off" or WARMER is not None:
+    from airflow_partitions.tools.state.kept import cache
+
+    if os.environ.get(WARMING_ENV, "").lower() == "off" or cache.WARMER is not None:
         return
-    WARMER = warmer = Warmer(lambda name: first_read(name, read_page))
+    cache.WARMER = warmer = Warmer(lambda names: first_read(names, read_page))
     threading.Thread(
         target=_look, args=(warmer,), name="airflow-partitions-warming-start", daemon=True
     ).start()

@@ -1,5 +1,5 @@
 """
-A Dag's fingerprint (tools/state/fingerprint.py) on a real SQLite file and a real PostgreSQL server.
+A Dag's fingerprint (tools/state/kept/fingerprint.py) on a real SQLite file and a real PostgreSQL server.
 
 On PostgreSQL the runs' part is read on a connection of its own while the mirror syncs; it must be
 what the rows say on both databases: the number of runs and, per state but ``success``, the count
@@ -20,9 +20,9 @@ from sqlalchemy import create_engine, insert, update
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state import store as store_file
-from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept import store as store_file
+from airflow_partitions.tools.state.kept.fingerprint import fingerprints
 from airflow_partitions.tools.state.tables import dag_run, metadata
 from tests.support.launcher import scratch_database
 

@@ -24,10 +24,10 @@ from sqlalchemy import create_engine, insert, update
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state import store as store_file
-from airflow_partitions.tools.state.cache import at_one_moment, mirror_for
-from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept import store as store_file
+from airflow_partitions.tools.state.kept.cache import at_one_moment, mirror_for
+from airflow_partitions.tools.state.kept.fingerprint import fingerprints
 from airflow_partitions.tools.state.runs import run_states
 from airflow_partitions.tools.state.tables import dag_run, metadata
 from airflow_partitions.tools.state.tally import tally_of

@@ -1628,7 +1628,8 @@ ROUTE_CASES = {
         ("POST", f"/api/dags/{NO_DAG}/discard", {}),
         ("POST", f"/api/dags/{NO_DAG}/requeue", {"start": "2026-05-01"}),
         ("POST", f"/api/dags/{NO_DAG}/clean", {"before": "2026-01-01"}),
-        ("POST", f"/api/dags/{NO_DAG}/backfill", {"partitions": []}),
+        ("POST", f"/api/dags/{NO_DAG}/backfill", {"start": "2026-03-01", "end": "2026-03-02"}),
+        ("POST", f"/api/dags/{NO_DAG}/backfills", {"name": "backfill-1", "action": "cancel"}),
         ("GET", f"/api/dags/{NO_DAG}", {}),
         ("GET", f"/api/dags/{NO_DAG}/partitions/2026-05-01", {}),
         ("GET", "/api/assets/it_no_such_asset", {}),
@@ -1642,6 +1643,7 @@ ROUTE_CASES = {
         ),
         ("POST", f"/api/dags/{DAY}/requeue", RANGE),
         ("POST", f"/api/dags/{DAY}/discard", RANGE),
+        ("POST", f"/api/dags/{DAY}/backfill", RANGE),
         ("GET", f"/api/dags/{DAY}", RANGE),
         ("GET", "/api/assets/it_status_hours", RANGE),
     ],
@@ -1661,7 +1663,9 @@ ROUTE_CASES = {
         ("POST", f"/api/dags/{DAY}/requeue", {"start": "2026-Q9"}),
         ("POST", f"/api/dags/{DAY}/discard", {"key": ["garbage"]}),
         ("POST", f"/api/dags/{DAY}/clean", {"before": "2026-Q9"}),
-        ("POST", f"/api/dags/{TIMETABLE}/backfill", {"partitions": [{"partition_key": 1}]}),
+        ("POST", f"/api/dags/{TIMETABLE}/backfill", {"state": ["again"]}),
+        ("POST", f"/api/dags/{TIMETABLE}/backfill", {"max_active": 0}),
+        ("POST", "/api/dags/~/backfills", {"name": "backfill-1", "action": "again"}),
         ("GET", f"/api/dags/{DAY}", {"state": "again"}),
         ("GET", f"/api/dags/{DAY}", {"limit": "-1"}),
         ("GET", f"/api/dags/{DAY}/partitions/{PARTIAL}", {"list": "nope"}),
@@ -1799,6 +1803,7 @@ def test_what_the_user_may_not_do_is_403_on_every_route_and_exit_1_through_the_a
         for argv in (
             ["requeue", DAY, "--start", "2026-05-01"],
             ["discard", DAY],
+            [*BACKFILL, DAY, "--start", "2026-05-01", "--end", "2026-05-02"],  # to trigger and clear
             ["clean", "--before", "2026-01-01", "--dag", DAY],
             ["clean", "--before", "2026-01-01"],  # every Dag's: edit access to the Dags as a whole
         )
@@ -1817,6 +1822,7 @@ def test_what_the_user_may_not_do_is_403_on_every_route_and_exit_1_through_the_a
             f"/api/dags/{other}/backfill",
             {"start": "2026-03-01", "end": "2026-03-02", "now": "2026-12-01"},
         ),
+        ("GET", f"/api/dags/{other}/backfills", {}),
         *(("POST", f"/api/dags/{DAY}/{route}", {}) for route in ("discard", "backfill")),
         ("POST", f"/api/dags/{DAY}/requeue", {"start": "2026-05-01"}),
         ("POST", f"/api/dags/{DAY}/clean", {"before": "2026-01-01"}),

@@ -18,7 +18,7 @@ GOLDEN = REPO_ROOT / "tests" / "golden"
 
 def layout_paths(text: str) -> list[str]:
     """
-    Return every path the layout block names, relative to the package (``tools/state/cache.py``).
+    Return every path the layout block names, relative to the package (``tools/state/kept/cache.py``).
 
     The block under ``airflow_partitions/`` is a tree two spaces per level; a line starts with one
     or more names (``x.py``, ``folder/``) before its description.

@@ -1,8 +1,7 @@
 """
 The partition state of a running deployment, read from its metadata database.
 
-One reader under ``airflow-partitions status``, ``backfill --missing``, ``discard`` and the
-Partitions view.
+One reader under ``airflow-partitions status``, ``backfill``, ``discard`` and the Partitions view.
 
 Read-only, through SQLAlchemy Core tables of the columns it reads
 (:mod:`~airflow_partitions.tools.state.tables`, checked against Airflow's models by a test): a
@@ -12,7 +11,7 @@ partitioned Dag runs (``AssetPartitionDagRun`` rows without a Dag run, the keys 
 arrival (``failed to map partition_key``), and the scheduler's queue of pending runs (the 500
 oldest are evaluated per scheduler loop). The mappers are the ones the scheduler runs: the Dag's
 serialized timetable. One query per table, whatever the number of partitions; the pending runs
-from a copy kept in step (:mod:`~airflow_partitions.tools.state.mirror`).
+from a copy kept in step (:mod:`~airflow_partitions.tools.state.kept.mirror`).
 
 By role:
 
@@ -23,9 +22,9 @@ By role:
   the scheduler's queue), :mod:`~airflow_partitions.tools.state.audit_log` (refused keys),
   :mod:`~airflow_partitions.tools.state.serialized` (serialized Dags), on the shared SQL of
   :mod:`~airflow_partitions.tools.state.sql` and the tables of :mod:`~airflow_partitions.tools.state.tables`;
-- :mod:`~airflow_partitions.tools.state.cache`: fingerprints of a Dag's rows and what is kept
-  while they hold; the only module-level state of the tools (memos, the metrics' cursor);
-- :mod:`~airflow_partitions.tools.state.mirror`: a copy of the pending runs, kept in step by id;
+- :mod:`~airflow_partitions.tools.state.kept`, a folder of its own: what is kept between reads
+  (the cache, the store, the mirror of the pending runs) and the fingerprints that say while it
+  holds;
 - :mod:`~airflow_partitions.tools.state.progress` (pure): what a pending run's keys give it;
 - :mod:`~airflow_partitions.tools.state.reader` (one Dag's read),
   :mod:`~airflow_partitions.tools.state.page` (its page in full) and

@@ -11,9 +11,9 @@ from dataclasses import replace
 from typing import Any
 
 from airflow_partitions.tools.errors import UnknownDag, UnknownPartition, UsageError
-from airflow_partitions.tools.state.answers import Answers
-from airflow_partitions.tools.state.cache import at_one_moment
-from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.kept.answers import Answers
+from airflow_partitions.tools.state.kept.cache import at_one_moment
+from airflow_partitions.tools.state.kept.fingerprint import fingerprints
 from airflow_partitions.tools.state.model import ConsumerDag, ConsumerState
 from airflow_partitions.tools.state.pending import received_keys
 from airflow_partitions.tools.state.reader import Reader

@@ -93,7 +93,7 @@ def read_session() -> Iterator[Any]:
     or a plugin may have changed in memory, then decides). The readers take either
     (:func:`engine_of`, :func:`orm_session`). Nothing is written: it is rolled back and closed. The
     engine of a plain URL has no pool (``NullPool``): a reader may open a second connection of
-    its own (:func:`~airflow_partitions.tools.state.fingerprint.fingerprints`).
+    its own (:func:`~airflow_partitions.tools.state.kept.fingerprint.fingerprints`).
     """
     url = None if "airflow.settings" in sys.modules else plain_url()
     if url is None:

@@ -15,7 +15,14 @@ import json
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.cache import keep, keep_until, kept, kept_until, kept_value, mirror_for
+from airflow_partitions.tools.state.kept.cache import (
+    keep,
+    keep_until,
+    kept,
+    kept_until,
+    kept_value,
+    mirror_for,
+)
 from airflow_partitions.tools.state.model import is_selected, late_since
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.runs import latest_of, with_runs
@@ -37,7 +44,7 @@ def late_keys(
     :func:`~airflow_partitions.tools.state.sql.selected_keys` does (*only*, else the time range
     *start* to *end*); each reader's ``now`` is the time compared with. The keys that may be late
     (those whose latest run has not succeeded) and when each is late (from the mappers) are kept
-    while the Dag's fingerprint (*prints*, :func:`~airflow_partitions.tools.state.fingerprint.
+    while the Dag's fingerprint (*prints*, :func:`~airflow_partitions.tools.state.kept.fingerprint.
     fingerprints`) holds, and so is the answer, until the first candidate not late yet becomes
     late (comparing 30,000 candidates with the clock took 0.1 s of each read at a million).
     """

@@ -6,7 +6,7 @@ scheduler's queue, when its period closes and since when it is late. Over the Da
 :class:`~airflow_partitions.tools.state.reader.Reader` (passed in: it holds the Dag's mappers and
 what is memoized of them). Per 5,000 keys (:data:`~airflow_partitions.tools.state.sql.CHUNK`),
 one query of their Dag runs; the pending runs those came from and the open ones from the mirror of
-the pending runs (:mod:`~airflow_partitions.tools.state.mirror`).
+the pending runs (:mod:`~airflow_partitions.tools.state.kept.mirror`).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any
 
-from airflow_partitions.tools.state.cache import kept, mirror_for
+from airflow_partitions.tools.state.kept.cache import kept, mirror_for
+from airflow_partitions.tools.state.kept.store import digest
 from airflow_partitions.tools.state.model import Partition, RanWith, Run
 from airflow_partitions.tools.state.pending import queue_places, received_keys
 from airflow_partitions.tools.state.progress import again_state, ran_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
 from airflow_partitions.tools.state.sql import chunks, state_name
-from airflow_partitions.tools.state.store import digest
 
 #: A partition's Dag runs, oldest first: ``(run id, state, pending run id, ran_with kept)``; the
 #: pending run id is ``None`` for a run not created from one, or whose bookkeeping ``clean`` removed.

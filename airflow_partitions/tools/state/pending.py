@@ -11,9 +11,9 @@ from collections import Counter, defaultdict
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state.cache import mirror_for
-from airflow_partitions.tools.state.key_stamps import own_logs, read_stamps
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept.cache import mirror_for
+from airflow_partitions.tools.state.kept.key_stamps import own_logs, read_stamps
 from airflow_partitions.tools.state.model import EVALUATED_PER_LOOP
 from airflow_partitions.tools.state.sql import chunks
 
@@ -24,7 +24,7 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int, i
 
     Airflow only adds a pending run's key-log rows (``clean`` and ``discard`` remove them all), so
     an unchanged stamp means unchanged keys. An open run's from the mirror
-    (:meth:`~airflow_partitions.tools.state.mirror.Mirror.stamps`, kept in step with the rows
+    (:meth:`~airflow_partitions.tools.state.kept.mirror.Mirror.stamps`, kept in step with the rows
     added); a fired one's per 5,000 runs (:data:`~airflow_partitions.tools.state.sql.CHUNK`) in
     one grouped count on Airflow's index of the pending run id. A run without rows is left out.
     """
@@ -42,8 +42,8 @@ def received_keys(
     Return the keys Airflow logged for each pending run, by asset name.
 
     The keys are read again only for the runs whose :func:`log_stamps` (*stamps* if read
-    already) changed (:data:`~airflow_partitions.tools.state.cache.RECEIVED`, and the store of the
-    database for the next process: under :attr:`~airflow_partitions.tools.state.store.Store.
+    already) changed (:data:`~airflow_partitions.tools.state.kept.cache.RECEIVED`, and the store of the
+    database for the next process: under :attr:`~airflow_partitions.tools.state.kept.store.Store.
     received`, the question the run's id, with the stamp it was read under).
     """
     from sqlalchemy import select
@@ -114,7 +114,7 @@ def queue(session: Any) -> Queue:
 
     Oldest first (``created_at``, then id), of Dags that are not stale: 500 per loop
     (:data:`EVALUATED_PER_LOOP`). From the mirror of the pending runs (:func:`~airflow_partitions.
-    tools.state.cache.mirror_for`: Airflow indexes none of their columns but the id), read once
+    tools.state.kept.cache.mirror_for`: Airflow indexes none of their columns but the id), read once
     per Dag read: its places, its head and what lies beyond come from the list.
     """
     from sqlalchemy import select
@@ -199,7 +199,7 @@ def blocked(ahead: list[Any], session: Any) -> int:
             )
         ):
             keys[apdr_id].append((name, uri, key, target))
-    from airflow_partitions.tools.state.answers import Answers
+    from airflow_partitions.tools.state.kept.answers import Answers
 
     readers = {}
     for dag_id in set(dag_of.values()):
@@ -219,7 +219,7 @@ def open_rows(session: Any, dag_id: str, *columns: Any, where: tuple[Any, ...] =
     Airflow indexes no column of ``asset_partition_dag_run`` but its id, and its rows are large
     (each holds its Dag's rollup fingerprint): a scan for one Dag's open runs read the whole
     table, 2,100,000 rows and 5 s at a million partitions. The ids come from the mirror
-    (:func:`~airflow_partitions.tools.state.cache.mirror_for`, in step with the database), the
+    (:func:`~airflow_partitions.tools.state.kept.cache.mirror_for`, in step with the database), the
     rows from Airflow by primary key, 5,000 ids a query, each checked again (its Dag, no Dag run,
     *where*): as exact as the scan. *columns* and *where* are of
     :data:`~airflow_partitions.tools.state.tables.asset_partition_dag_run`.

@@ -123,7 +123,7 @@ def packed(value: Any) -> Any:
     """
     Return *value* as plain JSON that :func:`unpacked` gives back equal, types and all.
 
-    For the answers read from a Dag's rows (:data:`~airflow_partitions.tools.state.cache.KEPT`):
+    For the answers read from a Dag's rows (:data:`~airflow_partitions.tools.state.kept.cache.KEPT`):
     tuples, sets, counters, dicts with tuple keys and datetimes are tagged (``{"t": [...]}``,
     ``{"s": ...}``, ``{"c": ...}``, ``{"m": [[key, value], ...]}``,
     ``{"dt": "2026-03-10T04:00:00+00:00"}``); lists, strings, numbers, booleans and ``None`` are

@@ -2,7 +2,7 @@
 One read of one consumer Dag's partition state in one session: the reader the faces share.
 
 What the Dag's mappers answer (a pending run's progress, when a key is late, what a run ran with)
-comes from :class:`~airflow_partitions.tools.state.answers.Answers`: kept across processes, the
+comes from :class:`~airflow_partitions.tools.state.kept.answers.Answers`: kept across processes, the
 mappers deserialized (importing Airflow) only for an answer not kept.
 """
 
@@ -16,11 +16,12 @@ from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state.answers import Answers
 from airflow_partitions.tools.state.audit_log import refusals_of
-from airflow_partitions.tools.state.cache import kept, mirror_for
-from airflow_partitions.tools.state.fingerprint import fingerprints, with_members
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept.answers import Answers
+from airflow_partitions.tools.state.kept.cache import kept, mirror_for
+from airflow_partitions.tools.state.kept.fingerprint import fingerprints, with_members
+from airflow_partitions.tools.state.kept.store import digest
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     BUCKET,
@@ -35,7 +36,6 @@ from airflow_partitions.tools.state.pending import Queue, apdr_keys, queue, queu
 from airflow_partitions.tools.state.progress import never_counting, pending_state
 from airflow_partitions.tools.state.runs import ASSET_TRIGGERED
 from airflow_partitions.tools.state.sql import as_utc, chunks, in_range_sql, state_name, time_part_sql
-from airflow_partitions.tools.state.store import digest
 from airflow_partitions.tools.state.tally import ranges_of, tally_of
 
 
@@ -321,7 +321,7 @@ class Reader:
 
         ``date`` is the run's ``partition_date``; the pending run's id is ``None`` for a run whose
         bookkeeping ``clean`` removed. The pending runs that fired come from the mirror
-        (:mod:`~airflow_partitions.tools.state.mirror`: Airflow indexes no column of
+        (:mod:`~airflow_partitions.tools.state.kept.mirror`: Airflow indexes no column of
         ``asset_partition_dag_run`` but its id; a join on ``created_dag_run_id`` scanned the table
         once per run, 30 s at 100,000 partitions), then the Dag runs by key.
         """

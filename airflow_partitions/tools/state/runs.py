@@ -7,9 +7,9 @@ from collections.abc import Collection, Iterable
 from datetime import timedelta
 from typing import Any
 
-from airflow_partitions.tools.state.cache import kept
+from airflow_partitions.tools.state.kept.cache import kept
+from airflow_partitions.tools.state.kept.store import digest
 from airflow_partitions.tools.state.sql import chunks, state_name
-from airflow_partitions.tools.state.store import digest
 
 
 def run_states(dag_id: str, keys: Iterable[str], session: Any) -> dict[str, list[str]]:

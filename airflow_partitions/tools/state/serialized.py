@@ -2,7 +2,7 @@
 Queries on Airflow's serialized Dags: a partitioned consumer's timetable, assets, grain and zones.
 
 The timetable is the one the scheduler runs (the latest serialized Dag), deserialized once per
-serialized version and kept (:data:`~airflow_partitions.tools.state.cache.TIMETABLES`).
+serialized version and kept (:data:`~airflow_partitions.tools.state.kept.cache.TIMETABLES`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.tools.errors import NotAConsumer, UnknownDag
-from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.database import orm_session
+from airflow_partitions.tools.state.kept import cache
 
 
 def consumer_grain(dag_id: str, session: Any) -> Grain | None:

@@ -25,7 +25,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.cache import keep, kept_value
+from airflow_partitions.tools.state.kept.cache import keep, kept_value
 from airflow_partitions.tools.state.pending import log_stamps, received_keys
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.runs import latest_runs

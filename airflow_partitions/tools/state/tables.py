@@ -1,9 +1,13 @@
 """
-The Airflow tables the state reader reads, as SQLAlchemy Core tables: only the columns it reads.
+The Airflow tables the tools read, as SQLAlchemy Core tables: only the columns they read.
 
-Reading through these instead of Airflow's ORM models (``airflow.models``) spares a process that
-only reads (``airflow-partitions status`` from the database) importing the models, about a second
-of its start. Each column's name, type, nullability and primary key are Airflow 3.3's;
+One definition for the readers (:mod:`airflow_partitions.tools.state`) and the writers
+(:mod:`airflow_partitions.tools.write`: what they select, delete and update, and the key-log rows
+the watch adds); Airflow's ORM models only where Airflow's own code takes them (the asset events
+``requeue`` hands to its ``AssetManager``, a Dag run cleared or created by its functions, an
+audit-log row). Reading through these instead of the models spares a process that only reads
+(``airflow-partitions status`` from the database) importing them, about a second of its start. Each
+column's name, type, nullability and primary key are Airflow 3.3's;
 ``tests/unit/tools/test_tables.py`` compares them with the installed Airflow's ORM metadata, so a
 column renamed or retyped by an Airflow upgrade fails there, not in a user's ``status``.
 
@@ -17,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    JSON,
     TIMESTAMP,
     Boolean,
     Column,
@@ -99,6 +104,7 @@ asset_partition_dag_run = Table(
     Column("target_dag_id", String(ID_LEN), nullable=False),
     Column("created_dag_run_id", Integer, nullable=True),
     Column("partition_key", String(ID_LEN), nullable=False),
+    Column("rollup_fingerprint", JSON, nullable=True),
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
 )

@@ -15,9 +15,9 @@ from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
-from airflow_partitions.tools.state.cache import keep, keep_until, kept_until, kept_value, mirror_for
 from airflow_partitions.tools.state.database import engine_of
-from airflow_partitions.tools.state.fingerprint import fingerprints, with_members
+from airflow_partitions.tools.state.kept.cache import keep, keep_until, kept_until, kept_value, mirror_for
+from airflow_partitions.tools.state.kept.fingerprint import fingerprints, with_members
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.model import (
     BUCKET,
@@ -54,7 +54,7 @@ def tally_of(
     Return, per Dag of *readers*, its partitions' counts by state, overrides and strips (:func:`_tallies`).
 
     A Dag's tally is kept while its fingerprint (*prints*) and the keys logged for its pending runs
-    (:meth:`~airflow_partitions.tools.state.mirror.Mirror.key_versions`) stay as they are, until
+    (:meth:`~airflow_partitions.tools.state.kept.mirror.Mirror.key_versions`) stay as they are, until
     the clock moves a pending run's state (the earliest instant a run's deadline passes or its
     period ends, :func:`~airflow_partitions.tools.state.progress.pending_state`), under the key of
     the mappers' answers (never for members that may change): at a million partitions it took

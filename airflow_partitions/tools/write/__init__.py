@@ -22,13 +22,13 @@ from typing import Any
 
 def remove_pending_rows(session: Any, ids: list[int]) -> None:
     """Delete the ``asset_partition_dag_run`` rows *ids* and their ``partitioned_asset_key_log`` rows."""
-    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
     from sqlalchemy import delete
 
-    session.execute(
-        delete(PartitionedAssetKeyLog).where(PartitionedAssetKeyLog.asset_partition_dag_run_id.in_(ids))
-    )
-    session.execute(delete(AssetPartitionDagRun).where(AssetPartitionDagRun.id.in_(ids)))
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
+
+    session.execute(delete(key_log).where(key_log.c.asset_partition_dag_run_id.in_(ids)))
+    session.execute(delete(pending_run).where(pending_run.c.id.in_(ids)))
 
 
 def audit(session: Any, event: str, dag_id: str, user: str | None, what: dict[str, Any]) -> Any:

@@ -52,10 +52,9 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
     Read-only: per Dag (only *dag_id* if given), its ``asset_partition_dag_run`` rows with a Dag
     run and ``created_at`` before *before*, and their ``partitioned_asset_key_log`` rows. Airflow
     indexes no column of the first table but its id, and its rows are large (each holds its Dag's
-    rollup fingerprint): they are found in the mirror of the pending runs
-    (:meth:`~airflow_partitions.tools.state.mirror.Mirror.fired_spans`, spans of consecutive
-    ids), and their key-log rows counted on Airflow's index of the pending run id
-    (``idx_pakl_apdr_id``), one range per span. When the mirror holds rows the table no longer
+    rollup fingerprint): they are found in the mirror of the pending runs (:func:`fired_spans`,
+    spans of consecutive ids), and their key-log rows counted on Airflow's index of the pending
+    run id (``idx_pakl_apdr_id``), one range per span. When the mirror holds rows the table no longer
     has (the fired rows of Dag runs deleted since it was copied: more rows than the table), the
     table is read instead, one scan (:func:`_scanned`; 23 s at a million partitions on SQLite).
 
@@ -69,14 +68,17 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
             return fired_rows(before, dag_id=dag_id, session=new)
     from sqlalchemy import func, select
 
-    from airflow_partitions.tools.state.cache import at_one_moment, mirror_for
+    from airflow_partitions.tools.state.kept.cache import at_one_moment, mirror_for
     from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending
 
     before = _utc(before)
     at_one_moment(session)  # the mirror in step, then the table's rows counted at one moment
     mirror = mirror_for(session)
-    if mirror.held() == session.scalar(select(func.count()).select_from(pending)):
-        by_dag = _spanned(mirror.fired_spans(before, dag_id), session)
+    with mirror.lock:
+        held = mirror.connection.execute("SELECT count(*) FROM pending_runs WHERE db = ?", (mirror.db,))
+        trusted = held.fetchone()[0] == session.scalar(select(func.count()).select_from(pending))
+    if trusted:  # else it holds fired rows of Dag runs deleted since it was copied
+        by_dag = _spanned(fired_spans(mirror, before, dag_id), session)
     else:
         by_dag = _scanned(before, dag_id, session)
     if dag_id is not None and not by_dag:
@@ -84,6 +86,31 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
 
         known_dag(dag_id, session)  # a deleted Dag's rows are counted: only a Dag with none is unknown
     return _tally(before, by_dag)
+
+
+def fired_spans(mirror: Any, before: datetime, dag_id: str | None) -> list[tuple[str, int, int, int]]:
+    """
+    Return the fired rows *mirror* holds opened before *before* (of *dag_id*) as spans of consecutive ids.
+
+    ``(dag_id, first id, last id, rows)``: every id from the first to the last is a fired row of
+    that Dag opened before *before* (a span ends at an id the mirror does not hold, or holds
+    open, later, or of another Dag). Worked out in the mirror's file
+    (:class:`~airflow_partitions.tools.state.kept.mirror.Mirror`), in id order, whatever the
+    number of rows (1,100,000 at a million partitions).
+    """
+    from airflow_partitions.tools.state.kept.gaps import stamp
+
+    only = "AND dag = ?" if dag_id is not None else ""
+    query = (
+        "SELECT dag, min(id), max(id), count(*) FROM (SELECT id, dag, "
+        "sum(new) OVER (ORDER BY id) AS span FROM (SELECT id, dag, "
+        "CASE WHEN lag(id) OVER w = id - 1 AND lag(dag) OVER w = dag THEN 0 ELSE 1 END AS new "
+        f"FROM pending_runs WHERE db = ? AND fired IS NOT NULL AND created < ? {only} "
+        "WINDOW w AS (ORDER BY id))) GROUP BY span ORDER BY span"
+    )
+    parameters = (mirror.db, stamp(before), *([dag_id] if dag_id is not None else []))
+    with mirror.lock:
+        return [tuple(row) for row in mirror.connection.execute(query, parameters)]
 
 
 #: Spans of pending-run ids counted per query by :func:`_spanned` (three parameters each).

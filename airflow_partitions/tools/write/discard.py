@@ -103,10 +103,10 @@ def stray_runs(
 
         with read_session() as new:
             return stray_runs(dag_id, keys=keys, start=start, end=end, session=new)
-    from airflow_partitions.tools.state.answers import Answers
+    from airflow_partitions.tools.state.kept.answers import Answers
     from airflow_partitions.tools.state.pending import open_rows, received_keys
     from airflow_partitions.tools.state.selection import checked_key, selected_range
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
 
     grain = Answers(dag_id, session).grain  # a stored answer: the Dag's mappers read on a miss
     if keys and (start or end):
@@ -114,10 +114,10 @@ def stray_runs(
     for key in keys or ():
         checked_key(dag_id, grain, key)
     start, end = selected_range(dag_id, grain, start, end)
-    column = pending.c.partition_key
+    column = pending_run.c.partition_key
     chosen = [column.in_(keys)] if keys else selected_keys(column, start, end, None)
     rows = sorted(
-        open_rows(session, dag_id, pending.c.id, column, pending.c.created_at, where=tuple(chosen)),
+        open_rows(session, dag_id, pending_run.c.id, column, pending_run.c.created_at, where=tuple(chosen)),
         key=lambda row: (row[1], row[0]),
     )
     runs = run_states(dag_id, (key for _, key, _ in rows), session)
@@ -170,9 +170,10 @@ def discard(
         with create_session() as new:
             return discard(dag_id, keys=keys, start=start, end=end, user=user, session=new)
     from airflow.assets import manager
-    from airflow.models.asset import AssetPartitionDagRun
     from airflow.utils.sqlalchemy import with_row_locks
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
 
     lock = getattr(manager, "_lock_asset_model", None)
     if lock is None:
@@ -192,9 +193,9 @@ def discard(
         still_pending = set(
             session.scalars(
                 with_row_locks(
-                    select(AssetPartitionDagRun.id).where(
-                        AssetPartitionDagRun.id.in_([run.pending_run_id for run in found.runs]),
-                        AssetPartitionDagRun.created_dag_run_id.is_(None),
+                    select(pending_run.c.id).where(
+                        pending_run.c.id.in_([run.pending_run_id for run in found.runs]),
+                        pending_run.c.created_dag_run_id.is_(None),
                     ),
                     session=session,
                 )

@@ -280,7 +280,7 @@ class Planner:
         rollup awaits; under a mapper that is no rollup, one key: *key* itself if the mapper maps it
         to *key* (an identity), else it cannot be named.
         """
-        from airflow_partitions.tools.state.cache import mirror_for
+        from airflow_partitions.tools.state.kept.cache import mirror_for
         from airflow_partitions.tools.state.pending import received_keys
 
         apdr = next(

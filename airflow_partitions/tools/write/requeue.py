@@ -205,8 +205,9 @@ def _still_orphaned(orphans: Orphans, stored: dict[int, Any], session: Any) -> O
     pending run would make its Dag run consume it twice.
     """
     from airflow.assets.manager import _lock_asset_model
-    from airflow.models.asset import PartitionedAssetKeyLog
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
     ids = [event.event_id for event in orphans.queueable]
     for asset_id in sorted({stored[i].asset_id for i in ids}):
@@ -214,9 +215,9 @@ def _still_orphaned(orphans: Orphans, stored: dict[int, Any], session: Any) -> O
             pass  # held until the transaction ends
     logged = set(
         session.scalars(
-            select(PartitionedAssetKeyLog.asset_event_id).where(
-                PartitionedAssetKeyLog.target_dag_id == orphans.dag_id,
-                PartitionedAssetKeyLog.asset_event_id.in_(ids),
+            select(key_log.c.asset_event_id).where(
+                key_log.c.target_dag_id == orphans.dag_id,
+                key_log.c.asset_event_id.in_(ids),
             )
         )
     )
@@ -225,13 +226,17 @@ def _still_orphaned(orphans: Orphans, stored: dict[int, Any], session: Any) -> O
 
 def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Orphans, dict[int, Any]]:
     """Return the :class:`Orphans` and their ``AssetEvent`` rows by id."""
-    from airflow.models.asset import AssetEvent, AssetPartitionDagRun, PartitionedAssetKeyLog
-    from airflow.models.dagrun import DagRun
+    # The events as Airflow's models (requeue hands them to Airflow's AssetManager); the rest as
+    # the Core tables every reader reads.
+    from airflow.models.asset import AssetEvent
     from airflow.sdk import timezone
     from airflow.timetables.base import compute_rollup_fingerprint
     from sqlalchemy import select
 
     from airflow_partitions.tools.state.serialized import asset_rows, consumer_timetable
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
+    from airflow_partitions.tools.state.tables import dag_run
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
     start, end = timezone.coerce_datetime(start), timezone.coerce_datetime(end)
     if start > end:
@@ -242,16 +247,12 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
     names = {asset_id: name for asset_id, name, _ in rows}
     # The events linked to the Dag, read once (Airflow indexes no column of the key log but the
     # pending run's id): a correlated NOT EXISTS scanned the whole key log once per event on SQLite.
-    linked = (
-        select(PartitionedAssetKeyLog.asset_event_id)
-        .where(PartitionedAssetKeyLog.target_dag_id == dag_id)
-        .distinct()
-        .subquery()
-    )
+    linked = select(key_log.c.asset_event_id).where(key_log.c.target_dag_id == dag_id).distinct().subquery()
     rows = session.execute(
-        select(AssetEvent, DagRun.partition_key, DagRun.partition_date)
+        select(AssetEvent, dag_run.c.partition_key, dag_run.c.partition_date)
         .outerjoin(
-            DagRun, (DagRun.dag_id == AssetEvent.source_dag_id) & (DagRun.run_id == AssetEvent.source_run_id)
+            dag_run,
+            (dag_run.c.dag_id == AssetEvent.source_dag_id) & (dag_run.c.run_id == AssetEvent.source_run_id),
         )
         .outerjoin(linked, linked.c.asset_event_id == AssetEvent.id)
         .where(
@@ -275,8 +276,8 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
         )
 
     fingerprint = compute_rollup_fingerprint(timetable)
-    pending = select(AssetPartitionDagRun.rollup_fingerprint).where(
-        AssetPartitionDagRun.target_dag_id == dag_id, AssetPartitionDagRun.created_dag_run_id.is_(None)
+    pending = select(pending_run.c.rollup_fingerprint).where(
+        pending_run.c.target_dag_id == dag_id, pending_run.c.created_dag_run_id.is_(None)
     )
     stale = sum(stamp is None or stamp != fingerprint for stamp in session.scalars(pending))
     runs = run_states(dag_id, (key for e in events for key in e.downstream_keys), session)

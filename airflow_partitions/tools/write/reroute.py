@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from airflow_partitions.mapping import downstream_keys
@@ -199,33 +200,35 @@ def _targets(mapper: Any, key: str) -> tuple[str, ...] | None:
 
 def _pending(dag_id: str, session: Any, *, lock: bool = False) -> dict[int, str]:
     """Return the Dag's open pending runs, id → partition key (*lock*: locked until the transaction ends)."""
-    from airflow.models.asset import AssetPartitionDagRun
     from sqlalchemy import select
 
-    query = select(AssetPartitionDagRun.id, AssetPartitionDagRun.partition_key).where(
-        AssetPartitionDagRun.target_dag_id == dag_id,
-        AssetPartitionDagRun.created_dag_run_id.is_(None),
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
+
+    query = select(pending_run.c.id, pending_run.c.partition_key).where(
+        pending_run.c.target_dag_id == dag_id,
+        pending_run.c.created_dag_run_id.is_(None),
     )
     if lock:
-        query = query.order_by(AssetPartitionDagRun.id).with_for_update(of=AssetPartitionDagRun)
+        query = query.order_by(pending_run.c.id).with_for_update(of=pending_run)
     return dict(session.execute(query).all())
 
 
 def _logged(apdr_ids: list[int], session: Any) -> list[tuple[int, int, int, int, str]]:
     """Return ``(id, pending run, asset, event, key)`` of the key-log rows of pending runs *apdr_ids*."""
-    from airflow.models.asset import PartitionedAssetKeyLog as Log
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
     rows = []
     for chunk in chunks(apdr_ids):
         rows += session.execute(
             select(
-                Log.id,
-                Log.asset_partition_dag_run_id,
-                Log.asset_id,
-                Log.asset_event_id,
-                Log.source_partition_key,
-            ).where(Log.asset_partition_dag_run_id.in_(chunk))
+                key_log.c.id,
+                key_log.c.asset_partition_dag_run_id,
+                key_log.c.asset_id,
+                key_log.c.asset_event_id,
+                key_log.c.source_partition_key,
+            ).where(key_log.c.asset_partition_dag_run_id.in_(chunk))
         ).all()
     return [tuple(row) for row in rows]
 
@@ -239,8 +242,9 @@ def _sent(missing: dict[int, dict[str, set[str]]], session: Any) -> list[Placed]
     Dag, or for none (refused on arrival, when its store was not listed yet or the Variable was
     broken). A key sent in another spelling only (``…T07:00:00Z`` for ``…T07``) is not found.
     """
-    from airflow.models.asset import AssetEvent
     from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import asset_event
 
     placements = []
     for asset_id, by_target in missing.items():
@@ -250,9 +254,9 @@ def _sent(missing: dict[int, dict[str, set[str]]], session: Any) -> list[Placed]
                 wanted[key].append(target)
         for chunk in chunks(sorted(wanted)):
             for key, event_id in session.execute(
-                select(AssetEvent.partition_key, func.max(AssetEvent.id))
-                .where(AssetEvent.asset_id == asset_id, AssetEvent.partition_key.in_(chunk))
-                .group_by(AssetEvent.partition_key)
+                select(asset_event.c.partition_key, func.max(asset_event.c.id))
+                .where(asset_event.c.asset_id == asset_id, asset_event.c.partition_key.in_(chunk))
+                .group_by(asset_event.c.partition_key)
             ):
                 placements += [Placed(asset_id, event_id, key, target) for target in wanted[key]]
     return placements
@@ -308,10 +312,13 @@ def _apply(found: _Plan, session: Any) -> Rerouted:
 
 def _delete_row(row_id: int, apdr: int, session: Any) -> bool:
     """Delete key-log row *row_id* if it still belongs to pending run *apdr*; return whether it did."""
-    from airflow.models.asset import PartitionedAssetKeyLog as Log
     from sqlalchemy import delete
 
-    done = session.execute(delete(Log).where(Log.id == row_id, Log.asset_partition_dag_run_id == apdr))
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
+
+    done = session.execute(
+        delete(key_log).where(key_log.c.id == row_id, key_log.c.asset_partition_dag_run_id == apdr)
+    )
     return bool(done.rowcount)
 
 
@@ -322,8 +329,9 @@ def _place(dag_id: str, placement: Placed, pending: dict[str, int], session: Any
     ``None``: that asset event was logged there already. A target without a pending run gets one
     (*pending*, partition key → pending run id, gains it).
     """
-    from airflow.models.asset import PartitionedAssetKeyLog as Log
-    from sqlalchemy import select
+    from sqlalchemy import insert, select
+
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
     apdr = pending.get(placement.target)
     outcome = "logged"
@@ -331,43 +339,48 @@ def _place(dag_id: str, placement: Placed, pending: dict[str, int], session: Any
         apdr = pending[placement.target] = _open(dag_id, placement, session)
         outcome = "opened"
     there = session.scalar(
-        select(Log.id).where(Log.asset_partition_dag_run_id == apdr, Log.asset_event_id == placement.event_id)
+        select(key_log.c.id).where(
+            key_log.c.asset_partition_dag_run_id == apdr, key_log.c.asset_event_id == placement.event_id
+        )
     )
     if there is not None:
         return None
-    session.add(
-        Log(
+    session.execute(
+        insert(key_log).values(
             asset_id=placement.asset_id,
             asset_event_id=placement.event_id,
             asset_partition_dag_run_id=apdr,
             source_partition_key=placement.source_key,
             target_dag_id=dag_id,
             target_partition_key=placement.target,
+            created_at=datetime.now(UTC),  # as Airflow's model stamps a row it adds
         )
     )
-    session.flush()
     return outcome
 
 
 def _ran(dag_id: str, keys: Any, session: Any) -> set[str]:
     """Return the partition keys among *keys* that have a Dag run, or a pending run that fired."""
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.dagrun import DagRun
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
+    from airflow_partitions.tools.state.tables import dag_run
 
     ran: set[str] = set()
     for chunk in chunks(sorted(set(keys))):
         ran.update(
             session.scalars(
-                select(DagRun.partition_key).where(DagRun.dag_id == dag_id, DagRun.partition_key.in_(chunk))
+                select(dag_run.c.partition_key).where(
+                    dag_run.c.dag_id == dag_id, dag_run.c.partition_key.in_(chunk)
+                )
             )
         )
         ran.update(
             session.scalars(
-                select(AssetPartitionDagRun.partition_key).where(
-                    AssetPartitionDagRun.target_dag_id == dag_id,
-                    AssetPartitionDagRun.partition_key.in_(chunk),
-                    AssetPartitionDagRun.created_dag_run_id.is_not(None),
+                select(pending_run.c.partition_key).where(
+                    pending_run.c.target_dag_id == dag_id,
+                    pending_run.c.partition_key.in_(chunk),
+                    pending_run.c.created_dag_run_id.is_not(None),
                 )
             )
         )
@@ -396,20 +409,19 @@ def _open(dag_id: str, placement: Placed, session: Any) -> int:
 
 def _drop_emptied(candidates: set[int], session: Any) -> list[str]:
     """Delete the pending runs among *candidates* that hold no key-log row now; return their keys."""
-    from airflow.models.asset import AssetPartitionDagRun
-    from airflow.models.asset import PartitionedAssetKeyLog as Log
     from sqlalchemy import delete, exists, select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
     removed = []
     for apdr in sorted(candidates):
-        key = session.scalar(
-            select(AssetPartitionDagRun.partition_key).where(AssetPartitionDagRun.id == apdr)
-        )
+        key = session.scalar(select(pending_run.c.partition_key).where(pending_run.c.id == apdr))
         done = session.execute(
-            delete(AssetPartitionDagRun).where(
-                AssetPartitionDagRun.id == apdr,
-                AssetPartitionDagRun.created_dag_run_id.is_(None),
-                ~exists().where(Log.asset_partition_dag_run_id == apdr),
+            delete(pending_run).where(
+                pending_run.c.id == apdr,
+                pending_run.c.created_dag_run_id.is_(None),
+                ~exists().where(key_log.c.asset_partition_dag_run_id == apdr),
             )
         )
         if done.rowcount:

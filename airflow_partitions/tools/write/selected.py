@@ -199,7 +199,7 @@ class Selected:
         """Return the keys of *root* with a Dag run or an open pending run."""
         from sqlalchemy import select
 
-        from airflow_partitions.tools.state.cache import mirror_for
+        from airflow_partitions.tools.state.kept.cache import mirror_for
         from airflow_partitions.tools.state.tables import dag_run
 
         query = select(dag_run.c.partition_key).where(

@@ -23,9 +23,9 @@ import pytest
 from sqlalchemy import create_engine, insert
 from sqlalchemy.orm import Session
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state import store as store_file
-from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept import store as store_file
+from airflow_partitions.tools.state.kept.fingerprint import fingerprints
 from airflow_partitions.tools.state.lateness import late_keys
 from airflow_partitions.tools.state.tables import (
     asset,

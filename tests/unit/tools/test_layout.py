@@ -1,9 +1,11 @@
 """
 The tools read in one screen, and what outlives a request is in one place (issues 37 and 49).
 
-No module of ``airflow_partitions/tools/`` over 500 lines; no function over 80 anywhere in the
+No module of ``airflow_partitions/tools/`` over 500 lines; ``composite.py`` and ``temporal.py``
+(the Airflow classes, whose stored import paths keep them whole) under 600, their private helpers
+in modules of their own; no function over 80 anywhere in the
 package, nor in the Partitions view's scripts (``partitions.js``, ``actions.js``); no
-module-level state that a function changes (a memo, a cursor) outside ``tools/state/cache.py``.
+module-level state that a function changes (a memo, a cursor) outside ``tools/state/kept/cache.py``.
 Read from the source (``ast``; a script by its top-level functions), as ``test_imports`` reads
 the imports.
 """
@@ -26,9 +28,11 @@ SCRIPTS = sorted((TOOLS / "ui" / "static").glob("*.js"))
 
 MODULE_LINES = 500
 FUNCTION_LINES = 80
+#: Modules of the Airflow layer held under a number of lines (fewer than it), by path in the package.
+LIMITED_MODULES = {"composite.py": 600, "temporal.py": 600}
 
 #: The one module whose module-level values functions may change.
-CACHE = TOOLS / "state" / "cache.py"
+CACHE = TOOLS / "state" / "kept" / "cache.py"
 
 #: Methods that change a dict, list, set or deque in place.
 MUTATING = {
@@ -95,6 +99,11 @@ def module_state(source: str) -> list[str]:
 @pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_a_tools_module_reads_in_one_screen(path):
     assert len(path.read_text(encoding="utf-8").splitlines()) <= MODULE_LINES
+
+
+@pytest.mark.parametrize("name", sorted(LIMITED_MODULES))
+def test_the_airflow_layers_largest_modules_stay_under_their_limit(name):
+    assert len((PACKAGE / name).read_text(encoding="utf-8").splitlines()) < LIMITED_MODULES[name]
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=_name)

@@ -1,5 +1,5 @@
 """
-The mirror of the pending runs (tools/state/mirror.py): after each sync, what the database holds.
+The mirror of the pending runs (tools/state/kept/mirror.py): after each sync, what the database holds.
 
 Every check compares the mirror with the rows read from the database directly, after changes as
 Airflow, ``discard`` and ``clean`` make them: pending runs opened one at a time and in batches,
@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from airflow_partitions.tools.state.gaps import stamp
-from airflow_partitions.tools.state.mirror import Mirror, PendingRun
+from airflow_partitions.tools.state.kept.gaps import stamp
+from airflow_partitions.tools.state.kept.mirror import Mirror, PendingRun
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
 from airflow_partitions.tools.state.tables import asset_partition_dag_run as apdr
 from airflow_partitions.tools.state.tables import dag_run, log, metadata

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import create_engine, insert, update
 from sqlalchemy.orm import Session
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state import store as store_file
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept import store as store_file
 from airflow_partitions.tools.state.pending import received_keys
 from airflow_partitions.tools.state.tables import (
     asset,

@@ -94,7 +94,7 @@ def test_the_answer_equals_its_golden_file(answers, name):
 
 def test_answers_read_from_the_store_of_the_mappers_answers_equal_those_worked_out(built, answers):
     # A second read with every memo emptied finds the mappers' answers in the store the first
-    # read filled (tools/state/cache.py's Store), never deserializing a consumer's mappers for
+    # read filled (tools/state/kept/cache.py's Store), never deserializing a consumer's mappers for
     # status, and returns the same JSON. Checked to fail with a stored pending run's fires_at
     # dropped when rebuilt.
     from tests.unit.tools.state_golden.build import UNPINNED

@@ -1,4 +1,4 @@
-"""What the tools keep across processes (tools/state/cache.py's Store): found again only as it was kept."""
+"""What the tools keep across processes (state/kept/cache.py's Store): found again only as it was kept."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state import store as store_file
-from airflow_partitions.tools.state.cache import keep, kept, kept_value
-from airflow_partitions.tools.state.fingerprint import fingerprints
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept import store as store_file
+from airflow_partitions.tools.state.kept.cache import keep, kept, kept_value
+from airflow_partitions.tools.state.kept.fingerprint import fingerprints
 from airflow_partitions.tools.state.plain import packed, unpacked
 
 MARCH_10 = datetime(2026, 3, 10, 4, tzinfo=UTC)

@@ -1,5 +1,5 @@
 """
-The store's file when things go wrong (tools/state/store.py, store_faults.py): answers stay right, and fast.
+The store's file when things go wrong (state/kept/store.py, store_faults.py): answers stay right, and fast.
 
 A damaged file (found so on opening, or while in use) is moved aside, said once and built anew; a
 folder this user cannot write gets a file of the user's own elsewhere, said once; a process killed
@@ -23,9 +23,9 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state import store as store_file
-from airflow_partitions.tools.state.cache import keep, kept_value
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept import store as store_file
+from airflow_partitions.tools.state.kept.cache import keep, kept_value
 
 ROOT = Path(__file__).resolve().parents[3]
 DAG = "weather_local_day_jfk"
@@ -148,7 +148,7 @@ KILLED_WHILE_WRITING = """
 import os, signal, sys
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
-from airflow_partitions.tools.state.cache import keep, store_for
+from airflow_partitions.tools.state.kept.cache import keep, store_for
 with Session(create_engine("sqlite:///" + sys.argv[1])) as session:
     keep(("page", "d", None), (2,), ["2013-03-02"], session)
     store = store_for(session)
@@ -176,8 +176,8 @@ KEEPING_ALONGSIDE = """
 import sys
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state.cache import keep, kept_value, store_for
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept.cache import keep, kept_value, store_for
 me = sys.argv[2]
 with Session(create_engine("sqlite:///" + sys.argv[1])) as session:
     back = 0

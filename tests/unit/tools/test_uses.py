@@ -1,5 +1,5 @@
 """
-The pruning of the store's keys unused for a week (tools/state/uses.py), through the store itself.
+The pruning of the store's keys unused for a week (tools/state/kept/uses.py), through the store itself.
 
 Days are numbered from 1970-01-01 (UTC): 2026-12-06 is day 20,793 (``date -d 2026-12-06 +%s`` is
 1,796,515,200, divided by 86,400).
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from airflow_partitions.tools.state import store as store_file
-from airflow_partitions.tools.state import uses
-from airflow_partitions.tools.state.store import Store
+from airflow_partitions.tools.state.kept import store as store_file
+from airflow_partitions.tools.state.kept import uses
+from airflow_partitions.tools.state.kept.store import Store
 
 DECEMBER_6 = 20_793
 

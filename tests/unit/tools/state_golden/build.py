@@ -556,7 +556,7 @@ def from_store() -> dict[str, object]:
     read again: with its mappers' answers from the store :func:`answers` filled, each Dag read
     without deserializing its mappers. Also how many answers were found stored and worked out.
     """
-    from airflow_partitions.tools.state import cache
+    from airflow_partitions.tools.state.kept import cache
 
     for memo in (
         cache.PENDING,

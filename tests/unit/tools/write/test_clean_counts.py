@@ -18,9 +18,9 @@ from sqlalchemy import create_engine, delete, insert
 from sqlalchemy.orm import Session
 
 from airflow_partitions.tools.errors import UnknownDag
-from airflow_partitions.tools.state import cache
-from airflow_partitions.tools.state import store as store_file
-from airflow_partitions.tools.state.cache import mirror_for
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept import store as store_file
+from airflow_partitions.tools.state.kept.cache import mirror_for
 from airflow_partitions.tools.state.tables import asset_partition_dag_run, dag_run, metadata
 from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 from airflow_partitions.tools.write.clean import _scanned, fired_rows

@@ -1,7 +1,7 @@
 """
 What the tools keep between reads, the only process-wide mutable state of :mod:`airflow_partitions.tools`.
 
-A Dag's fingerprint (:mod:`~airflow_partitions.tools.state.fingerprint`) changes whenever its
+A Dag's fingerprint (:mod:`~airflow_partitions.tools.state.kept.fingerprint`) changes whenever its
 runs or pending runs do; an answer read from all of a Dag's rows (its range, a page of its keys,
 its strip) is kept with the fingerprint it was read under. What a fired run ran with, what a
 pending run's keys give it and the keys logged for it, and a Dag's deserialized timetable are
@@ -21,12 +21,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_partitions.tools.state.database import engine_of, one_moment
+from airflow_partitions.tools.state.kept.store import Store, digest
 from airflow_partitions.tools.state.model import AssetProgress, RanWith
 from airflow_partitions.tools.state.plain import jsonable, packed, unpacked
-from airflow_partitions.tools.state.store import Store, digest
 
 if TYPE_CHECKING:
-    from airflow_partitions.tools.state.mirror import Mirror
+    from airflow_partitions.tools.state.kept.mirror import Mirror
 
 #: What the runs a rollup fired ran with, by (rollup identity, the runs' pending-run ids): the keys
 #: Airflow logged for a pending run never change once it fired, so each is worked out once per
@@ -175,6 +175,11 @@ def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any, session: Any = None
 STORES: dict[str, Store | None] = {}
 
 
+#: The api-server's warmer (:class:`~airflow_partitions.tools.warming.Warmer`, set by
+#: :func:`~airflow_partitions.tools.warming.start`); ``None``: every read in the request.
+WARMER: Any = None
+
+
 #: The mirror of each metadata database's pending runs (:mod:`~airflow_partitions.tools.state.
 #: mirror`), by its URL without password: in the file of its :class:`Store`, else in memory.
 MIRRORS: dict[str, Mirror] = {}
@@ -187,7 +192,7 @@ def mirror_for(session: Any) -> Mirror:
     In the store's file (shared by the processes on this machine), else, with the store off or
     failing, in this process's memory (its first read copies every row).
     """
-    from airflow_partitions.tools.state.mirror import Mirror
+    from airflow_partitions.tools.state.kept.mirror import Mirror
 
     url = engine_of(session).url.render_as_string(hide_password=True)
 
@@ -248,7 +253,7 @@ def at_one_moment(session: Any) -> None:
     On SQLite the mirror of the pending runs is brought in step first, then the snapshot begins
     (it syncs once per transaction): SQLite tells no moment of a snapshot, and a snapshot older
     than the copy, synced by another process meanwhile, would take it back (PostgreSQL's are
-    compared: :mod:`~airflow_partitions.tools.state.moments`).
+    compared: :mod:`~airflow_partitions.tools.state.kept.moments`).
     """
     if engine_of(session).dialect.name == "sqlite":
         mirror_for(session)

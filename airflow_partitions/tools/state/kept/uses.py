@@ -1,9 +1,9 @@
 """
 The day each key of the store's answers was last used, and the pruning of the keys unused for a week.
 
-The answers of :class:`~airflow_partitions.tools.state.store.Store` are kept under keys that are
+The answers of :class:`~airflow_partitions.tools.state.kept.store.Store` are kept under keys that are
 never asked again once what they were worked out under changes: a Dag's answers are under its
-serialized version and :func:`~airflow_partitions.tools.state.store.environment` (this package's
+serialized version and :func:`~airflow_partitions.tools.state.kept.store.environment` (this package's
 files, Airflow's and the calendars' libraries' versions), the answers read from its rows under
 the environment too. Without pruning, the file grows by a Dag's every answer at each upgrade (in
 the benchmark, 1.8 GB after a dozen code changes at a million partitions). Each key's last day of

@@ -2,7 +2,7 @@
 A Dag's fingerprint: what changes whenever its runs or pending runs change in a way the reader sees.
 
 An answer read from all of a Dag's rows is kept with the fingerprint it was read under
-(:func:`~airflow_partitions.tools.state.cache.keep`) and used again only while the fingerprint
+(:func:`~airflow_partitions.tools.state.kept.cache.keep`) and used again only while the fingerprint
 read from the database is the same.
 """
 
@@ -14,8 +14,8 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from airflow_partitions.tools.state.cache import mirror_for
 from airflow_partitions.tools.state.database import engine_of
+from airflow_partitions.tools.state.kept.cache import mirror_for
 from airflow_partitions.tools.state.sql import driver_rows, placeholder
 
 #: The state most of a Dag's runs end in, whose runs are not read (:func:`fingerprints`).
@@ -32,7 +32,7 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
     (the scheduler's updates of a running run's other columns keep it):
 
     - the set: the number of runs, and the run version the mirror keeps
-      (:meth:`~airflow_partitions.tools.state.mirror.Mirror.versions`), which moves whenever a
+      (:meth:`~airflow_partitions.tools.state.kept.mirror.Mirror.versions`), which moves whenever a
       run of the Dag is added (Airflow gives it an id above every id). A run deleted moves the
       count, one deleted as another is added the run version;
     - the states, the set unchanged: per state but :data:`COMMON_STATE` (``success``), the
@@ -54,7 +54,7 @@ def fingerprints(dag_ids: list[str], session: Any) -> dict[str, tuple[Any, ...]]
 
     On PostgreSQL, on an engine without a pool (the command line's,
     :func:`~airflow_partitions.tools.state.database.read_session`), the runs' part is read on a
-    connection of its own while the mirror syncs (:func:`~airflow_partitions.tools.state.cache.
+    connection of its own while the mirror syncs (:func:`~airflow_partitions.tools.state.kept.cache.
     mirror_for`: 0.12 s and 0.19 s at a million runs, one after the other before), in the
     snapshot of *session*'s transaction (``pg_export_snapshot()``): both parts and the answer
     kept with them are of one moment (:func:`~airflow_partitions.tools.state.database.
@@ -121,7 +121,7 @@ def with_members(prints: dict[str, tuple[Any, ...]], readers: dict[str, Any]) ->
 
     Its rows alone do not tell everything a Dag's answers depend on when its rollups read members
     from an Airflow Variable: a change of the Variable changes what its partitions await
-    (:attr:`~airflow_partitions.tools.state.answers.Answers.members`), so the answers kept by
+    (:attr:`~airflow_partitions.tools.state.kept.answers.Answers.members`), so the answers kept by
     print are kept by it too.
     """
     return {

@@ -2,9 +2,9 @@
 The SQLite file of answers worked out from Dags' mappers and read from their rows, kept across processes.
 
 One file per metadata database (:class:`Store`), opened by
-:func:`~airflow_partitions.tools.state.cache.store_for`; its keys hold the Dag's serialized
+:func:`~airflow_partitions.tools.state.kept.cache.store_for`; its keys hold the Dag's serialized
 version and :func:`environment` (what the answers depend on besides it), its days of use and
-pruning are :mod:`~airflow_partitions.tools.state.uses`'.
+pruning are :mod:`~airflow_partitions.tools.state.kept.uses`'.
 """
 
 from __future__ import annotations
@@ -23,8 +23,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from airflow_partitions.tools.state.store_faults import damaged, elsewhere, inode, say, set_aside, unusable
-from airflow_partitions.tools.state.uses import Uses, today
+from airflow_partitions.tools.state.kept.store_faults import (
+    damaged,
+    elsewhere,
+    inode,
+    say,
+    set_aside,
+    unusable,
+)
+from airflow_partitions.tools.state.kept.uses import Uses, today
 
 #: How many questions of one Dag key :meth:`Store.fetch` reads one by one before reading all its answers.
 ONE_BY_ONE = 500
@@ -127,7 +134,7 @@ class Store:
         #: :data:`LOADED_AT_MOST` plus one.
         self.sizes: dict[str, int] = {}
         #: The file and its file number when opened (:meth:`open`); whether it was found damaged
-        #: since, and moved aside for :func:`~airflow_partitions.tools.state.cache.store_for` to
+        #: since, and moved aside for :func:`~airflow_partitions.tools.state.kept.cache.store_for` to
         #: open anew (:meth:`lost`).
         self.path: Path | None = None
         self.inode: int | None = None
@@ -139,7 +146,7 @@ class Store:
         Open or create the store of the metadata database *database* (a URL); ``None``: off, or failing.
 
         A damaged file is moved aside and built anew; one this user cannot use is replaced by one
-        of its own elsewhere; each said once (:mod:`~airflow_partitions.tools.state.store_faults`).
+        of its own elsewhere; each said once (:mod:`~airflow_partitions.tools.state.kept.store_faults`).
         """
         from airflow_partitions.tools.state.database import airflow_home
 
@@ -383,7 +390,7 @@ class Store:
         Stop using the file after *err* (answers are then worked out, never wrong).
 
         A damaged file is moved aside (unless another process built it anew already): the next
-        :func:`~airflow_partitions.tools.state.cache.store_for` opens it anew.
+        :func:`~airflow_partitions.tools.state.kept.cache.store_for` opens it anew.
         """
         self.connection = None
         if damaged(err) and self.path is not None:

@@ -1,8 +1,8 @@
 """
 Ids a copy of an Airflow table reads again: the gaps below a row read that no row had.
 
-The mirror of the pending runs (:mod:`~airflow_partitions.tools.state.mirror`) and the key-log
-stamps (:mod:`~airflow_partitions.tools.state.key_stamps`) read an Airflow table's rows above the
+The mirror of the pending runs (:mod:`~airflow_partitions.tools.state.kept.mirror`) and the key-log
+stamps (:mod:`~airflow_partitions.tools.state.kept.key_stamps`) read an Airflow table's rows above the
 greatest id they hold. An id below a row read may still get its row: PostgreSQL may commit a
 transaction's row after a later id's, and on SQLite a deleted newest row's id is given to the next
 one. Such ids are kept as gaps, in a table of the store's SQLite file, and read again on each sync
@@ -32,6 +32,11 @@ MICROSECOND = timedelta(microseconds=1)
 def stamp(value: datetime) -> int:
     """Return *value* (aware; naive is UTC) as microseconds since :data:`EPOCH`."""
     return ((value if value.tzinfo is not None else value.replace(tzinfo=UTC)) - EPOCH) // MICROSECOND
+
+
+def instant(stamped: int) -> datetime:
+    """Return the aware UTC time :func:`stamp` gave *stamped* (microseconds since :data:`EPOCH`)."""
+    return EPOCH + stamped * MICROSECOND
 
 
 def created(session: Any, table: Any, row_id: int) -> int | None:

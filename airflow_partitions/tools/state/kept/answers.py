@@ -4,7 +4,7 @@ What a consumer Dag's mappers answer, asked of the answers kept across processes
 A pending run's progress from its keys, what a run ran with, when a key is late, when a period
 closes, whether a pending run holds only keys that never count, the bounds that prove a run fired
 complete. Each is looked up in the store of the metadata database
-(:class:`~airflow_partitions.tools.state.store.Store`); only an answer not found there
+(:class:`~airflow_partitions.tools.state.kept.store.Store`); only an answer not found there
 deserializes the Dag's mappers, which imports Airflow (2 to 3 s of a new process).
 """
 
@@ -21,13 +21,13 @@ from typing import Any
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.members import broken_since
-from airflow_partitions.tools.state import cache
 from airflow_partitions.tools.state.database import secrets_backend
+from airflow_partitions.tools.state.kept import cache
+from airflow_partitions.tools.state.kept.store import digest
 from airflow_partitions.tools.state.model import LISTED, AssetProgress, MembersProblem, RanWith
 from airflow_partitions.tools.state.plain import jsonable, rebuilt_as
 from airflow_partitions.tools.state.progress import pending_times, progress_of, ran_with
 from airflow_partitions.tools.state.serialized import consumer_timetable, dag_version, timetable_grain
-from airflow_partitions.tools.state.store import digest
 
 #: What a pending run's keys give it (:meth:`Answers.pending`): its progress per asset, and
 #: :func:`~airflow_partitions.tools.state.progress.pending_times`.

@@ -5,7 +5,7 @@ Airflow indexes none of that table's columns but its id, so each question about 
 Dag's open ones, the scheduler's queue of all of them, the pending run a Dag run fired from, the
 fingerprint) scanned the whole table: four scans of 2,100,000 rows, 3.4 s of a ``status`` at a
 million partitions. The mirror holds the columns the reader reads, indexed, in the SQLite file of
-the store (:class:`~airflow_partitions.tools.state.store.Store`; in memory for the process when
+the store (:class:`~airflow_partitions.tools.state.kept.store.Store`; in memory for the process when
 there is none), and reads from Airflow only what may have changed since the last read:
 
 - rows added: ``id`` above the greatest seen (Airflow's primary key);
@@ -25,7 +25,7 @@ there is none), and reads from Airflow only what may have changed since the last
 Each Dag's version goes up whenever one of its rows changes, its run version whenever a Dag run
 of it is added (read by id above the greatest seen, :meth:`Mirror._runs_added`); with the mirror's
 token (new at each start over) they are part of the Dag's fingerprint
-(:func:`~airflow_partitions.tools.state.fingerprint.fingerprints`). Times are kept as microseconds
+(:func:`~airflow_partitions.tools.state.kept.fingerprint.fingerprints`). Times are kept as microseconds
 since 1970-01-01 UTC, which sort as the times do.
 """
 
@@ -39,10 +39,10 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from airflow_partitions.tools.state.gaps import EPOCH, MAX_GAPS, MICROSECOND, Gaps, created, skipped, stamp
-from airflow_partitions.tools.state.key_stamps import KeyStamps
+from airflow_partitions.tools.state.kept.gaps import MAX_GAPS, Gaps, created, instant, skipped, stamp
+from airflow_partitions.tools.state.kept.key_stamps import KeyStamps
+from airflow_partitions.tools.state.kept.moments import Moments, moment_of
 from airflow_partitions.tools.state.model import CLEANED_EVENT, DISCARDED_EVENT
-from airflow_partitions.tools.state.moments import Moments, moment_of
 from airflow_partitions.tools.state.sql import chunks, ids_without, rows_among, rows_by_id
 
 SCHEMA = (
@@ -55,8 +55,7 @@ SCHEMA = (
     # million partitions in 0.03 s, against 0.06 s looking each up among the 2,100,000.
     "CREATE INDEX IF NOT EXISTS pending_runs_open ON pending_runs (db, created, id, dag, key, fired) "
     "WHERE fired IS NULL",
-    # fired_created: a fired row keeps when it was opened (clean counts by it); a file without it
-    # held 0 there, and starts over.
+    # fired_created: a fired row keeps when it was opened (0 in a file without it: it starts over).
     "CREATE TABLE IF NOT EXISTS pending_marks (db TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "newest_run INTEGER, newest_run_id TEXT, "
     "audit INTEGER NOT NULL, witness INTEGER, witness_created INTEGER, "
@@ -92,7 +91,7 @@ class Mirror:
         #: The database's digest: one file may hold the mirrors of several databases.
         self.db = db
         #: In the store's file, the store's key of the keys logged per pending run
-        #: (:attr:`~airflow_partitions.tools.state.store.Store.received`): a start over deletes
+        #: (:attr:`~airflow_partitions.tools.state.kept.store.Store.received`): a start over deletes
         #: those of the runs no longer in the database (``clean`` deleted them).
         self.received = received
         self.lock = lock
@@ -287,7 +286,7 @@ class Mirror:
         for apdr_id in moved:
             if apdr_id in now:  # fired: held as :func:`_plain` holds a fired row (no key)
                 dag, made = held[apdr_id]
-                self._put([(apdr_id, dag, None, now[apdr_id], EPOCH + made * MICROSECOND)], changed)
+                self._put([(apdr_id, dag, None, now[apdr_id], instant(made))], changed)
             else:
                 self._gone(apdr_id)
 
@@ -383,7 +382,7 @@ class Mirror:
                 ).fetchall()
                 self._open = (
                     stamp,
-                    [PendingRun(i, dag, key, EPOCH + made * MICROSECOND) for i, dag, key, made in rows],
+                    [PendingRun(i, dag, key, instant(made)) for i, dag, key, made in rows],
                 )
             held = self._open[1]
         if dag_ids is None:
@@ -441,33 +440,6 @@ class Mirror:
                     (self.db, dag_id),
                 ).fetchall()
             )
-
-    def held(self) -> int:
-        """Return how many rows the mirror holds: Airflow's, and the fired ones of Dag runs deleted since."""
-        query = "SELECT count(*) FROM pending_runs WHERE db = ?"
-        with self.lock:
-            return int(self.connection.execute(query, (self.db,)).fetchone()[0])
-
-    def fired_spans(self, before: datetime, dag_id: str | None = None) -> list[tuple[str, int, int, int]]:
-        """
-        Return the fired rows opened before *before* (of *dag_id*) as spans of consecutive ids of one Dag.
-
-        ``(dag_id, first id, last id, rows)``: every id from the first to the last is a fired row of
-        that Dag opened before *before* (a span ends at an id the mirror does not hold, or holds
-        open, later, or of another Dag). Worked out in the mirror's file, in id order, whatever
-        the number of rows (1,100,000 at a million partitions).
-        """
-        only = "AND dag = ?" if dag_id is not None else ""
-        query = (
-            "SELECT dag, min(id), max(id), count(*) FROM (SELECT id, dag, "
-            "sum(new) OVER (ORDER BY id) AS span FROM (SELECT id, dag, "
-            "CASE WHEN lag(id) OVER w = id - 1 AND lag(dag) OVER w = dag THEN 0 ELSE 1 END AS new "
-            f"FROM pending_runs WHERE db = ? AND fired IS NOT NULL AND created < ? {only} "
-            "WINDOW w AS (ORDER BY id))) GROUP BY span ORDER BY span"
-        )
-        parameters = (self.db, stamp(before), *([dag_id] if dag_id is not None else []))
-        with self.lock:
-            return [tuple(row) for row in self.connection.execute(query, parameters)]
 
     def key_versions(self, dag_ids: Collection[str]) -> dict[str, int]:
         """Return the version of each of *dag_ids*' keys: it moves when a key is logged for an open run."""

@@ -24,7 +24,7 @@ def moment_of(session: Any) -> int | None:
     On PostgreSQL, the first transaction id not yet given then (``xmax`` of
     ``pg_current_snapshot()``, ``1234``): a snapshot with a smaller one was taken before, and
     every transaction it sees committed the later one sees too. SQLite tells none: a reader there
-    syncs before its snapshot begins (:func:`~airflow_partitions.tools.state.cache.at_one_moment`).
+    syncs before its snapshot begins (:func:`~airflow_partitions.tools.state.kept.cache.at_one_moment`).
     """
     if engine_of(session).dialect.name != "postgresql":
         return None

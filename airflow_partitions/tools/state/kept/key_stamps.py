@@ -9,7 +9,7 @@ pending run and its keys, a new run took its id and its first key-log row the de
 the same count and greatest id, other keys). Reading every open run's stamp
 took a grouped count per 5,000 runs, 0.15 s of a ``status`` at a million partitions (27,000 open
 runs); the stamps are kept instead in the mirror's SQLite file, beside the pending runs
-(:class:`~airflow_partitions.tools.state.mirror.Mirror`, which syncs them in its transaction),
+(:class:`~airflow_partitions.tools.state.kept.mirror.Mirror`, which syncs them in its transaction),
 and each sync reads again only the stamps of the runs a key-log row added since names.
 """
 
@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from airflow_partitions.tools.state.gaps import MAX_GAPS, Gaps, created, stamp
+from airflow_partitions.tools.state.kept.gaps import MAX_GAPS, Gaps, created, stamp
 from airflow_partitions.tools.state.sql import chunks, rows_among
 
 
