@@ -460,3 +460,11 @@ def test_a_dag_key_of_more_answers_than_loaded_at_most_is_read_one_by_one_for_go
         ]
     assert "large" not in store.loaded and store.one_by_one["large"] == 8
     assert "small" in store.loaded and store.one_by_one["small"] == 2
+
+
+def test_the_environment_covers_every_file_of_the_package() -> None:
+    """An upgrade of a mapper outside tools/ (temporal.py) makes new keys: its files are digested."""
+    import airflow_partitions
+
+    assert store_file.PACKAGE == Path(airflow_partitions.__file__).parent
+    assert (store_file.PACKAGE / "temporal.py").exists()

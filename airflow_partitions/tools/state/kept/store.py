@@ -52,6 +52,10 @@ STORE_VARIABLE = "AIRFLOW_PARTITIONS_CACHE"
 DEPENDED_ON = ("apache_airflow_core", "holidays", "exchange_calendars", "tzdata", "pendulum")
 
 
+#: This package's folder (``airflow_partitions``): :func:`environment` digests every file of it.
+PACKAGE = Path(__file__).parents[3]
+
+
 @functools.lru_cache(maxsize=1)  # worked out once per process
 def environment() -> str:
     """
@@ -67,8 +71,9 @@ def environment() -> str:
     """
     import zoneinfo
 
-    root = Path(__file__).parents[2]
-    parts = [f"{p.relative_to(root)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in root.rglob("*.py")]
+    parts = [
+        f"{p.relative_to(PACKAGE)} {p.stat().st_size} {p.stat().st_mtime_ns}" for p in PACKAGE.rglob("*.py")
+    ]
     for folder in zoneinfo.TZPATH:
         with contextlib.suppress(OSError), open(Path(folder) / "tzdata.zi", encoding="utf-8") as zones:
             parts.append(f"{folder} {zones.readline().strip()}")
