@@ -466,5 +466,5 @@ def test_the_environment_covers_every_file_of_the_package() -> None:
     """An upgrade of a mapper outside tools/ (temporal.py) makes new keys: its files are digested."""
     import airflow_partitions
 
-    assert store_file.PACKAGE == Path(airflow_partitions.__file__).parent
+    assert Path(airflow_partitions.__file__).parent == store_file.PACKAGE
     assert (store_file.PACKAGE / "temporal.py").exists()
