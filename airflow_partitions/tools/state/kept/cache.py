@@ -238,10 +238,8 @@ def mirror_copied(session: Any) -> bool:
         return False
     try:
         with contextlib.closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True, timeout=1)) as own:
-            found = own.execute(
-                "SELECT 1 FROM pending_marks WHERE db = ? AND fired_created = 1", (digest([url])[:8],)
-            ).fetchone()
-    except sqlite3.Error:  # no table yet (a new file), or an older file's, copied again on first use
+            found = own.execute("SELECT 1 FROM pending_marks WHERE db = ?", (digest([url])[:8],)).fetchone()
+    except sqlite3.Error:  # no table yet: a new file
         return False
     return found is not None
 

@@ -55,11 +55,10 @@ SCHEMA = (
     # million partitions in 0.03 s, against 0.06 s looking each up among the 2,100,000.
     "CREATE INDEX IF NOT EXISTS pending_runs_open ON pending_runs (db, created, id, dag, key, fired) "
     "WHERE fired IS NULL",
-    # fired_created: a fired row keeps when it was opened (0 in a file without it: it starts over).
     "CREATE TABLE IF NOT EXISTS pending_marks (db TEXT PRIMARY KEY, token TEXT NOT NULL, "
     "newest_run INTEGER, newest_run_id TEXT, "
     "audit INTEGER NOT NULL, witness INTEGER, witness_created INTEGER, "
-    "log_mark INTEGER, log_mark_created INTEGER, fired_created INTEGER)",
+    "log_mark INTEGER, log_mark_created INTEGER)",
     "CREATE TABLE IF NOT EXISTS pending_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
     "version INTEGER NOT NULL, PRIMARY KEY (db, dag)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS key_versions (db TEXT NOT NULL, dag TEXT NOT NULL, "
@@ -97,7 +96,7 @@ class Mirror:
         self.lock = lock
         with lock:
             columns = {row[1] for row in connection.execute("PRAGMA table_info(pending_marks)")}
-            if columns and ("fired_created" not in columns or "runs" in columns):  # an older file's: anew
+            if columns and ("log_mark" not in columns or "runs" in columns):  # an older file's: start over
                 connection.execute("DROP TABLE pending_marks")
             for statement in SCHEMA:
                 connection.execute(statement)
@@ -211,7 +210,7 @@ class Mirror:
                 (self.received, self.db),
             )
         self.connection.execute(
-            "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, NULL, NULL, 0, NULL, NULL, NULL, NULL, 1)",
+            "INSERT OR REPLACE INTO pending_marks VALUES (?, ?, NULL, NULL, 0, NULL, NULL, NULL, NULL)",
             (self.db, uuid.uuid4().hex),
         )
 
@@ -280,13 +279,12 @@ class Mirror:
         now = dict(
             rows_by_id(session, f"SELECT id, created_dag_run_id FROM {apdr.name} WHERE id IN ({{}})", moved)
         )
-        held = {apdr_id: (dag, made) for apdr_id, dag, made in self._held("id, dag, created", moved)}
-        changed.update(dag for dag, _ in held.values())
+        dags = dict(self._held("id, dag", moved))
+        changed.update(dags.values())
         self._left.update(moved)
         for apdr_id in moved:
-            if apdr_id in now:  # fired: held as :func:`_plain` holds a fired row (no key)
-                dag, made = held[apdr_id]
-                self._put([(apdr_id, dag, None, now[apdr_id], instant(made))], changed)
+            if apdr_id in now:  # fired: held as :func:`_plain` holds a fired row (no key, no time)
+                self._put([(apdr_id, dags[apdr_id], None, now[apdr_id], None)], changed)
             else:
                 self._gone(apdr_id)
 
@@ -482,11 +480,11 @@ def _plain(row: Any) -> tuple[Any, ...]:
     """
     Return a row of :func:`_columns` as the mirror holds it: its time as :func:`stamp`.
 
-    A fired row keeps only its id, Dag, Dag run and time (``""`` for its key): nothing else of it
-    is read (its time by ``clean``'s count), and a million of them are most of the mirror.
+    A fired row keeps only its id, Dag and Dag run (``""`` and 0 for its key and time): nothing
+    else of it is read, and a million of them are most of the mirror.
     """
-    apdr_id, dag, key, fired, made = row
-    return (apdr_id, dag, key if fired is None else "", fired, stamp(made))
+    apdr_id, dag, key, fired, created = row
+    return (apdr_id, dag, key, fired, stamp(created)) if fired is None else (apdr_id, dag, "", fired, 0)
 
 
 def _newest_run_id(session: Any, newest: int | None) -> str | None:
