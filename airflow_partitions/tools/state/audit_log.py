@@ -6,11 +6,42 @@ from collections import defaultdict
 from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from airflow_partitions.grains import Grain
 from airflow_partitions.tools.state.model import LISTED, REFUSED_EVENT, Refusal, in_time_range, time_part
 from airflow_partitions.tools.state.sql import chunks
+
+
+def first_refused_for(session: Any, dag_id: str, variable: str) -> datetime | None:
+    """
+    Return when *dag_id* first refused a key for its members Variable *variable* since its newest Dag run.
+
+    The start of a broken members Variable that every face says alike: read from Airflow's audit
+    log (the deployment's record, where a process's own first failed read is only its own), the
+    first refusal whose message names the Variable (``Airflow Variable 'retail_stores' is not
+    JSON …``) after the Dag's newest Dag run was created (while it is broken, no run fires).
+    ``requeue --start`` of that time queues again every key refused since. ``None``: no key was
+    refused for it yet. UTC.
+    """
+    from sqlalchemy import func, or_, select
+
+    from airflow_partitions.tools.state.tables import dag_run, log
+
+    newest = select(func.max(dag_run.c.created_at)).where(dag_run.c.dag_id == dag_id).scalar_subquery()
+    rows = session.execute(
+        select(log.c.dttm, log.c.extra)
+        .where(
+            log.c.event == REFUSED_EVENT,
+            log.c.extra.contains(f"in target Dag '{dag_id}'"),
+            log.c.extra.contains(variable, autoescape=True),
+            or_(newest.is_(None), log.c.dttm > newest),
+        )
+        .order_by(log.c.id)
+    )
+    named = f"Variable {variable!r}"
+    return next((when for when, extra in rows if named in Refusal.read(when, extra).message), None)
 
 
 def refusals_of(

@@ -343,8 +343,9 @@ class MembersProblem:
 
     ``MembersProblem("retail_stores", "Airflow Variable 'retail_stores' is not JSON (…); expected …",
     since)``: while it lasts, every key for those rollups is refused on arrival and their pending
-    runs wait (none fires). ``since`` is when it was first read so (UTC), by a process of this
-    machine. ``fix`` says how to set it right, and what becomes of the keys refused meanwhile.
+    runs wait (none fires). ``since`` (UTC) is when the Dag first refused a key for it, from
+    Airflow's audit log; before any key was refused, when a process of this machine first read it
+    so. ``fix`` says how to set it right, and what becomes of the keys refused meanwhile.
     """
 
     variable: str

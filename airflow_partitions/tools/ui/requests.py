@@ -72,6 +72,9 @@ def _invalid(error: Exception) -> str:
     """
     found = error.errors()[0] if isinstance(error, RequestValidationError) and error.errors() else {}
     name = found.get("loc", ("input",))[-1]
+    if found.get("type") == "json_invalid":
+        why = found.get("ctx", {}).get("error", found.get("msg", ""))
+        return f"the body is not JSON ({why}): expected a JSON object of the request's fields."
     if found.get("type") == "missing":
         return f"{name} is required."
     return f"{name} {found.get('input')!r}: {found.get('msg', error)}."
@@ -91,8 +94,9 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
     is ``None`` (every Dag, as Airflow's API spells it). The fields in the route's path are the
     type's ``IN_PATH`` (``("dag_id",)`` unless it says otherwise: the view's
     ``("dag_id", "partition_key")``, ``("asset_name",)``). The request's own checks answer 400
-    (:func:`answering`), as do a time no ``datetime`` holds in UTC (``0001-01-01T00:00+14:00``)
-    and a value of the wrong type (``limit=ten``).
+    (:func:`answering`), as do a time no ``datetime`` holds in UTC (``0001-01-01T00:00+14:00``),
+    a value of the wrong type (``limit=ten``) and a query parameter no field takes (``stat=failed``;
+    on a write, any).
     """
     hints = typing.get_type_hints(cls)
     in_path = getattr(cls, "IN_PATH", ("dag_id",))
@@ -106,6 +110,10 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
         if field.name not in in_path
     }
     path = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=str) for name in in_path]
+    path.append(inspect.Parameter("http_request", inspect.Parameter.KEYWORD_ONLY, annotation=HttpRequest))
+    # A query parameter none of its fields takes is refused (a misspelt one, stat= for state=,
+    # would else be dropped and the answer be of everything); a write takes none.
+    taken = set() if body else {alias for alias, _, _ in sent.values()}
     if body:
         fields: Any = {
             name: (Annotated[kind, pydantic.Field(alias=alias)], default)
@@ -128,6 +136,14 @@ def requested(cls: type[T], *, body: bool = False) -> Callable[..., T]:
         ]
 
     def build(**values: Any) -> T:
+        unknown = sorted(set(values.pop("http_request").query_params) - taken)
+        if unknown:
+            takes = (
+                f"it takes {', '.join(sorted(taken))}"
+                if taken
+                else "a write takes its input in its JSON body"
+            )
+            raise UsageError(f"unknown query parameter {unknown[0]!r}: {takes}.")
         if body:
             values = {**{name: values[name] for name in in_path}, **values["sent"].model_dump()}
         if "dag_id" in values:

@@ -139,3 +139,53 @@ def test_a_refused_key_is_placed_in_the_dags_grain_before_it_is_compared():
     assert not in_selected_range(refused, "R2026-W45", None, weeks)
     # As written without a grain: the day's text is no retail week's.
     assert not in_selected_range(refused, "R2026-W44", "R2026-W44", None)
+
+
+def _broken(key: str, dag_id: str, variable: str) -> str:
+    """An audit-log row's extra for a key refused while the members Variable *variable* is broken."""
+    return (
+        f"Could not map partition_key '{key}' for asset (name='store_days', uri='store_days') in target Dag "
+        f"'{dag_id}'. This likely indicates that the partition mapper in the target Dag is misconfigured "
+        f"or does not support this partition key.\nValueError: Airflow Variable {variable!r} is not JSON "
+        "(Expecting value: line 1 column 1 (char 0)); expected a JSON list of members"
+    )
+
+
+def test_a_broken_variable_is_broken_since_the_first_key_refused_for_it_after_the_newest_run(session):
+    from airflow_partitions.tools.state.audit_log import first_refused_for
+    from airflow_partitions.tools.state.tables import dag_run
+
+    def refused(n: int, minute: int, dag_id: str = "region_day", variable: str = "stores") -> dict:
+        return {
+            "id": n,
+            "dttm": T + timedelta(minutes=minute),
+            "event": REFUSED_EVENT,
+            "extra": _broken(f"store-00{n % 9}|2026-12-0{minute % 9 + 1}", dag_id, variable),
+        }
+
+    assert first_refused_for(session, "region_day", "stores") is None  # nothing refused for it yet
+    # Broken an hour before its newest run (fixed since: that run fired), broken again after it.
+    session.execute(
+        insert(log),
+        [refused(20, 100), refused(21, 230), refused(22, 231, "other_day"), refused(23, 232, variable="x")],
+    )
+    session.execute(
+        insert(dag_run),
+        [
+            {
+                "id": 1,
+                "dag_id": "region_day",
+                "run_id": "r1",
+                "partition_key": "north|2026-12-03",
+                "state": "success",
+                "run_type": "asset_triggered",
+                "created_at": T + timedelta(minutes=200),
+                "run_after": T + timedelta(minutes=200),
+            }
+        ],
+    )
+    session.execute(insert(log), [refused(24, 240)])
+    assert first_refused_for(session, "region_day", "stores") == T + timedelta(minutes=230)
+    assert first_refused_for(session, "other_day", "stores") == T + timedelta(minutes=231)
+    assert first_refused_for(session, "region_day", "x") == T + timedelta(minutes=232)
+    assert first_refused_for(session, "region_day", "store") is None  # a Variable named apart

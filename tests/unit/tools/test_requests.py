@@ -356,3 +356,37 @@ def _an_instant(text: str) -> bool:
     except (ValueError, OverflowError):
         return False
     return True
+
+
+@pytest.mark.parametrize(
+    ("cls", "query", "message"),
+    [
+        # A misspelt filter was dropped, and the answer was of every partition (a new user's trial).
+        (StatusRequest, "stat=failed", "unknown query parameter 'stat': it takes end, key, "),
+        (
+            BackfillRequest,
+            "keys=2026-01-06",
+            "unknown query parameter 'keys': it takes end, include_open, key, ",
+        ),
+        (DagsRequest, "state=failed&page=2", "unknown query parameter 'page': it takes "),
+    ],
+)
+def test_a_query_parameter_no_field_takes_is_400_naming_it(cls, query, message):
+    path = VIEW.get(cls, f"/dags/d/{cls.ROUTE}")
+    answer = CLIENTS[cls].get(f"{path}?{query}")
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["detail"].startswith(message), answer.json()["detail"]
+
+
+def test_a_write_takes_nothing_from_its_query_and_a_body_that_is_no_json_is_named():
+    in_query = CLIENTS[DiscardRequest].post("/dags/d/discard?key=2026-01-06", json={})
+    assert in_query.status_code == 400
+    assert in_query.json()["detail"] == (
+        "unknown query parameter 'key': a write takes its input in its JSON body."
+    )
+    broken = CLIENTS[DiscardRequest].post(
+        "/dags/d/discard", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert broken.status_code == 400
+    assert broken.json()["detail"].startswith("the body is not JSON (")
+    assert broken.json()["detail"].endswith("): expected a JSON object of the request's fields.")

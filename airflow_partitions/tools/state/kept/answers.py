@@ -152,16 +152,22 @@ class Answers:
         """
         Return the Variables its rollups read members from that cannot give them now (``()``: none).
 
-        Kept under the Variables' values (:attr:`members`), with the time it was first worked out
-        on this machine (or this process's first failed read, if earlier) as ``since``.
+        Kept under the Variables' values (:attr:`members`). ``since``: when the Dag first refused a
+        key for it (:func:`~airflow_partitions.tools.state.audit_log.first_refused_for`, read from
+        the audit log: the same in every face and mode); before any key was refused, when it was
+        first worked out on this machine (or this process's first failed read, if earlier).
         """
         if not self.variables:
             return ()
+        from airflow_partitions.tools.state.audit_log import first_refused_for
+
         found = self._answer(["members problems"], self._members_problems, list)
         problems = []
         for name, problem, since in found:
             read = broken_since(name)
-            first = min([t for t in (read, datetime.fromisoformat(since)) if t is not None])
+            first = first_refused_for(self.session, self.dag_id, name) or min(
+                [t for t in (read, datetime.fromisoformat(since)) if t is not None]
+            )
             problems.append(MembersProblem(name, problem, first, members_fix(self.dag_id, name, first)))
         return tuple(problems)
 
