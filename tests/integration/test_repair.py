@@ -208,7 +208,7 @@ def test_a_rest_fed_chain_is_planned_and_its_failed_and_stale_days_run_again_two
         )
     )
     cancelled = again["backfill"]["name"]
-    _json(_api_cli(airflow, "backfill", "--cancel", cancelled, "--json"))
+    told = _json(_api_cli(airflow, "backfill", "--cancel", cancelled, "--json"))["backfills"][0]
     first, second = (runs[day] for day in STALE)
     time.sleep(3 * float(airflow.env["AIRFLOW_PARTITIONS_WATCH_INTERVAL"]) + 6)
     listed = _json(_api_cli(airflow, "backfill", "--list", DAY, "--json"))["backfills"][0]
@@ -216,11 +216,16 @@ def test_a_rest_fed_chain_is_planned_and_its_failed_and_stale_days_run_again_two
     assert [r["state"] for r in listed["runs"]][1] is None  # the second never started
     after = dict(airflow.query("SELECT run_id, clear_number FROM dag_run WHERE dag_id = :d", d=DAY))
     assert after[second] == cleared[second] and after[first] == cleared[first] + 1
-    [(owner,)] = airflow.query(
-        "SELECT owner FROM log WHERE event = 'partition-tools backfill cancel' AND extra = :extra",
-        extra=json.dumps({"backfill": int(cancelled.removeprefix("backfill-"))}),
-    )
+    [(owner, extra)] = [
+        (owner, json.loads(extra))
+        for owner, extra in airflow.query(
+            "SELECT owner, extra FROM log WHERE event = 'partition-tools backfill cancel'"
+        )
+        if json.loads(extra)["backfill"] == int(cancelled.removeprefix("backfill-"))
+    ]
     assert owner == API_USER
+    # It records the runs it failed (still queued when it wrote), as it said.
+    assert [again["backfill"]["runs"][i]["run_id"] for i in extra["failed"]] == told["cancel_failed"]
 
 
 def test_a_producer_fed_week_completes_through_a_backfill_of_the_week(airflow):

@@ -12,14 +12,17 @@ resumes or cancels one (``--pause``, ``--resume``, ``--cancel``).
 from __future__ import annotations
 
 import argparse
-import textwrap
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from airflow_partitions.tools.commands.backfill_text import (
+    format_backfills,
+    format_carried_out,
+    format_plan,
+)
 from airflow_partitions.tools.commands.base import (
     API_ARGS,
     JSON_ARG,
@@ -33,7 +36,6 @@ from airflow_partitions.tools.commands.base import (
     show,
 )
 from airflow_partitions.tools.commands.status import MAX_ROWS
-from airflow_partitions.tools.commands.text import WIDTH, count, listed, terminal, wrap
 from airflow_partitions.tools.errors import Forbidden, NotFound
 
 T = TypeVar("T")
@@ -42,8 +44,6 @@ T = TypeVar("T")
 MAX_ACTIVE = 4
 #: The most ``--max-active`` takes.
 MOST_ACTIVE = 1_000
-#: Keys a ``send`` step lists in text (more: the first three and the last; ``--json`` lists all).
-SENT_SHOWN = 6
 #: ``--order``'s values: the selected partitions' keys oldest or newest first.
 ORDERS = ("oldest", "newest")
 
@@ -55,9 +55,10 @@ class BackfillRequest(Request):
 
     *keys* (query parameter ``key``, repeated) or *start* / *end* (a key of the Dag's grain, its
     leading part, or an ISO 8601 date or time) and *states* (``state``, repeated: the partition
-    states and ``missing``; ``None``: every state but ``success``) select; *include_open* also
-    plans periods not due; *limit* (``None``: all) and *offset* page the dry run; *max_active* and
-    *order* pace what ``--yes`` starts; *now* (UTC; ``None``: the clock) decides what is due.
+    states and ``missing``; ``None``: every state for *keys*, else every state but ``success``)
+    select; *include_open* also plans periods not due; *limit* (``None``: all) and *offset* page
+    the dry run; *max_active* and *order* pace what ``--yes`` starts; *now* (UTC; ``None``: the
+    clock) decides what is due.
 
     :raises UsageError: (a ``ValueError``: exit code 2, or 400) naming the option, for a state that
         is not one, *keys* with a range, *limit* or *offset* outside 0 … ``MAX_ROWS``, *max_active*
@@ -185,6 +186,7 @@ class BackfillsRequest(Request):
         """
         Return the :class:`~airflow_partitions.tools.write.paced.Backfills` asked for.
 
+        :raises UnknownDag: for a *dag_id* the deployment has no Dag of (exit code 1, as every command).
         :raises NotFound: for a name no backfill has, or one of another Dag than *dag_id*.
         """
         from airflow_partitions.tools.write.paced import backfills
@@ -255,7 +257,7 @@ ARGUMENTS: list[Argument] = [
             "action": "append",
             "help": "only partitions in this state (repeatable): failed, ran incomplete, stale, overdue, "
             "past deadline, never counting, missing (a period of the range with no run), … (default: "
-            "every state but success)",
+            "every state but success; with --key or --keys-from, every state)",
         },
     ),
     (
@@ -321,10 +323,13 @@ def run(args: argparse.Namespace, source: Opener) -> int:
         show(found, format_backfills, as_json=args.json)
         return OK
     request = request_of(args)
-    with quiet():
-        deployment = source()
-        answer = deployment.write(request) if args.yes else deployment.read(request)
-    show(answer, format_plan, as_json=args.json)
+    try:
+        with quiet():
+            deployment = source()
+            answer = deployment.write(request) if args.yes else deployment.read(request)
+    except UsageError as err:
+        raise UsageError(read_from(str(err), args.keys_from)) from None
+    show(answer, format_plan if not args.yes else format_carried_out, as_json=args.json)
     return OK
 
 
@@ -333,7 +338,7 @@ def request_of(args: argparse.Namespace) -> BackfillRequest:
     Return the :class:`BackfillRequest` of ``backfill``'s arguments.
 
     :raises UsageError: without a Dag id, for ``--missing`` with ``--state``, or a ``--keys-from``
-        file that cannot be read.
+        file that cannot be read or holds no key.
     """
     from airflow_partitions.tools.write.backfill import WITHOUT_SUCCESS
 
@@ -343,7 +348,7 @@ def request_of(args: argparse.Namespace) -> BackfillRequest:
         raise UsageError("give --missing or --state, not both (--missing is --state failed --state missing).")
     keys = list(args.key or [])
     if args.keys_from:
-        keys += keys_in(args.keys_from)
+        keys += [key for _, key in keys_in(args.keys_from)]
     limit = args.limit if args.limit is not None else 1000 if args.json else 50
     return BackfillRequest(
         args.dag_id,
@@ -359,118 +364,45 @@ def request_of(args: argparse.Namespace) -> BackfillRequest:
     )
 
 
-def keys_in(path: str) -> list[str]:
+def keys_in(path: str) -> list[tuple[int, str]]:
     """
-    Return the keys of the file *path*: one a line, blank lines and ``#`` comments left out.
+    Return the keys of the file *path*, each with its line number (from 1): ``[(2, "2026-03-03")]``.
 
-    :raises UsageError: naming the file, if it cannot be read (or is not UTF-8 text).
+    One key a line; blank lines and ``#`` comments are left out.
+
+    :raises UsageError: naming the file, if it cannot be read (or is not UTF-8 text), or holds no
+        key (empty, or only comments: selecting no key is not selecting every partition).
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"--keys-from {path!r} cannot be read: {err}.") from None
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
-
-def format_plan(plan: Any) -> str:
-    """Return a :class:`~airflow_partitions.tools.write.backfill.Plan` as text for 120 columns."""
-    states = ", ".join(f"{n} {state}" for state, n in plan.states.items() if n)
-    lines = [
-        f"{plan.dag_id}: {count(plan.total, 'partition')} {terminal(plan.selection, lines=False)}"
-        + (f": {states}" if states else "")
+    keys = [
+        (number, line.strip())
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
     ]
-    if plan.partitions:
-        lines.append(f"  {'partition':<28}{'state':<16}what it takes")
-    for partition in plan.partitions:
-        head = f"  {terminal(partition.partition_key, lines=False):<28}{partition.state:<16}"
-        said = [_step_text(plan.dag_id, partition.partition_key, step) for step in partition.steps] or [
-            "nothing"
-        ]
-        lines.append(
-            head + said[0] if len(head + said[0]) <= WIDTH else head.rstrip() + "\n" + wrap("", said[0])
+    if not keys:
+        raise UsageError(
+            f"--keys-from {path!r} holds no key (only blank lines or '#' comments): give one key a line."
         )
-        lines.extend(wrap("", text) for text in said[1:])
-    shown = len(plan.partitions)
-    if shown < plan.total:
-        lines.append(
-            f"  showing {plan.offset + 1 if shown else 0}-{plan.offset + shown} of {plan.total} "
-            "(--limit, --offset)"
-        )
-    if plan.left_out_open:
-        lines.append(
-            f"  left out {count(plan.left_out_open, 'period')} not due yet (not ended): "
-            "--include-open plans them"
-        )
-    lines.extend(_tally(plan))
-    return "\n".join(lines)
+    return keys
 
 
-def _step_text(dag_id: str, key: str, step: Any) -> str:
-    """Say one step: ``re-run asset_triggered__… (its latest run failed)``, naming another Dag's partition."""
-    where = (
-        "" if (step.dag_id, step.partition_key) == (dag_id, key) else f"{step.dag_id} {step.partition_key}: "
-    )
-    why = f" ({step.why})" if step.why else ""
-    if step.action == "re-run":
-        return f"{where}re-run {step.run_id}{why}"
-    if step.action == "send":  # that no Dag makes them: said once, on the feeds' line
-        keys = step.keys
-        shown = (
-            listed(keys)
-            if len(keys) <= SENT_SHOWN
-            else f"{listed(keys[:3])} … {terminal(keys[-1], lines=False)}"
-        )
-        from airflow_partitions.tools.write.backfill import NO_DAG
+def read_from(message: str, path: str | None) -> str:
+    """
+    Return a usage error's *message* naming the line of the ``--keys-from`` file *path* its key is on.
 
-        why = "" if step.why.startswith(NO_DAG) else why
-        return f"{where}send {count(len(keys), 'key')} of {step.asset}: {shown}{why}"
-    return f"{where}{step.action}{why}"
-
-
-def _tally(plan: Any) -> list[str]:
-    """Return the lines on what the plan starts, what a feed must send, and what was done."""
-    runs = plan.runs if plan.backfill is None else []
-    lines = []
-    if runs:
-        kinds = Counter(step.action for step in runs)
-        lines.append(f"runs to start: {len(runs)} ({', '.join(f'{n} {a}' for a, n in kinds.items())})")
-    for feed in plan.feeds:
-        lines.append(
-            f"keys a feed must send: {count(len(feed.keys), 'key')} of {terminal(feed.asset, lines=False)} "
-            "(no Dag makes them; --json: the bodies of POST /api/v2/assets/events)"
-        )
-    backfill = plan.backfill
-    if backfill is not None:
-        said = (
-            f"{backfill.name}: {count(len(backfill.runs), 'run')}, at most {backfill.max_active} queued or "
-            f"running at once, {backfill.order} first; {backfill.active} started now, the rest as they "
-            f"finish (backfill --list; --pause, --resume, --cancel {backfill.name})"
-        )
-        lines.append(textwrap.fill(said, WIDTH, subsequent_indent="  ", break_long_words=False))
-    elif runs:
-        lines.append("dry run: pass --yes to start them")
-    if plan.could_not:
-        lines.append(
-            f"could not: {count(len(plan.could_not), 'step')} (keys only a feed can send, or what a backfill "
-            "cannot do; listed above)"
-        )
-    return lines
-
-
-def format_backfills(found: Any) -> str:
-    """Return :class:`~airflow_partitions.tools.write.paced.Backfills` as text for 120 columns."""
-    if not found.backfills:
-        return "no backfill"
-    lines = [f"  {'backfill':<16}{'Dag':<28}{'state':<11}{'runs':>6}  by state"]
-    for b in found.backfills:
-        states = ", ".join(f"{n} {s}" for s, n in sorted(b.counts.items()))
-        lines.append(
-            f"  {b.name:<16}{terminal(b.dag_id, lines=False):<28}{b.state:<11}{len(b.runs):>6}  {states}"
-        )
-        lines.append(
-            wrap("", f"{b.selection}; at most {b.max_active} at once, {b.order} first; by {b.owner}")
-        )
-    return "\n".join(lines)
+    ``--key 'bad-key' is not …`` of a key read from line 3 becomes ``--keys-from 'keys.txt' line 3:
+    'bad-key' is not …``; any other message (or no file) is returned as it is.
+    """
+    if path is None or not message.startswith("--key "):
+        return message
+    for number, key in keys_in(path):
+        named = f"--key {key!r} "
+        if message.startswith(named):
+            return f"--keys-from {path!r} line {number}: {key!r} {message.removeprefix(named)}"
+    return message
 
 
 COMMAND = Command(

@@ -25,6 +25,9 @@ REFUSED_EVENT = "failed to map partition_key"
 #: run removed): the rows they delete from ``asset_partition_dag_run`` (:mod:`.mirror` starts over).
 CLEANED_EVENT = "partition-tools clean"
 DISCARDED_EVENT = "partition-tools discard"
+#: The audit-log event of one ``reroute`` that changed something (``event`` holds 60), written in the
+#: transaction that moved keys out of pending runs (:mod:`.mirror` reads their stamps again).
+REROUTED_EVENT = "partition-tools reroute"
 
 
 def time_part(key: str) -> str:

@@ -25,7 +25,8 @@ def log_stamps(session: Any, apdr_ids: list[int]) -> dict[int, tuple[int, int, i
     Airflow only adds a pending run's key-log rows (``clean`` and ``discard`` remove them all), so
     an unchanged stamp means unchanged keys. An open run's from the mirror
     (:meth:`~airflow_partitions.tools.state.kept.mirror.Mirror.stamps`, kept in step with the rows
-    added); a fired one's per 5,000 runs (:data:`~airflow_partitions.tools.state.sql.CHUNK`) in
+    added, and read again for a Dag ``reroute`` moved keys of: a row deleted moves the count); a
+    fired one's per 5,000 runs (:data:`~airflow_partitions.tools.state.sql.CHUNK`) in
     one grouped count on Airflow's index of the pending run id. A run without rows is left out.
     """
     mirror = mirror_for(session)

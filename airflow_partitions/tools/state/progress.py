@@ -44,28 +44,48 @@ def progress_of(
 
 
 def ran_with(
-    progress: tuple[AssetProgress, ...], rollups: dict[str, RollupView | None], assets: list[tuple[str, str]]
+    progress: tuple[AssetProgress, ...],
+    rollups: dict[str, RollupView | None],
+    assets: list[tuple[str, str]],
+    *,
+    members_then: bool = False,
 ) -> RanWith:
     """
     Return what a run ran with from what each asset had given its pending run (:func:`progress_of`).
 
     Counted and awaited keys are summed over the Dag's assets; an asset that sent nothing counts 0
     of its awaited keys (a rollup's, or 1 under a mapper that is no rollup).
+
+    *members_then*: the rollups' members are read at run time (a Variable), and *progress* was
+    worked out under today's; the run is judged by the keys it had instead. Every key logged for it
+    counted when it was logged (Airflow logs a key in the pending run of the period it counts for),
+    so each is counted and awaited, whatever the members say now. A rollup that fires only complete
+    (``WaitForAll``) fired once every key it awaited then was logged: it awaited those keys and no
+    other (``RanWith(3, 3)`` for south's day that ran with s004 to s006, after s003 moved into
+    south). One that may fire incomplete (a deadline, a minimum count) also awaits the keys today's
+    members await that it lacks, listed as missing: what it awaited then is not kept.
     """
     given = {item.asset: item for item in progress}
     counted = awaited = 0
     missing: list[str] = []
     missing_total = 0
     for name, _ in assets:
-        item = given.get(name)
-        if rollups.get(name) is None:
+        item, rollup = given.get(name), rollups.get(name)
+        if rollup is None:
             counted += item.counted if item else 0
             awaited += 1
             continue
         if item is None:  # nothing came from this asset: every awaited key is missing
             continue
-        counted += item.counted
-        awaited += item.expected_total
+        if members_then:
+            counted += item.received_total
+            if not rollup.may_fire_incomplete:
+                awaited += item.received_total
+                continue
+            awaited += item.expected_total + item.received_total - item.counted
+        else:
+            counted += item.counted
+            awaited += item.expected_total
         missing_total += item.missing_total
         missing.extend(item.missing[: LISTED - len(missing)])
     return RanWith(counted, awaited, tuple(missing), missing_total)

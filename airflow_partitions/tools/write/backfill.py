@@ -42,9 +42,10 @@ from airflow_partitions.tools.write.paced import Backfill
 MISSING = "missing"
 #: Every state ``--state`` takes: the partition states, then ``missing``.
 SELECTABLE = (*STATES, MISSING)
-#: ``--state``'s default: every partition (a key with a run or a pending run) that is not
-#: ``success``. Periods never opened (``missing``) only when asked for: a Dag's range may hold
-#: years of them (a key sent for 2099 by mistake).
+#: ``--state``'s default without keys: every partition (a key with a run or a pending run) that
+#: is not ``success`` (keys asked for are selected whatever their state). Periods never opened
+#: (``missing``) only when asked for: a Dag's range may hold years of them (a key sent for 2099
+#: by mistake).
 NOT_SUCCESS = tuple(state for state in STATES if state != "success")
 #: ``--missing`` (today's meaning): a partition of the range without a successful run.
 WITHOUT_SUCCESS = ("failed", MISSING)
@@ -166,8 +167,9 @@ class Selection:
     What a plan selects of one Dag: ``Selection("it_days", states=("failed",), start="2026-03")``.
 
     *keys*, or *start* / *end* (``status``'s range language), and *states* (:data:`SELECTABLE`;
-    ``None``: :data:`NOT_SUCCESS`); *include_open* also plans what is not due; *now* (UTC) decides
-    what is due. *limit* (``None``: all) and *offset* page the planned partitions.
+    ``None``: every state for *keys*, those partitions whatever their state, else
+    :data:`NOT_SUCCESS`); *include_open* also plans what is not due; *now* (UTC) decides what is
+    due. *limit* (``None``: all) and *offset* page the planned partitions.
     """
 
     dag_id: str
@@ -182,12 +184,12 @@ class Selection:
 
     @property
     def wanted(self) -> tuple[str, ...]:
-        """The states selected (:data:`NOT_SUCCESS` by default)."""
-        return self.states or NOT_SUCCESS
+        """The states selected (by default :data:`SELECTABLE` for keys, else :data:`NOT_SUCCESS`)."""
+        return self.states or (SELECTABLE if self.keys else NOT_SUCCESS)
 
     def words(self) -> str:
-        """Say what is selected: ``"failed or stale, from 2026-03 to the last"``."""
-        states = " or ".join(self.wanted) if self.states else "not success"
+        """Say what is selected: ``"failed, from 2026-03 to the last"`` or ``"any state, of 4 keys"``."""
+        states = " or ".join(self.wanted) if self.states else "any state" if self.keys else "not success"
         if self.keys:
             return f"{states}, of {len(self.keys)} keys"
         if self.start or self.end:

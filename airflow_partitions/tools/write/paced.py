@@ -7,7 +7,9 @@ audit log (the ``log`` table, which every process reads and no restart loses): o
 created (event ``partition-tools backfill``: its Dag, its owner, its runs in order, how many may
 be queued or running at once), one per batch of runs started (``… started``), one per
 ``--pause``, ``--resume`` and ``--cancel`` (under the caller's name) and one when it is done.
-Its state is read back from those rows and from the runs' own states in ``dag_run``.
+Its state is read back from those rows and from the runs' own states in ``dag_run``; the rows
+of ``--cancel`` and done keep the states its runs ended in (a later re-run of one of its runs,
+by another backfill, does not rewrite its history) and which runs the cancel failed.
 
 :func:`advance` starts its next runs while fewer than ``max_active`` of those it started are
 queued or running: ``backfill --yes`` calls it once (the first runs start at once), the
@@ -80,7 +82,11 @@ class Backfill:
     A tracked backfill (see the module): its name, Dag, owner, pace, order, state and runs.
 
     ``state`` is ``"running"`` (its runs start as others finish), ``"paused"``, ``"cancelled"`` or
-    ``"done"``; ``counts`` its runs by state (``"waiting"``: not started yet). Times UTC.
+    ``"done"``; ``counts`` its runs by state (``"waiting"``: not started yet). A run's state is the
+    one it ended in when the backfill was done or cancelled (kept in that audit-log row: a later
+    re-run of the same run does not rewrite it), else its current one in ``dag_run`` (a run still
+    queued or running when cancelled: it goes on). ``cancel_failed``: the ids of the runs its
+    cancel failed, those still queued when it wrote. Times UTC.
     """
 
     name: str
@@ -93,6 +99,7 @@ class Backfill:
     state: str
     runs: tuple[BackfillRun, ...]
     counts: dict[str, int]
+    cancel_failed: tuple[str, ...] = ()
 
     @property
     def active(self) -> int:
@@ -152,8 +159,14 @@ def backfills(session: Any, dag_id: str | None = None, name: str | None = None) 
     """
     Return the backfills of *dag_id* (``None``: of every Dag), or the one named *name*, newest first.
 
+    :raises UnknownDag: for a *dag_id* the deployment has no Dag of (:func:`~airflow_partitions.
+        tools.state.serialized.known_dag`).
     :raises NotFound: for a *name* no backfill has.
     """
+    if dag_id is not None:
+        from airflow_partitions.tools.state.serialized import known_dag
+
+        known_dag(dag_id, session)
     ids = None if name is None else [number(name)]
     found = _read(session, dag_id, ids)
     if name is not None and not found:
@@ -166,8 +179,10 @@ def control(session: Any, name: str, action: str, user: str | None) -> Backfill:
     Pause, resume or cancel the backfill *name* under *user*'s name; return it as it is after.
 
     Pausing stops it starting runs (those started go on); resuming starts its next ones at once;
-    cancelling stops it for good and fails its runs still queued, as Airflow's own backfill cancel
-    does (those running go on). Commits.
+    cancelling stops it for good and fails its runs still queued when it writes (an update of
+    those whose state is ``queued``, as Airflow's own backfill cancel does; those running go on),
+    and records which it failed and the states its finished runs ended in (``cancel_failed``).
+    Commits.
 
     :raises NotFound: for an unknown *name*.
     :raises ValueError: for an action that is not one of :data:`CONTROLS`, or that the backfill's
@@ -180,9 +195,11 @@ def control(session: Any, name: str, action: str, user: str | None) -> Backfill:
     if backfill.state not in allowed:
         raise ValueError(f"{name} is {backfill.state}: nothing to {action}.")
     _lock(session, number(name))
-    audit(session, CONTROLS[action], backfill.dag_id, user, {"backfill": number(name)})
+    what: dict[str, Any] = {"backfill": number(name)}
     if action == "cancel":
-        _fail_queued(session, backfill)
+        failed = _fail_queued(session, backfill)
+        what |= {"failed": failed, "ended": _ended(backfill, failed)}
+    audit(session, CONTROLS[action], backfill.dag_id, user, what)
     session.commit()
     return (
         advance(session, number(name)) if action == "resume" else backfills(session, name=name).backfills[0]
@@ -215,7 +232,8 @@ def _start_next(session: Any, backfill_id: int, backfill: Backfill) -> None:
     free = backfill.max_active - backfill.active
     waiting = [i for i, run in enumerate(backfill.runs) if run.state is None]
     if not waiting and not backfill.active:
-        audit(session, DONE, backfill.dag_id, backfill.owner, {"backfill": backfill_id})
+        what = {"backfill": backfill_id, "ended": _ended(backfill, [])}
+        audit(session, DONE, backfill.dag_id, backfill.owner, what)
         return
     started = [[i, *_started(session, backfill, backfill.runs[i], i)] for i in waiting[: max(0, free)]]
     if started:
@@ -284,15 +302,24 @@ def _lock(session: Any, backfill_id: int) -> None:
     session.execute(update(log).where(log.c.id == backfill_id).values(dttm=log.c.dttm))
 
 
-def _fail_queued(session: Any, backfill: Backfill) -> None:
-    """Fail the runs *backfill* started that are still queued (Airflow's backfill cancel does the same)."""
+def _fail_queued(session: Any, backfill: Backfill) -> list[int]:
+    """
+    Fail the runs *backfill* started that are still queued when it writes; return their indexes.
+
+    Each is an update of the run whose state is ``queued`` (Airflow's backfill cancel does the
+    same): one the scheduler started since it was read is left to run, and not counted. On
+    PostgreSQL and MySQL the scheduler locks the runs it starts, so the update waits and then
+    finds it running; on SQLite a scheduler that had chosen the run the moment before may still
+    write it running over the failure (its current state is what ``--list`` shows).
+    """
     from sqlalchemy import update
 
     from airflow_partitions.tools.state.tables import dag_run
 
-    for run in backfill.runs:
+    failed = []
+    for index, run in enumerate(backfill.runs):
         if run.state == "queued" and run.run_id is not None:
-            session.execute(
+            changed = session.execute(
                 update(dag_run)
                 .where(
                     dag_run.c.dag_id == run.dag_id,
@@ -301,6 +328,23 @@ def _fail_queued(session: Any, backfill: Backfill) -> None:
                 )
                 .values(state="failed")
             )
+            if changed.rowcount:
+                failed.append(index)
+    return failed
+
+
+def _ended(backfill: Backfill, failed: list[int]) -> list[list[Any]]:
+    """
+    Return ``[[index, state], …]``: the runs of *backfill* that ended, in the state they ended in.
+
+    Those started and neither queued nor running, nor among *failed* (the indexes of those a
+    cancel just failed: the scheduler may still start one, so its state is read again).
+    """
+    return [
+        [index, run.state]
+        for index, run in enumerate(backfill.runs)
+        if run.run_id is not None and run.state not in (*ACTIVE, None) and index not in failed
+    ]
 
 
 def _read(
@@ -349,6 +393,7 @@ def _rebuilt(
         BackfillRun(action, dag, key, run_id, None, why) for action, dag, key, run_id, why in what["runs"]
     ]
     state = "running"
+    cancel_failed: tuple[str, ...] = ()
     for event, found in events:
         if event == STARTED:
             for index, run_id, why in found["runs"]:
@@ -358,6 +403,10 @@ def _rebuilt(
                     state="started" if run_id else "not started",
                     why=why or runs[index].why,
                 )
+        for index, ended in found.get("ended", []):  # done or cancelled: the states its runs ended in
+            runs[index] = replace(runs[index], state=ended)
+        if event == CANCELLED:
+            cancel_failed = tuple(str(runs[index].run_id) for index in found.get("failed", []))
         state = {PAUSED: "paused", RESUMED: "running", CANCELLED: "cancelled", DONE: "done"}.get(event, state)
     return Backfill(
         name=f"{PREFIX}{row_id}",
@@ -370,6 +419,7 @@ def _rebuilt(
         state=state,
         runs=tuple(runs),
         counts={},
+        cancel_failed=cancel_failed,
     )
 
 

@@ -39,12 +39,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from airflow_partitions.mapping import downstream_keys
+from airflow_partitions.tools.state.model import REROUTED_EVENT
 from airflow_partitions.tools.state.plain import jsonable
 from airflow_partitions.tools.state.sql import chunks
 from airflow_partitions.tools.write import audit
 
-#: The audit-log event of one :func:`reroute` that changed something (``event`` holds 60).
-REROUTED_EVENT = "partition-tools reroute"
 #: Whom the watch's writes are audit-logged as.
 WATCH_USER = "airflow-partitions"
 

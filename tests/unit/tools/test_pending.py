@@ -144,3 +144,91 @@ def test_a_discarded_run_whose_id_and_key_log_id_are_given_again_has_its_new_key
     assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-12T05"})}}  # this process
     _new_process()
     assert received_keys(session, [7]) == {7: {"hourly": frozenset({"2026-03-12T05"})}}  # the store
+
+
+def _run(run_id: int, key: str) -> dict[str, object]:
+    return {
+        "id": run_id,
+        "target_dag_id": "my_region_day",
+        "created_dag_run_id": None,
+        "partition_key": key,
+        "created_at": AT,
+        "updated_at": AT,
+    }
+
+
+def _logged(log_id: int, run_id: int, key: str, target: str) -> dict[str, object]:
+    return {**_log(log_id, key, "my_region_day", target), "asset_partition_dag_run_id": run_id}
+
+
+def _store_off(session: Session, ids: list[int]) -> dict[int, dict[str, frozenset[str]]]:
+    """The keys read from the log itself: nothing kept, the store off (``AIRFLOW_PARTITIONS_CACHE=off``)."""
+    saved = (cache.RECEIVED.copy(), cache.STORES.copy(), cache.MIRRORS.copy())
+    cache.RECEIVED.clear()
+    cache.STORES.clear()
+    cache.MIRRORS.clear()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(store_file.STORE_VARIABLE, "off")
+        found = received_keys(session, ids)
+    cache.RECEIVED.clear()
+    cache.STORES.clear()
+    cache.MIRRORS.clear()
+    cache.RECEIVED.update(saved[0])
+    cache.STORES.update(saved[1])
+    cache.MIRRORS.update(saved[2])
+    return found
+
+
+@pytest.mark.parametrize(
+    ("process", "late"), [("same", False), ("new", False), ("same", True)], ids=["same", "new", "late"]
+)
+def test_a_key_the_watch_moves_out_of_a_pending_run_leaves_its_kept_keys(
+    session: Session, process: str, late: bool
+) -> None:
+    """
+    The trial of a region-day rollup whose s003 moved north to south: ``reroute`` deletes s003's
+    key-log row from north's pending run (not its newest) and logs it in south's, with one audit-log
+    row. North's kept keys must lose s003 at once, as read with the store off. *late*: another
+    Dag's reroute row, id 10, was read first; this one's id is 5 (PostgreSQL commits a
+    transaction's ids in any order): the count of reroute rows tells it.
+    """
+    from sqlalchemy import delete
+
+    from airflow_partitions.tools.state.tables import log
+    from airflow_partitions.tools.write.reroute import REROUTED_EVENT
+
+    session.execute(insert(asset), [{"id": 1, "name": "store_days", "uri": "store_days"}])
+    session.execute(
+        insert(asset_partition_dag_run), [_run(1, "north|2026-12-06"), _run(2, "south|2026-12-06")]
+    )
+    session.execute(
+        insert(partitioned_asset_key_log),
+        [
+            _logged(1, 1, "s001|2026-12-06", "north|2026-12-06"),
+            _logged(2, 1, "s003|2026-12-06", "north|2026-12-06"),
+            _logged(3, 2, "s005|2026-12-06", "south|2026-12-06"),
+            _logged(4, 1, "s002|2026-12-06", "north|2026-12-06"),
+        ],
+    )
+    if late:
+        session.execute(insert(log).values(id=10, event=REROUTED_EVENT, dag_id="other_dag", dttm=AT))
+    session.commit()
+    before = {
+        1: {"store_days": frozenset({"s001|2026-12-06", "s002|2026-12-06", "s003|2026-12-06"})},
+        2: {"store_days": frozenset({"s005|2026-12-06"})},
+    }
+    assert received_keys(session, [1, 2]) == before
+    session.commit()
+    # What reroute writes in one transaction: s003's row of north's run deleted, one in south's.
+    session.execute(delete(partitioned_asset_key_log).where(partitioned_asset_key_log.c.id == 2))
+    session.execute(insert(partitioned_asset_key_log), [_logged(5, 2, "s003|2026-12-06", "south|2026-12-06")])
+    session.execute(insert(log).values(id=5, event=REROUTED_EVENT, dag_id="my_region_day", dttm=AT))
+    session.commit()
+    if process == "new":
+        _new_process()
+    after = {
+        1: {"store_days": frozenset({"s001|2026-12-06", "s002|2026-12-06"})},
+        2: {"store_days": frozenset({"s003|2026-12-06", "s005|2026-12-06"})},
+    }
+    assert _store_off(session, [1, 2]) == after
+    assert received_keys(session, [1, 2]) == after

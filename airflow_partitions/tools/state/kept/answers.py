@@ -114,9 +114,10 @@ class Answers:
         self.rollup_assets = frozenset(facts["rollups"])
         #: Whether a mapper of this Dag says when its partitions are expected (``expected_within``).
         self.expects: bool = facts["expects"]
-        #: Whether a run of this Dag can lack keys it awaits (a deadline, a minimum count; or members
-        #: read at run time, which may have changed since it ran); under WaitForAll with members
-        #: that do not change, a run exists only once every key counted.
+        #: Whether a run of this Dag can lack keys it awaits (a deadline, a minimum count), or its
+        #: members are read at run time (what a run ran with is then read from its key log, not
+        #: proven by its members); under WaitForAll with members that do not change, a run exists
+        #: only once every key counted.
         self.may_fire_incomplete: bool = facts["may_fire_incomplete"] or bool(self.variables)
         #: Whether a run's creation time can prove it fired complete (:attr:`deadline`).
         self.has_deadline: bool = facts["deadline"]
@@ -299,14 +300,18 @@ class Answers:
         """
         Return what runs of *key* that received *together* (by asset name) ran with.
 
-        ``None`` (not known) while its members cannot be known (:attr:`broken`): a run is then
-        told by its state alone, never called incomplete for want of members.
+        Under members read at run time (:attr:`variables`), by the keys the runs had, never
+        recomputed from today's members (:func:`~airflow_partitions.tools.state.progress.ran_with`'s
+        *members_then*). ``None`` (not known) while its members cannot be known (:attr:`broken`):
+        a run is then told by its state alone, never called incomplete for want of members.
         """
         if self.broken:
             return None
         return self._answer(
             ["ran", key, received_digest(together)],
-            lambda: ran_with(self.progress(key, together), self.rollups, self.assets),
+            lambda: ran_with(
+                self.progress(key, together), self.rollups, self.assets, members_then=bool(self.variables)
+            ),
             RanWith,
         )
 

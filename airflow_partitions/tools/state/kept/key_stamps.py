@@ -3,7 +3,10 @@ The key-log stamps of the open pending runs, kept in step with ``partitioned_ass
 
 A pending run's stamp is the count and greatest id of its own key-log rows and when the run was
 created (:func:`read_stamps`): Airflow only adds a pending run's rows, so an unchanged stamp means
-unchanged keys, and the reader works out again only the pending runs whose stamp moved. The time
+unchanged keys, and the reader works out again only the pending runs whose stamp moved. The one
+writer that deletes a row of a run that stays, ``reroute`` (a key that moved to another period),
+writes an audit-log row of its Dag in the same transaction: each sync then reads again the stamps
+of that Dag's open runs (:meth:`KeyStamps._rerouted`). The time
 tells a run whose id SQLite gave again from the one it replaced (``discard`` deleted the newest
 pending run and its keys, a new run took its id and its first key-log row the deleted row's id:
 the same count and greatest id, other keys). Reading every open run's stamp
@@ -20,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from airflow_partitions.tools.state.kept.gaps import MAX_GAPS, Gaps, created, stamp
+from airflow_partitions.tools.state.model import REROUTED_EVENT
 from airflow_partitions.tools.state.sql import chunks, rows_among
 
 
@@ -31,6 +35,10 @@ class KeyStamps:
         connection.execute(
             "CREATE TABLE IF NOT EXISTS key_stamps (db TEXT NOT NULL, id INTEGER NOT NULL, "
             "n INTEGER NOT NULL, last INTEGER NOT NULL, PRIMARY KEY (db, id)) WITHOUT ROWID"
+        )
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS key_reroutes (db TEXT PRIMARY KEY, top INTEGER NOT NULL, "
+            "n INTEGER NOT NULL)"
         )
         self.gaps = Gaps(connection, "key_log_gaps", db)
 
@@ -47,25 +55,33 @@ class KeyStamps:
         *mark* is the last sync's (``(None, None)``: start over); *changed* the ids of the rows the
         mirror's sync put open (new, or an id given again) and of the open rows it saw fire or go;
         *open_ids* (ids or ``None`` for all) returns those of them that the mirror holds open.
-        A run's stamp is read again when it was put open, or a key-log row above the mark or in a
-        gap names it: Airflow deletes a run's rows only with the run (its stale-fingerprint
-        cleanup; ``clean`` and ``discard`` write an audit-log row, and the mirror starts over).
+        A run's stamp is read again when it was put open, its Dag was rerouted (:meth:`_rerouted`),
+        or a key-log row above the mark or in a gap names it: Airflow
+        deletes a run's rows only with the run (its stale-fingerprint cleanup; ``clean`` and
+        ``discard`` write an audit-log row, and the mirror starts over).
         Every open run's is read again at a start over and when the row at the mark is gone:
         SQLite gives a deleted newest row's id to the next one.
         """
         from sqlalchemy import func, select
 
+        from airflow_partitions.tools.state.tables import log
         from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
         rows = select(key_log.c.id, key_log.c.asset_partition_dag_run_id)
         top = session.scalar(select(func.max(key_log.c.id))) or 0
         opened, left = changed
+        rerouted = session.execute(
+            select(func.max(log.c.id), func.count()).where(log.c.event == REROUTED_EVENT)
+        ).one()
         if mark[0] is None or created(session, key_log, mark[0]) != mark[1]:
             self.connection.execute("DELETE FROM key_stamps WHERE db = ?", (self.db,))
             self.gaps.clear()
             since, touched = max(top - MAX_GAPS, 0), open_ids(None)
         else:
-            since, touched = mark[0], set(opened)
+            since, touched = mark[0], set(opened) | self._rerouted(session, (rerouted[0] or 0, rerouted[1]))
+        self.connection.execute(
+            "INSERT OR REPLACE INTO key_reroutes VALUES (?, ?, ?)", (self.db, rerouted[0] or 0, rerouted[1])
+        )
         found, added = self.gaps.read(session, rows, key_log.c.id, since, top)
         touched = open_ids(touched | {row[1] for row in (*found, *added)})
         self.connection.executemany(
@@ -77,6 +93,40 @@ class KeyStamps:
                 [(self.db, i, n, last) for i, (n, last, _) in read_stamps(session, chunk).items()],
             )
         return ((top or None), None if not top else created(session, key_log, top)), touched
+
+    def _rerouted(self, session: Any, now: tuple[int, int]) -> set[int]:
+        """
+        Return the open runs (held by the mirror) of the Dags ``reroute`` changed since the last sync.
+
+        ``reroute`` (:mod:`airflow_partitions.tools.write.reroute`) is the one writer that deletes a
+        key-log row of a pending run that stays: a key that moved out leaves the run's count and
+        perhaps not its greatest id, and no row added names that run. It writes an audit-log row of
+        its Dag (:data:`~airflow_partitions.tools.state.model.REROUTED_EVENT`) in the same
+        transaction. *now* is the greatest id of those rows and their count (on Airflow's index of
+        ``event``), kept per sync: the rows above the last sync's greatest name the Dags. If they
+        are fewer than the count grew by, a row below it committed late (PostgreSQL gives ids at
+        insert, not commit), or the file kept no mark yet: every open run's stamp is read again.
+        """
+        from sqlalchemy import select
+
+        from airflow_partitions.tools.state.tables import log
+
+        held = self.connection.execute("SELECT top, n FROM key_reroutes WHERE db = ?", (self.db,)).fetchone()
+        if held is not None and tuple(held) == now:
+            return set()
+        open_runs = "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL"
+        found = (
+            []
+            if held is None
+            else session.execute(
+                select(log.c.id, log.c.dag_id).where(log.c.id > held[0], log.c.event == REROUTED_EVENT)
+            ).all()
+        )
+        if held is None or len(found) < now[1] - held[1]:
+            return {apdr_id for (apdr_id,) in self.connection.execute(open_runs, (self.db,))}
+        dags = {dag for _, dag in found if dag is not None}
+        query = open_runs + " AND dag IN ({})"
+        return {apdr_id for (apdr_id,) in rows_among(self.connection, query, (self.db,), dags)}
 
     def stamps(self, apdr_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
         """
