@@ -134,7 +134,7 @@ def test_a_key_sent_again_never_hides_what_ran_and_discard_removes_exactly_the_s
         (GOOD_DAY, "success"),
         (AGAIN_FAILING_DAY, "failed"),
     ]
-    audit = [json.loads(extra) for extra in airflow.audit_log("partition-tools discard")]
+    audit = [json.loads(extra) for extra in airflow.audit_log("partition-tools discard", DAG_ID)]
     assert sorted((a["partition_key"], a["received"]) for a in audit) == [
         (GOOD_DAY, [f"{GOOD_DAY}T07"]),
         (AGAIN_FAILING_DAY, [f"{AGAIN_FAILING_DAY}T07"]),

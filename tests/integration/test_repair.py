@@ -171,7 +171,7 @@ def test_a_rest_fed_chain_is_planned_and_its_failed_and_stale_days_run_again_two
 
     name = backfill["name"]
     wait_until(
-        lambda: _json(_cli(airflow, "backfill", "--list", "--json"))["backfills"][0]["state"] == "done",
+        lambda: _state_of(_json(_cli(airflow, "backfill", "--list", "--json")), name) == "done",
         timeout=60,
         what=f"{name} done",
     )
@@ -241,3 +241,8 @@ def test_a_producer_fed_week_completes_through_a_backfill_of_the_week(airflow):
     assert run["partition_key"] == week[0]
     produced = {r["partition_key"]: r["dag_run_id"] for r in airflow.dag_runs("it_repair_day_producer")}
     assert [produced[day] for day in week[5:]] == [f"{done['backfill']['name']}__{n}" for n in (1, 2)]
+
+
+def _state_of(listed: dict, name: str) -> str | None:
+    """The state of the backfill *name* in ``backfill --list --json`` (other tests' backfills too)."""
+    return next((b["state"] for b in listed["backfills"] if b["name"] == name), None)

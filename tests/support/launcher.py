@@ -680,14 +680,16 @@ class AirflowInstance:
         [(count,)] = self.query(sql + (" AND state = :state" if state else ""), dag_id=dag_id, state=state)
         return count
 
-    def audit_log(self, event: str) -> list[str]:
+    def audit_log(self, event: str, dag_id: str | None = None) -> list[str]:
         """
-        Return the ``extra`` text of every audit-log row of *event*, oldest first, read directly.
+        Return the ``extra`` text of every audit-log row of *event* (of *dag_id*, if given), oldest first.
 
         ``airflow.audit_log("failed to map partition_key")`` lists each key refused on arrival, with
-        the consumer and the mapper's message, however many there are (REST pages them).
+        the consumer and the mapper's message, however many there are (REST pages them); read
+        directly. Tests sharing one Airflow write rows of their own Dags: *dag_id* keeps a test's.
         """
-        rows = self.query("SELECT extra FROM log WHERE event = :event ORDER BY id", event=event)
+        query = "SELECT extra FROM log WHERE event = :event" + (" AND dag_id = :dag" if dag_id else "")
+        rows = self.query(query + " ORDER BY id", event=event, dag=dag_id)
         return [extra or "" for (extra,) in rows]
 
     def wait_for_runs(

@@ -208,12 +208,16 @@ class BackfillsRequest(Request):
         if self.name is None or self.action is None:
             raise UsageError("an action on a backfill needs its name and the action.")
         name, action = self.name, self.action
-        dag_id = self.read(session).backfills[0].dag_id
-        if may_run is not None and not may_run(dag_id):
-            raise Forbidden(
-                f"you may not trigger and clear the runs of {dag_id!r} (Airflow's Dag run permissions)."
-            )
-        return in_session(session, lambda own: Backfills((control(own, name, action, user),)))
+
+        def controlled(own: Any) -> Any:  # one session for the check and the action
+            dag_id = self.read(own).backfills[0].dag_id
+            if may_run is not None and not may_run(dag_id):
+                raise Forbidden(
+                    f"you may not trigger and clear the runs of {dag_id!r} (Airflow's Dag run permissions)."
+                )
+            return Backfills((control(own, name, action, user),))
+
+        return in_session(session, controlled)
 
 
 def in_session(session: Any, call: Callable[[Any], T]) -> T:

@@ -33,8 +33,7 @@ def first_refused_for(session: Any, dag_id: str, variable: str) -> datetime | No
     rows = session.execute(
         select(log.c.dttm, log.c.extra)
         .where(
-            log.c.event == REFUSED_EVENT,
-            log.c.extra.contains(f"in target Dag '{dag_id}'"),
+            *_refused_by(dag_id),
             log.c.extra.contains(variable, autoescape=True),
             or_(newest.is_(None), log.c.dttm > newest),
         )
@@ -42,6 +41,13 @@ def first_refused_for(session: Any, dag_id: str, variable: str) -> datetime | No
     )
     named = f"Variable {variable!r}"
     return next((when for when, extra in rows if named in Refusal.read(when, extra).message), None)
+
+
+def _refused_by(dag_id: str) -> list[Any]:
+    """Return SQL conditions: an audit-log row of a key *dag_id*'s mapper refused on arrival."""
+    from airflow_partitions.tools.state.tables import log
+
+    return [log.c.event == REFUSED_EVENT, log.c.extra.contains(f"in target Dag '{dag_id}'")]
 
 
 def refusals_of(
@@ -63,7 +69,7 @@ def refusals_of(
 
     from airflow_partitions.tools.state.tables import log
 
-    conditions = [log.c.event == REFUSED_EVENT, log.c.extra.contains(f"in target Dag '{dag_id}'")]
+    conditions = _refused_by(dag_id)
     if only is None and (start is not None or end is not None):
         rows = session.execute(select(log.c.dttm, log.c.extra).where(*conditions).order_by(log.c.id))
         selected = [

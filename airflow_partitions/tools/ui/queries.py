@@ -156,5 +156,12 @@ class AssetRequest(Request):
 
 
 def _quoted(text: str) -> str:
-    """Return *text* as one segment of a path: ``"a b/c"`` is ``a%20b%2Fc``."""
+    """
+    Return *text* as one segment of a path: ``"a b/c"`` is ``a%20b%2Fc``, ``".."`` is ``%2E%2E``.
+
+    A segment of dots only has them quoted too: as they are, a URL drops ``.`` and ``..`` as the
+    current and parent folder (RFC 3986, 5.2.4), and a partition key may be ``"."``.
+    """
+    if not text.strip("."):
+        return "%2E" * len(text)
     return urllib.parse.quote(text, safe="")

@@ -93,8 +93,8 @@ def sent_back(request: object, method: str = "GET") -> str:
 
 #: Text as keys are spelled: '|' composite separators, spaces, '/', '%', '&', '~', '+' in it.
 text = st.text(st.characters(min_codepoint=32, max_codepoint=0x2FFF), min_size=1, max_size=20)
-#: Dag ids as Airflow allows them (letters, digits, '_', '.', '-'; not only dots: a path's '..').
-dag_ids = st.from_regex(r"[A-Za-z0-9_.\-]{1,20}", fullmatch=True).filter(lambda d: d.strip("."))
+#: Dag ids as Airflow allows them (letters, digits, '_', '.', '-'; '..' too).
+dag_ids = st.from_regex(r"[A-Za-z0-9_.\-]{1,20}", fullmatch=True)
 #: Aware times (fold 0: a UTC time has no repeated hour, and the repr compared would differ).
 times = st.datetimes(
     min_value=datetime(1970, 1, 2),
@@ -224,6 +224,13 @@ def test_the_views_requests_are_sent_under_their_own_paths():
     assert AssetRequest("a b/c", start="2026-05").path() == "assets/a%20b%2Fc"
     for request in (listed, AssetRequest("a b|c", start="2026-05"), DagsRequest()):
         assert sent_back(request) == repr(request)
+
+
+@pytest.mark.parametrize("key", [".", "..", "...", "./.", ".a"])
+def test_a_key_of_dots_is_not_taken_for_a_folder(key):
+    # As they are, "." and ".." segments are dropped from a URL (RFC 3986 5.2.4): the key was ''.
+    listed = PartitionListRequest("..", key, "received")
+    assert sent_back(listed) == repr(listed)
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from airflow_partitions.tools.state.kept import cache
 from airflow_partitions.tools.state.kept import store as store_file
 from airflow_partitions.tools.state.kept.cache import keep, kept_value
+from tests.unit.tools.test_store import _new_process as new_process
 
 ROOT = Path(__file__).resolve().parents[3]
 DAG = "weather_local_day_jfk"
@@ -48,12 +49,8 @@ def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Session
 
 
 def _new_process() -> None:
-    """Write what was kept, then forget everything but the file, as a new process starts."""
-    for store in cache.STORES.values():
-        if store is not None:
-            store.flush()
-    cache.KEPT.clear()
-    cache.STORES.clear()
+    """test_store's new process, which forgets the mirrors of the pending runs too."""
+    new_process()
     cache.MIRRORS.clear()
 
 
