@@ -82,10 +82,12 @@ case "${1:-}" in
     "$VENV/bin/airflow-partitions" check example_dags
     wait "$installing_packages" || { cat "$packages_log" >&2; exit 1; }
     rm -f "$packages_log"
-    # Two workers: the SQLite and the PostgreSQL integration sessions run side by side (each
-    # backend's tests stay on one worker, tests/conftest.py), the unit tests between.
+    # Three workers: the SQLite and the PostgreSQL integration sessions run side by side (each
+    # backend's tests stay on one worker, tests/conftest.py), the Celery session (six minutes,
+    # most of it waiting on Airflow's timeouts) and the unit tests on the third. On two cores the
+    # third worker took the waiting off the integration sessions' workers.
     if [ $# -gt 0 ]; then
-      exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" "$@"
+      exec "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-3}" "$@"
     fi
     # The oldest Airflow supported gets a virtual environment of its own, installed while the
     # newest's tests run (its log is shown if it fails).
@@ -95,19 +97,20 @@ case "${1:-}" in
     installing=$!
     trap 'kill "$installing" 2>/dev/null || true' EXIT  # a failed run does not leave pip running
     # --durations: the slowest tests are listed, to see where CI's time goes (we aim for 25 min).
-    "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --durations=15
+    "$VENV/bin/python" -m pytest -n "${PYTEST_WORKERS:-3}" --durations=15
     echo "On the oldest Airflow supported ($(grep -m1 '^apache-airflow==' scripts/oldest-airflow.txt)) …"
     wait "$installing" || { cat "$oldest_log" >&2; exit 1; }
     rm -f "$oldest_log"
     # There: the unit tests but the pure time layer's (tests/unit/grains: it imports no Airflow,
     # test_pure.py), and on SQLite the integration modules where the scheduler's own code decides
     # (our classes end to end, keys sent again, no silent holds, status, restarts and upgrades),
-    # by module on two SQLite Airflows, one a worker. The view, the members, the sessions, the
+    # by module on three SQLite Airflows, one a worker; all but status run on SQLite here only
+    # (--every-backend: on the newest they run on PostgreSQL, their BACKENDS). The view, the members, the sessions, the
     # reliability and starvation scenarios and Celery run on the newest only: with them the whole
     # suite took 40 minutes, past CI's 30. So does the golden database's build (two minutes, the
     # longest unit test): its answers are the state reader's, which test_status.py checks here
     # against a real scheduler of this Airflow.
-    exec "$oldest/bin/python" -m pytest -n "${PYTEST_WORKERS:-2}" --durations=15 --integration-by-module \
+    exec "$oldest/bin/python" -m pytest -n "${PYTEST_WORKERS:-3}" --durations=15 --integration-by-module --every-backend \
       tests/unit --ignore=tests/unit/grains --ignore=tests/unit/tools/test_state_golden.py -k "not postgresql" \
       tests/integration/test_scheduler.py tests/integration/test_again.py \
       tests/integration/test_no_silent_holds.py tests/integration/test_status.py \

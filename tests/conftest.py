@@ -33,6 +33,12 @@ def pytest_addoption(parser):
         help="share the integration tests between workers by module, each worker with its own Airflow "
         "(for a run on one backend: -k 'not postgresql')",
     )
+    parser.addoption(
+        "--every-backend",
+        action="store_true",
+        help="run every integration module on both backends, also those whose BACKENDS names one "
+        "(tests/integration/conftest.py)",
+    )
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)

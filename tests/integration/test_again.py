@@ -22,6 +22,11 @@ from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import _api_cli, _cli
 from tests.support.launcher import wait_until
 
+#: The backends this module runs on (tests/integration/conftest.py; --every-backend: both).
+#: The oldest Airflow's CI pass runs this module on SQLite (scripts/dev.sh).
+BACKENDS = ("postgresql",)
+
+
 DAG_ID = "it_again_day"
 ASSET = "it_again_hours"
 GOOD_DAY = "2026-05-01"

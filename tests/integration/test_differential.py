@@ -62,6 +62,12 @@ from tests.support.launcher import AirflowError, wait_until
 
 pytestmark = pytest.mark.integration
 
+#: The backends this module runs on (tests/integration/conftest.py; --every-backend: both).
+#: What it compares is the store's and the faces', the same on either database; the
+#: fingerprint's SQL on PostgreSQL is test_fingerprint_sql.py's.
+BACKENDS = ("sqlite",)
+
+
 DAG = "it_diff_region_day"
 ASSET = "it_diff_store_days"
 VARIABLE = "it_diff_stores"

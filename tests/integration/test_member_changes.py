@@ -26,6 +26,12 @@ from tests.support.launcher import AirflowError, wait_until
 
 pytestmark = pytest.mark.integration
 
+#: The backends this module runs on (tests/integration/conftest.py; --every-backend: both).
+#: The watch and the Variables it reads are the same on either database; its writes'
+#: SQL on PostgreSQL is test_repair.py's and test_again.py's (discard, requeue on the Core tables).
+BACKENDS = ("sqlite",)
+
+
 DAG = "it_region_day_from_variable"
 ASSET = "it_region_store_days"
 VARIABLE = "it_region_stores"

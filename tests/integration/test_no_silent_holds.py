@@ -11,6 +11,11 @@ from datetime import UTC, datetime, timedelta
 from tests.integration.dags.integration_dags import REPLAY_SERIES
 from tests.support.launcher import wait_until
 
+#: The backends this module runs on (tests/integration/conftest.py; --every-backend: both).
+#: The oldest Airflow's CI pass runs this module on SQLite (scripts/dev.sh).
+BACKENDS = ("postgresql",)
+
+
 REFUSED = "failed to map partition_key"
 
 

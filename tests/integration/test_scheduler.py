@@ -27,11 +27,16 @@ def _run_with_key(airflow, dag_id: str, key: str):
 
 def _let_the_scheduler_evaluate_pending_rollups(airflow, name: str) -> None:
     """
-    Send a key to another consumer and wait for its run.
+    #: The backends this module runs on (tests/integration/conftest.py; --every-backend: both).
+    #: The oldest Airflow's CI pass runs this module on SQLite (scripts/dev.sh).
+    BACKENDS = ("postgresql",)
 
-    Once that run exists, the scheduler has evaluated every older pending rollup with all the
-    keys sent before it in view (pending partition runs are evaluated oldest first, each tick):
-    a rollup still without a run was held, not merely not yet looked at. No fixed sleep.
+
+        Send a key to another consumer and wait for its run.
+
+        Once that run exists, the scheduler has evaluated every older pending rollup with all the
+        keys sent before it in view (pending partition runs are evaluated oldest first, each tick):
+        a rollup still without a run was held, not merely not yet looked at. No fixed sleep.
     """
     airflow.create_asset_event("it_regional_sales", partition_key=f"eu::sentinel-{name}")
     wait_until(

@@ -36,6 +36,12 @@ from tests.integration.test_no_silent_holds import _send, _settle
 from tests.integration.test_status import UNREACHABLE, _api_cli, _cli, _state
 from tests.support.launcher import free_port, wait_until
 
+#: The backends this module runs on (tests/integration/conftest.py; --every-backend: both).
+#: The view reads through the state reader (test_status.py on both databases) and acts
+#: through the commands (test_repair.py on both); here the pages, the browser and the access rules.
+BACKENDS = ("sqlite",)
+
+
 #: The docs' pictures are retaken only on request (AIRFLOW_PARTITIONS_PICTURES=1): every run
 #: draws slightly different bytes, and a test run must leave the checkout as it found it.
 SCREENSHOTS = (

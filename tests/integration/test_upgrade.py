@@ -20,6 +20,10 @@ from tests.integration.test_no_silent_holds import _pending, _send
 from tests.integration.test_status import _cli
 from tests.support.launcher import wait_until
 
+#: The backends this module runs on (tests/integration/conftest.py; --every-backend: both).
+#: The oldest Airflow's CI pass runs this module on SQLite (scripts/dev.sh).
+BACKENDS = ("postgresql",)
+
 
 def test_a_restart_keeps_a_half_filled_rollup_and_completes_it(airflow):
     hours = [f"2026-03-10T{h:02d}" for h in range(24)]

@@ -118,7 +118,7 @@ class Request:
     def path(self) -> str:
         """Return the route: ``dags/{dag_id}/{ROUTE}``, the Dag id quoted (``~``: every Dag)."""
         dag_id = getattr(self, "dag_id", None)
-        return f"dags/{urllib.parse.quote(dag_id or '~', safe='')}/{self.ROUTE}"
+        return f"dags/{path_segment(dag_id or '~')}/{self.ROUTE}"
 
     def params(self) -> dict[str, Any]:
         """Return the query parameters: ``{"key": "2013-03-10", "state": ["failed"], "offset": 0}``."""
@@ -305,3 +305,15 @@ def in_years(start: datetime, end: datetime) -> None:
         raise UsageError(f"--start {start.isoformat()} is before the year {FIRST_YEAR:04d}: {years}.")
     if end.year > LAST_YEAR:
         raise UsageError(f"--end {end.isoformat()} is after the year {LAST_YEAR}: {years}.")
+
+
+def path_segment(text: str) -> str:
+    """
+    Return *text* as one segment of a URL's path: ``"a b/c"`` is ``a%20b%2Fc``, ``".."`` is ``%2E%2E``.
+
+    A segment of dots only has them quoted too: as they are, a URL drops ``.`` and ``..`` as the
+    current and parent folder (RFC 3986, 5.2.4), and a Dag id or partition key may be ``"."``.
+    """
+    if not text.strip("."):
+        return "%2E" * len(text)
+    return urllib.parse.quote(text, safe="")

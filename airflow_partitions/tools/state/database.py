@@ -148,6 +148,20 @@ def one_moment(session: Any) -> None:
         session.execution_options(isolation_level="REPEATABLE READ")
 
 
+def moment_over(session: Any) -> None:
+    """
+    End what :func:`one_moment` began on *session*, before it writes: its reads are committed.
+
+    A SQLite transaction begun for reading cannot write once another process has written (the
+    write fails at once, ``database is locked``, whatever the lock timeout), and a REPEATABLE READ
+    one on PostgreSQL fails on a row changed meanwhile (``could not serialize access``): a write
+    that follows a read at one moment (``backfill --yes`` after its plan) goes in a transaction of
+    its own. Nothing may have been written on *session* yet. *session*: an ORM session or a Core
+    connection.
+    """
+    session.commit()
+
+
 def engine_of(session: Any) -> Any:
     """Return the engine an ORM session or a Core connection (:func:`read_session`) reads through."""
     return session.get_bind() if hasattr(session, "get_bind") else session.engine

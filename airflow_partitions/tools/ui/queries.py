@@ -14,11 +14,10 @@ session, as a command's request does.
 
 from __future__ import annotations
 
-import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from airflow_partitions.tools.commands.base import Request, checked_rows, checked_states
+from airflow_partitions.tools.commands.base import Request, checked_rows, checked_states, path_segment
 
 #: Partitions per page of the Dag page, and keys per page of a partition's list, when ``limit`` is
 #: not given: a page's partitions are read in full (what each run ran with), the rest of the Dag
@@ -96,7 +95,7 @@ class PartitionListRequest(Request):
 
     def path(self) -> str:
         """Return ``dags/{dag_id}/partitions/{partition_key}``, each quoted."""
-        return f"dags/{_quoted(self.dag_id)}/partitions/{_quoted(self.partition_key)}"
+        return f"dags/{path_segment(self.dag_id)}/partitions/{path_segment(self.partition_key)}"
 
     def read(self, session: Any) -> dict[str, Any]:
         """
@@ -135,7 +134,7 @@ class AssetRequest(Request):
 
     def path(self) -> str:
         """Return ``assets/{asset_name}``, quoted."""
-        return f"assets/{_quoted(self.asset_name)}"
+        return f"assets/{path_segment(self.asset_name)}"
 
     def read(self, session: Any, mapper: Any = None) -> Any:
         """
@@ -153,15 +152,3 @@ class AssetRequest(Request):
 
         grain = key_grain(mapper)
         return asset_coverage(self.asset_name, start=self.start, end=self.end, grain=grain, session=session)
-
-
-def _quoted(text: str) -> str:
-    """
-    Return *text* as one segment of a path: ``"a b/c"`` is ``a%20b%2Fc``, ``".."`` is ``%2E%2E``.
-
-    A segment of dots only has them quoted too: as they are, a URL drops ``.`` and ``..`` as the
-    current and parent folder (RFC 3986, 5.2.4), and a partition key may be ``"."``.
-    """
-    if not text.strip("."):
-        return "%2E" * len(text)
-    return urllib.parse.quote(text, safe="")

@@ -73,9 +73,11 @@ def carry_out(
     :raises UnknownDag: as :func:`plan`, and :class:`NotAConsumer`.
     :raises ValueError: as :func:`plan`.
     """
+    from airflow_partitions.tools.state.database import moment_over
     from airflow_partitions.tools.write import paced
 
     whole = Planner(replace(selection, limit=None, offset=0), session).plan()
+    moment_over(session)  # the plan was read at one moment; its runs start in a transaction of their own
     ordered = sorted(
         whole.partitions, key=lambda p: (p.partition_key.rsplit(SEPARATOR, 1)[-1], p.partition_key)
     )

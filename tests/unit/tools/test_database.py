@@ -97,3 +97,40 @@ def test_engine_options_in_the_file_hold_with_a_url_from_the_environment(
 def test_an_unreadable_file_is_left_to_airflow(home: Path) -> None:
     _config(home / "airflow.cfg", "sql_alchemy_conn = no section header\n")
     assert plain_url() is None
+
+
+@pytest.mark.parametrize("over", [False, True])
+def test_a_write_after_a_read_at_one_moment_goes_in_a_transaction_of_its_own(
+    tmp_path: Path, over: bool
+) -> None:
+    # backfill --yes from the view failed in CI with "database is locked": its plan was read at one
+    # moment (a SQLite read transaction), the scheduler wrote, then the backfill's audit row could not.
+    import sqlite3
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.orm import Session
+
+    from airflow_partitions.tools.state.database import moment_over, one_moment
+
+    path = tmp_path / "airflow.db"
+    with sqlite3.connect(path) as setup:
+        setup.execute("PRAGMA journal_mode=WAL")  # as Airflow's on SQLite in the integration tests
+        setup.execute("CREATE TABLE log (id INTEGER PRIMARY KEY, event TEXT)")
+    engine = create_engine(f"sqlite:///{path}?timeout=1")
+    with Session(engine) as session:
+        one_moment(session)
+        assert session.scalar(text("SELECT count(*) FROM log")) == 0
+        with sqlite3.connect(path) as scheduler:  # another process writes meanwhile
+            scheduler.execute("INSERT INTO log (event) VALUES ('scheduler')")
+        assert session.scalar(text("SELECT count(*) FROM log")) == 0  # the moment holds
+        if over:
+            moment_over(session)
+            session.execute(text("INSERT INTO log (event) VALUES ('partition-tools backfill')"))
+            session.commit()
+        else:
+            with pytest.raises(Exception, match="database is locked"):
+                session.execute(text("INSERT INTO log (event) VALUES ('partition-tools backfill')"))
+    with sqlite3.connect(path) as check:
+        written = [e for (e,) in check.execute("SELECT event FROM log ORDER BY id")]
+    assert written == (["scheduler", "partition-tools backfill"] if over else ["scheduler"])
+    engine.dispose()
