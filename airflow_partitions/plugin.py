@@ -41,14 +41,16 @@ class _PartitionsApps:
 
     Every Airflow process (tasks too) imports this plugin; the view's FastAPI app imports the
     api-server's security modules (0.6 s), which nothing but the api-server needs. The first read
-    also starts the api-server's watch (:mod:`airflow_partitions.tools.watch`).
+    also starts the api-server's watch (:mod:`airflow_partitions.tools.watch`) and its warmer
+    (:mod:`airflow_partitions.tools.warming`).
     """
 
     def __get__(self, instance: object, owner: type | None = None) -> list[dict]:
-        from airflow_partitions.tools import watch
-        from airflow_partitions.tools.ui.app import app
+        from airflow_partitions.tools import warming, watch
+        from airflow_partitions.tools.ui.app import app, first_page
 
         watch.start()  # keys follow their members (docs/members.md), in the api-server only
+        warming.start(first_page)  # large Dags read in the background after an install or upgrade
         return [{"app": app, "url_prefix": "/partitions", "name": "Partitions"}]
 
 

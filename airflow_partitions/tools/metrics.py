@@ -24,7 +24,10 @@ Partitions view and ``status`` show late:
   oldest of the deployment that the scheduler evaluates per loop (not evaluated this loop);
 - ``airflow_partitions_members_broken{dag_id,variable}`` (gauge): 1 while an Airflow Variable its
   rollups read members from cannot give them (missing, not JSON, a bad entry, a member without
-  its group): its keys are refused and its pending runs wait; a series only while it is broken.
+  its group): its keys are refused and its pending runs wait; a series only while it is broken;
+- ``airflow_partitions_warming{dag_id}`` (gauge): 1 while the api-server reads the Dag for the
+  first time in the background after an install or upgrade (:mod:`~airflow_partitions.tools.
+  warming`): then the Dag has no other series (none is known yet), else 0.
 
 Label values are escaped as the format requires (backslash, double quote, line feed).
 """
@@ -36,7 +39,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from airflow_partitions.tools.state import STATES, Refusal, consumer_dags
+from airflow_partitions.tools.state import STATES, ConsumerDag, Refusal, consumer_dags
 from airflow_partitions.tools.state.audit_log import refusals_after
 from airflow_partitions.tools.state.database import engine_of
 from airflow_partitions.tools.state.kept import cache
@@ -81,6 +84,11 @@ METRICS: dict[str, tuple[str, str, tuple[str, ...]]] = {
         "gauge",
         "1 while a Variable the Dag's rollups read members from is broken: keys refused, pending runs wait.",
         ("dag_id", "variable"),
+    ),
+    "airflow_partitions_warming": (
+        "gauge",
+        "1 while the Dag is read for the first time after an install or upgrade: no other series of it yet.",
+        ("dag_id",),
     ),
 }
 
@@ -138,7 +146,13 @@ def exposition(samples: Mapping[str, Iterable[tuple[tuple[str, ...], float]]]) -
     return "\n".join(lines) + "\n"
 
 
-def metrics_text(session: Any, *, only: Collection[str] | None = None, now: datetime | None = None) -> str:
+def metrics_text(
+    session: Any,
+    *,
+    only: Collection[str] | None = None,
+    now: datetime | None = None,
+    dags: list[ConsumerDag] | None = None,
+) -> str:
     """
     Return the metrics of the partitioned Dags (of *only*, if given) in Prometheus' text format.
 
@@ -148,14 +162,19 @@ def metrics_text(session: Any, *, only: Collection[str] | None = None, now: date
 
     :param session: An Airflow ORM session.
     :param now: The time the oldest pending runs' ages are measured at (UTC); the clock if omitted.
+    :param dags: The Dags read already with their summaries, some maybe warming
+        (:func:`~airflow_partitions.tools.warming.summed_dags`); read here if omitted.
     """
     now = now or datetime.now(UTC)
-    dags = consumer_dags(session, summary=True, only=only)
+    if dags is None:
+        dags = consumer_dags(session, summary=True, only=only)
+    samples: dict[str, list[tuple[tuple[str, ...], float]]] = {name: [] for name in METRICS}
+    samples["airflow_partitions_warming"] = [((dag.dag_id,), int(dag.warming)) for dag in dags]
+    dags = [dag for dag in dags if not dag.warming]
     dag_ids = [dag.dag_id for dag in dags]
     oldest = oldest_pending(session, dag_ids) if dag_ids else {}
     beyond = starved_counts(session, dag_ids) if dag_ids else Counter()
     refused = refused_counts(session)
-    samples: dict[str, list[tuple[tuple[str, ...], float]]] = {name: [] for name in METRICS}
     for dag in dags:
         one = (dag.dag_id,)
         samples["airflow_partitions_partitions"] += [

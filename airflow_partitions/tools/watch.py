@@ -269,7 +269,7 @@ _STARTED = threading.Event()
 STARTUP_WAIT = 120.0
 
 
-def _after_the_start() -> None:
+def after_the_start() -> None:
     """
     Wait until the api-server built its app (``airflow.api_fastapi.main``), :data:`STARTUP_WAIT` s at most.
 
@@ -291,7 +291,7 @@ def start() -> None:
     _STARTED.set()
 
     def watch() -> None:
-        _after_the_start()
+        after_the_start()
         looking = Watch()
         while True:
             looking._attempt("look at the partitioned Dags", looking.look)

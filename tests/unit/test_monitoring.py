@@ -31,6 +31,7 @@ METRICS = {
     "airflow_partitions_refused_keys_total": {"dag_id", "reason"},
     "airflow_partitions_blocked": {"dag_id"},
     "airflow_partitions_members_broken": {"dag_id", "variable"},
+    "airflow_partitions_warming": {"dag_id"},
 }
 NAMES = re.compile(r"\bairflow_partitions_\w+")
 

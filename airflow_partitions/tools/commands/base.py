@@ -166,6 +166,24 @@ def session_for(session: Any) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
+def reading(session: Any) -> Iterator[Any]:
+    """
+    Yield *session*, or without one (``None``) a read-only connection of its own, closed after.
+
+    What a request's ``read`` that needs no Airflow model answers on: the command line's
+    connection (:func:`~airflow_partitions.tools.state.database.read_session`) neither imports
+    Airflow's models nor configures its ORM (half a second of a new process).
+    """
+    if session is not None:
+        yield session
+        return
+    from airflow_partitions.tools.state.database import read_session
+
+    with read_session() as new:
+        yield new
+
+
+@contextlib.contextmanager
 def without_gc() -> Iterator[None]:
     """
     Run the block with Python's cyclic garbage collector off (as it was after).

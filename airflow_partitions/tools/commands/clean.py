@@ -24,6 +24,7 @@ from airflow_partitions.tools.commands.base import (
     Opener,
     Request,
     quiet,
+    reading,
     session_for,
     show,
 )
@@ -75,7 +76,7 @@ class CleanRequest(Request):
         """
         from airflow_partitions.tools.write.clean import fired_rows
 
-        with session_for(session) as opened:
+        with reading(session) as opened:
             return fired_rows(self.instant(opened), dag_id=self.dag_id, session=opened)
 
     def write(self, session: Any, user: str | None, may_run: Any = None) -> Any:

@@ -23,7 +23,7 @@ from airflow_partitions.tools.commands.base import (
     Request,
     UsageError,
     quiet,
-    session_for,
+    reading,
     show,
 )
 from airflow_partitions.tools.commands.text import count, listed, terminal, wrap
@@ -64,7 +64,7 @@ class ExplainRequest(Request):
         """
         from airflow_partitions.tools import explain
 
-        with session_for(session) as opened:
+        with reading(session) as opened:
             return explain(self.mapper(opened), self.key, downstream=self.downstream)
 
     def mapper(self, session: Any) -> Any:

@@ -115,13 +115,31 @@ def requeued(session: Any, refusals: Iterable[Refusal]) -> tuple[Refusal, ...]:
     one). A key sent again later and counted is a new event: its refusal stays unmarked. One query
     per 1,000 keys.
     """
+    from airflow_partitions.tools.state.kept.cache import kept, mirror_for
+    from airflow_partitions.tools.state.kept.store import digest
+
+    refusals = tuple(refusals)
+    dags = sorted({r.dag_id for r in refusals if r.dag_id is not None})
+    if not dags:
+        return refusals
+    # Kept while the Dags' pending runs and their keys stay as they are (the mirror's versions): a
+    # requeue, a key logged or a pending run removed moves them. The key log has no index but the
+    # pending run's: each read scanned it whole (23 s at a million partitions on SQLite).
+    mirror = mirror_for(session)
+    moved = mirror.key_versions(dags)
+    versions = [[*mirror.versions(dags)[dag], moved[dag]] for dag in dags]
+    asked = digest((r.dag_id or "", r.asset or "", r.partition_key or "", str(r.when)) for r in refusals)
+    flags = kept(("requeued", dags[0], asked), versions, lambda: _requeued(session, refusals, dags), session)
+    return tuple(replace(r, requeued=True) if flag else r for r, flag in zip(refusals, flags, strict=True))
+
+
+def _requeued(session: Any, refusals: tuple[Refusal, ...], dags: list[str]) -> list[bool]:
+    """Return, for each of *refusals* (of *dags*), whether it was requeued (:func:`requeued`)."""
     from sqlalchemy import select
 
     from airflow_partitions.tools.state.tables import asset, asset_event, partitioned_asset_key_log
 
-    refusals = tuple(refusals)
     keys = sorted({r.partition_key for r in refusals if r.partition_key is not None})
-    dags = sorted({r.dag_id for r in refusals if r.dag_id is not None})
     log = partitioned_asset_key_log
     linked: dict[tuple[str | None, ...], list[tuple[Any, Any]]] = defaultdict(list)
     for some in chunks(keys):
@@ -143,7 +161,7 @@ def requeued(session: Any, refusals: Iterable[Refusal]) -> tuple[Refusal, ...]:
         links = linked.get((r.dag_id, r.asset, r.partition_key), ())
         return r.when is not None and any(sent <= r.when < written for written, sent in links)
 
-    return tuple(replace(r, requeued=True) if taken_again(r) else r for r in refusals)
+    return [taken_again(r) for r in refusals]
 
 
 def asset_refusals(session: Any, asset_name: str, start: str | None, end: str | None) -> list[Refusal]:

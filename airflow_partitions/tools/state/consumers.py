@@ -31,7 +31,11 @@ LISTS = ("awaited", "missing", "received", "never counting")
 
 
 def consumer_dags(
-    session: Any = None, *, summary: bool = False, only: Collection[str] | None = None
+    session: Any = None,
+    *,
+    summary: bool = False,
+    only: Collection[str] | None = None,
+    warming: Collection[str] = (),
 ) -> list[ConsumerDag]:
     """
     List the partitioned Dags of the deployment (not stale), by Dag id: what :func:`consumer_state` reads.
@@ -40,7 +44,9 @@ def consumer_dags(
     With *summary*, each also carries its counts by state (``"ran incomplete"`` apart from
     ``"success"``), range of keys and strip of states over time: a few grouped queries for all
     the Dags together, whatever their number of partitions (:func:`summaries`). *only* keeps
-    the Dags of those ids (the ones a user may read).
+    the Dags of those ids (the ones a user may read). The Dags of *warming* (read for the first
+    time in the background: :func:`~airflow_partitions.tools.warming.warming_dags`) carry no
+    summary but ``warming``.
 
     :param session: An Airflow ORM session; a new one (read-only use) if omitted.
     """
@@ -48,7 +54,7 @@ def consumer_dags(
         from airflow_partitions.tools.state.database import read_session
 
         with read_session() as new:
-            return consumer_dags(new, summary=summary, only=only)
+            return consumer_dags(new, summary=summary, only=only, warming=warming)
     if summary:
         at_one_moment(session)  # the summaries read at one moment
     from sqlalchemy import select
@@ -63,11 +69,14 @@ def consumer_dags(
     dags = [ConsumerDag(*row) for row in session.execute(query) if only is None or row[0] in only]
     if not summary:
         return dags
-    timetables = consumer_timetables([d.dag_id for d in dags], session)
+    timetables = consumer_timetables([d.dag_id for d in dags if d.dag_id not in warming], session)
     # A Dag flagged partitioned without a serialized Dag to read it with (yet) has no summary.
     readers = {dag_id: Reader(dag_id, session, found) for dag_id, found in timetables.items()}
     found = summaries(readers, session) if readers else {}
-    return [replace(dag, **found.get(dag.dag_id, {})) for dag in dags]
+    return [
+        replace(dag, warming=True) if dag.dag_id in warming else replace(dag, **found.get(dag.dag_id, {}))
+        for dag in dags
+    ]
 
 
 def consumer_state(

@@ -421,7 +421,9 @@ class ConsumerDag:
     ``[bucket, worst state, partitions]``, in time order; and ``again``: its partitions with a
     pending run beside their Dag runs (a key sent again after the period ran), counted apart;
     ``late``: its partitions late now (:attr:`Partition.late_since`), counted apart too;
-    ``members_problems``: its broken member Variables (:class:`MembersProblem`).
+    ``members_problems``: its broken member Variables (:class:`MembersProblem`). ``warming``: true
+    while the api-server reads the Dag for the first time in the background
+    (:mod:`~airflow_partitions.tools.warming`): then it carries no summary.
     """
 
     dag_id: str
@@ -434,6 +436,7 @@ class ConsumerDag:
     again: int = 0
     late: int = 0
     members_problems: tuple[MembersProblem, ...] = ()
+    warming: bool = False
 
     @property
     def attention(self) -> int:

@@ -67,6 +67,7 @@ from airflow_partitions.tools.ui.access import (
 from airflow_partitions.tools.ui.layout import VIEW_STATES
 from airflow_partitions.tools.ui.queries import AssetRequest, DagsRequest, PartitionListRequest, page_limit
 from airflow_partitions.tools.ui.requests import answering, from_own_client, requested
+from airflow_partitions.tools.warming import summed_dags, warming_dags
 
 STATIC = Path(__file__).parent / "static"
 
@@ -162,16 +163,21 @@ def dag_partitions(
     errors as every route's (:func:`~airflow_partitions.tools.ui.requests.answering`: an unknown
     Dag 404, bad input 400). The grid knows the Dag's grain
     (:func:`~airflow_partitions.tools.state.consumer_grain`): a month of trading sessions has no
-    places on weekends and holidays.
+    places on weekends and holidays. While the Dag is read for the first time in the background
+    (:func:`~airflow_partitions.tools.warming.warming_dags`), only ``{"dag_id", "warming": true,
+    "detail"}``: no partition is known yet.
     """
-    request = replace(request, limit=page_limit(request.limit) or 0)
     dag_id = request.dag_id
+    if dag_id in warming_dags({dag_id}, first=True):
+        return PlainJSON({"dag_id": dag_id, "warming": True, "detail": warming_note(dag_id)})
+    request = replace(request, limit=page_limit(request.limit) or 0)
     answer = Database(session).read(request).to_dict()
     selected = request.start or request.end or request.states
     whole = consumer_range(dag_id, session=session) if selected else (answer["first"], answer["last"])
     return PlainJSON(
         {
             **redacted(answer, dag_id, user),
+            "warming": False,
             "actions": actions(dag_id, user),
             "total_entries": answer["total"],
             "range": list(whole),
@@ -207,11 +213,14 @@ def metrics(user: GetUserDep, session: SessionDep) -> Response:
 
     :func:`~airflow_partitions.tools.metrics.metrics_text`: per partitioned Dag, its partitions by
     state, late ones, the age of its oldest pending run, runs that ran incomplete, keys refused
-    on arrival by reason (a counter) and pending runs beyond the scheduler's 500 per loop.
+    on arrival by reason (a counter) and pending runs beyond the scheduler's 500 per loop; a Dag read
+    for the first time in the background only ``airflow_partitions_warming`` 1.
     Guarded as the other routes: a Prometheus scrape sends an Airflow token (``Authorization:
     Bearer``).
     """
-    return Response(metrics_text(session, only=readable_dags(user)), media_type=CONTENT_TYPE)
+    only = readable_dags(user)
+    text = metrics_text(session, only=only, dags=summed_dags(session, only))
+    return Response(text, media_type=CONTENT_TYPE)
 
 
 @app.get("/api/assets/{asset_name}", dependencies=READ_ASSETS)
@@ -239,6 +248,31 @@ def asset_keys(
     zone, input_zone = zones_of(mapper) or ("UTC", "UTC")
     laid = layout.coverage(answer["keys"], zone, input_zone, awaited_by_date(mapper) if mapper else None)
     return {**answer, "coverage": {**laid, "dag_id": reader}}
+
+
+def first_page(dag_id: str, session: Any) -> None:
+    """
+    Read the Dag's first pages: the view's (:func:`dag_partitions` without a query) and ``status``'s.
+
+    The warmer's read (:mod:`~airflow_partitions.tools.warming`): their answers are kept in the
+    store, for the view and for a ``status DAG_ID`` in a new process (its partitions not
+    successful, 50 of them); the answers themselves are dropped.
+    """
+    from airflow_partitions.tools.cli import build_parser
+    from airflow_partitions.tools.commands.status import request_of
+
+    answer = Database(session).read(StatusRequest(dag_id, limit=page_limit(None))).to_dict()
+    layout.layout(answer["partitions"], consumer_grain(dag_id, session))
+    Database(session).read(request_of(build_parser().parse_args(["status", dag_id])))
+
+
+def warming_note(dag_id: str) -> str:
+    """Return what the view says of a Dag read for the first time in the background."""
+    return (
+        f"{dag_id} is being read for the first time since airflow-partitions, Airflow or the Dag "
+        "changed (its answers are worked out once, in the background): its partitions show here "
+        "when the read is done."
+    )
 
 
 def _page(request: Request) -> HTMLResponse:

@@ -55,12 +55,14 @@ class DagsRequest(Request):
 
         What needs attention first (:func:`~airflow_partitions.tools.state.attention` of each Dag's
         most urgent state), then by Dag id. *only*: the Dags the caller may read (``None``: all).
+        A Dag read for the first time in the background is listed (last) as ``warming``, whatever
+        the states asked for (:func:`~airflow_partitions.tools.warming.summed_dags`).
         """
-        from airflow_partitions.tools.state import consumer_dags
+        from airflow_partitions.tools.warming import summed_dags
 
-        dags = consumer_dags(session, summary=True, only=only)
+        dags = summed_dags(session, only)
         if self.states:
-            dags = [d for d in dags if any(d.states.get(s) for s in self.states)]
+            dags = [d for d in dags if d.warming or any(d.states.get(s) for s in self.states)]
         return sorted(dags, key=lambda d: (d.attention, d.dag_id))
 
 

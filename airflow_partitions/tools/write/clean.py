@@ -15,7 +15,7 @@ no longer kept: ``status`` and the view then say so (``ran_with_kept`` false), n
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from airflow_partitions.tools.state.model import CLEANED_EVENT
@@ -50,35 +50,52 @@ def fired_rows(before: datetime, *, dag_id: str | None = None, session: Any = No
     Count the rows of partitioned runs that fired, opened before *before* (aware, or naive UTC).
 
     Read-only: per Dag (only *dag_id* if given), its ``asset_partition_dag_run`` rows with a Dag
-    run and ``created_at`` before *before*, and their ``partitioned_asset_key_log`` rows.
+    run and ``created_at`` before *before*, and their ``partitioned_asset_key_log`` rows, in one
+    scan of the first table (:func:`_scanned`), on the command line's connection.
 
     :raises UnknownDag: naming *dag_id*, if the deployment has no such Dag and no rows of it (a
         deleted Dag's rows are still counted).
     """
     if session is None:
-        from airflow.utils.session import create_session
+        from airflow_partitions.tools.state.database import read_session
 
-        with create_session() as new:
+        with read_session() as new:
             return fired_rows(before, dag_id=dag_id, session=new)
-    from airflow.models.asset import AssetPartitionDagRun
-    from sqlalchemy import func, select
-
-    fired = _fired(before, dag_id)
-    by_dag: dict[str, list[int]] = {
-        dag: [n, 0]
-        for dag, n in session.execute(
-            select(AssetPartitionDagRun.target_dag_id, func.count())
-            .where(*fired)
-            .group_by(AssetPartitionDagRun.target_dag_id)
-        )
-    }
-    for dag, n in _logged_by_dag(session, *fired):
-        by_dag[dag][1] = n
+    before = _utc(before)
+    by_dag = _scanned(before, dag_id, session)
     if dag_id is not None and not by_dag:
         from airflow_partitions.tools.state.serialized import known_dag
 
         known_dag(dag_id, session)  # a deleted Dag's rows are counted: only a Dag with none is unknown
     return _tally(before, by_dag)
+
+
+def _scanned(before: datetime, dag_id: str | None, session: Any) -> dict[str, list[int]]:
+    """
+    Return ``{dag_id: [pending-run rows, key-log rows]}`` read from Airflow's table, one scan.
+
+    Each row's key-log rows counted on Airflow's index of the pending run id (``idx_pakl_apdr_id``,
+    a correlated count): the join of every key-log row to its pending run read 25,000,000 rows
+    at a million partitions (23.6 s on SQLite, quiet), the scan 15.6 s at a load of 19.
+    """
+    from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
+
+    logged = (
+        select(func.count())
+        .where(key_log.c.asset_partition_dag_run_id == pending.c.id)
+        .correlate(pending)
+        .scalar_subquery()
+    )
+    conditions = [pending.c.created_dag_run_id.is_not(None), pending.c.created_at < before]
+    if dag_id is not None:
+        conditions.append(pending.c.target_dag_id == dag_id)
+    query = select(pending.c.target_dag_id, func.count(), func.sum(logged)).where(*conditions)
+    return {
+        dag: [n, int(logs or 0)] for dag, n, logs in session.execute(query.group_by(pending.c.target_dag_id))
+    }
 
 
 def clean(
@@ -172,6 +189,5 @@ def _fired(before: datetime, dag_id: str | None) -> list[Any]:
 
 
 def _utc(when: datetime) -> datetime:
-    from airflow.sdk import timezone
-
-    return timezone.coerce_datetime(when)
+    """Return *when* in UTC (naive: UTC already)."""
+    return when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)

@@ -99,18 +99,16 @@ def stray_runs(
         is after *end*: naming the option and the value.
     """
     if session is None:
-        from airflow.utils.session import create_session
+        from airflow_partitions.tools.state.database import read_session
 
-        with create_session() as new:
+        with read_session() as new:
             return stray_runs(dag_id, keys=keys, start=start, end=end, session=new)
-    from sqlalchemy import select
-
-    from airflow_partitions.tools.state.pending import received_keys
+    from airflow_partitions.tools.state.kept.answers import Answers
+    from airflow_partitions.tools.state.pending import open_rows, received_keys
     from airflow_partitions.tools.state.selection import checked_key, selected_range
-    from airflow_partitions.tools.state.serialized import consumer_timetable, timetable_grain
     from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
 
-    grain = timetable_grain(*consumer_timetable(dag_id, session))
+    grain = Answers(dag_id, session).grain  # a stored answer: the Dag's mappers read on a miss
     if keys and (start or end):
         raise UsageError("give --key or --start/--end, not both.")
     for key in keys or ():
@@ -118,15 +116,10 @@ def stray_runs(
     start, end = selected_range(dag_id, grain, start, end)
     column = pending_run.c.partition_key
     chosen = [column.in_(keys)] if keys else selected_keys(column, start, end, None)
-    rows = session.execute(
-        select(pending_run.c.id, column, pending_run.c.created_at)
-        .where(
-            pending_run.c.target_dag_id == dag_id,
-            pending_run.c.created_dag_run_id.is_(None),
-            *chosen,
-        )
-        .order_by(column, pending_run.c.id)
-    ).all()
+    rows = sorted(
+        open_rows(session, dag_id, pending_run.c.id, column, pending_run.c.created_at, where=tuple(chosen)),
+        key=lambda row: (row[1], row[0]),
+    )
     runs = run_states(dag_id, (key for _, key, _ in rows), session)
     if not (keys or start or end):
         rows = [row for row in rows if row[1] in runs]

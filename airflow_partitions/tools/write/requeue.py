@@ -231,7 +231,7 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
     from airflow.models.asset import AssetEvent
     from airflow.sdk import timezone
     from airflow.timetables.base import compute_rollup_fingerprint
-    from sqlalchemy import exists, select
+    from sqlalchemy import select
 
     from airflow_partitions.tools.state.serialized import asset_rows, consumer_timetable
     from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending_run
@@ -245,19 +245,22 @@ def _read(dag_id: str, start: datetime, end: datetime, session: Any) -> tuple[Or
     rows = asset_rows(assets, session)
     mappers = {i: timetable.get_partition_mapper(name=name, uri=uri) for i, name, uri in rows}
     names = {asset_id: name for asset_id, name, _ in rows}
-    linked = exists().where(key_log.c.asset_event_id == AssetEvent.id, key_log.c.target_dag_id == dag_id)
+    # The events linked to the Dag, read once (Airflow indexes no column of the key log but the
+    # pending run's id): a correlated NOT EXISTS scanned the whole key log once per event on SQLite.
+    linked = select(key_log.c.asset_event_id).where(key_log.c.target_dag_id == dag_id).distinct().subquery()
     rows = session.execute(
         select(AssetEvent, dag_run.c.partition_key, dag_run.c.partition_date)
         .outerjoin(
             dag_run,
             (dag_run.c.dag_id == AssetEvent.source_dag_id) & (dag_run.c.run_id == AssetEvent.source_run_id),
         )
+        .outerjoin(linked, linked.c.asset_event_id == AssetEvent.id)
         .where(
             AssetEvent.asset_id.in_(list(mappers)),
             AssetEvent.partition_key.is_not(None),
             AssetEvent.timestamp >= start,
             AssetEvent.timestamp <= end,
-            ~linked,
+            linked.c.asset_event_id.is_(None),
         )
         .order_by(AssetEvent.id)
     ).all()

@@ -175,6 +175,11 @@ def kept(memo: tuple[Any, ...], fingerprint: Any, read: Any, session: Any = None
 STORES: dict[str, Store | None] = {}
 
 
+#: The api-server's warmer (:class:`~airflow_partitions.tools.warming.Warmer`, set by
+#: :func:`~airflow_partitions.tools.warming.start`); ``None``: every read in the request.
+WARMER: Any = None
+
+
 #: The mirror of each metadata database's pending runs (:mod:`~airflow_partitions.tools.state.
 #: mirror`), by its URL without password: in the file of its :class:`Store`, else in memory.
 MIRRORS: dict[str, Mirror] = {}
@@ -213,6 +218,30 @@ def mirror_for(session: Any) -> Mirror:
         mirror = MIRRORS[url] = in_memory()
         mirror.sync(session)
     return mirror
+
+
+def mirror_copied(session: Any) -> bool:
+    """
+    Whether the store of the database *session* reads holds a copy of its pending runs (:func:`mirror_for`).
+
+    True once a sync of this process finished (:data:`MIRRORS`, in memory if its file failed); else false
+    with the store off or failing, or before a first read on this machine made the copy (syncing
+    a copy reads only what changed since), or while it is made. Read on a connection of its own:
+    the copy holds the store's lock while it is made (minutes at a million partitions).
+    """
+    url = engine_of(session).url.render_as_string(hide_password=True)
+    held = MIRRORS.get(url)
+    if held is not None and held.copied:  # this process has synced one (in memory, if its file failed)
+        return True
+    store = store_for(session)
+    if store is None or store.connection is None or store.path is None:
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{store.path}?mode=ro", uri=True, timeout=1)) as own:
+            found = own.execute("SELECT 1 FROM pending_marks WHERE db = ?", (digest([url])[:8],)).fetchone()
+    except sqlite3.Error:  # no table yet: a new file
+        return False
+    return found is not None
 
 
 def at_one_moment(session: Any) -> None:

@@ -107,6 +107,8 @@ class Mirror:
             self.moments = Moments(connection, db)
         #: The transaction the last :meth:`sync` read in: a read syncs once, whatever it asks.
         self._synced: Any = None
+        #: Whether a :meth:`sync` of this process finished (the copy is made, in step).
+        self.copied = False
         #: The open pending runs, oldest first, and the stamp of the copy they were read from
         #: (:meth:`_open_stamp`): kept across syncs while no run changed (a long-lived api-server
         #: built 27,000 of them again on every request at a million partitions).
@@ -145,6 +147,7 @@ class Mirror:
             except BaseException:
                 self.connection.execute("ROLLBACK")
                 raise
+            self.copied = True
         try:
             self._synced = weakref.ref(session.get_transaction())
         except (AttributeError, TypeError):  # no transaction to refer to: sync on every question

@@ -36,6 +36,8 @@ const shellQuoted = (text) => /^[\w.:+-]+$/.test(text) ? text : `'${String(text)
 const when = (iso) => { const t = new Date(iso); return isNaN(t) ? String(iso ?? "") : t.toISOString().slice(0, 19).replace("T", " ") + " UTC"; };
 let view = null;          // the Dag page on screen: its answer, partitions by key, its query
 let loads = 0;            // the latest route: an answer to an older one is dropped (clicks outrun answers)
+let warmingTimer = null;  // while a Dag on screen is read for the first time: the route asked again
+const WARMING = "being read for the first time since an install or upgrade: shown when done";
 
 async function api(path) {
   return answerOf(await fetch(ROOT + "/api" + path, { credentials: "same-origin", headers: { Accept: "application/json" } }));
@@ -51,6 +53,13 @@ async function answerOf(response) {
 }
 
 /** The answer for the route on screen: a later route (a click outran the answer) drops it by throwing. */
+/** Ask the route on screen again in 3 s while *warming* (a Dag of it is read for the first time), else stop. */
+function warmingAgain(warming) {
+  clearTimeout(warmingTimer);
+  const load = loads;
+  warmingTimer = warming ? setTimeout(() => { if (load === loads) route(); }, 3000) : null;
+}
+
 async function routed(path) {
   const load = loads;
   const answer = await api(path);
@@ -116,6 +125,7 @@ async function showDags(query) {
     `<label class="chip" title="${esc(MEANING.get(s) || s)}"><input type="checkbox" name="state" value="${esc(s)}"${wanted.includes(s) ? " checked" : ""}>
      <span class="swatch ${cls(s)}"></span>${esc(s)}</label>`).join("");
   const { dags } = answer;
+  warmingAgain(dags.some((d) => d.warming));
   $("dag-list").innerHTML = dags.length === 0
     ? `<p>${wanted.length ? "No partitioned Dag you may read has partitions in these states." : "No partitioned Dag you may read."}</p>`
     : `<p class="muted">${plural(answer.total_entries, "partitioned Dag")}${wanted.length ? ` with partitions ${wanted.map(esc).join(" or ")}` : ""}, what needs attention first.</p>
@@ -132,7 +142,7 @@ function dagRow(d) {
     + (d.members_problems || []).map((p) => `<span class="count broken-members" data-members-broken="${esc(p.variable)}" title="${esc(p.problem)}">members Variable ${esc(p.variable)} broken</span>`).join("");
   return `<tr data-dag-row="${esc(d.dag_id)}"${d.attention ? ` data-attention="${esc(d.attention)}"` : ""}>
     <td><a href="${esc(href)}" data-dag="${esc(d.dag_id)}">${esc(d.dag_id)}</a>${d.is_paused ? ' <span class="muted">(paused)</span>' : ""}<div class="muted">${esc(d.schedule)}</div></td>
-    <td><div class="counts">${total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
+    <td><div class="counts">${d.warming ? `<span class="muted" data-warming="1">${esc(WARMING)}</span>` : total ? `<span class="total">${plural(total, "partition")}</span>${counts}` : '<span class="muted">no partition yet</span>'}</div></td>
     <td class="range">${d.first ? `<span>${esc(d.first)}</span>${d.last !== d.first ? ` – <span>${esc(d.last)}</span>` : ""}` : ""}</td>
     <td>${stripHtml(d)}</td>
     <td><a href="${esc(AIRFLOW)}/dags/${esc(enc(d.dag_id))}" target="_top">in Airflow</a></td></tr>`;
@@ -184,6 +194,13 @@ async function showDag(dagId, query) {
   for (const state of query.getAll("state")) params.append("state", state);
   const started = performance.now();
   const answer = await routed(`/dags/${enc(dagId)}${String(params) ? "?" + params : ""}`);
+  warmingAgain(answer.warming);
+  if (answer.warming) {  // nothing of it is known yet: the note, and the page asked again
+    for (const id of ["dag-assets", "dag-summary", "legend", "overview", "grid", "refusals"]) $(id).innerHTML = "";
+    $("paging").hidden = $("actions").hidden = true;
+    $("dag-summary").innerHTML = `<span data-warming="1">${esc(answer.detail)}</span>`;
+    return;
+  }
   view = { answer, query, byKey: new Map(answer.partitions.map((p) => [p.partition_key, p])) };
   const [first, last] = answer.range || [];
   form.start.placeholder = first || "first key";
