@@ -89,10 +89,7 @@ def _scanned(before: datetime, dag_id: str | None, session: Any) -> dict[str, li
         .correlate(pending)
         .scalar_subquery()
     )
-    conditions = [pending.c.created_dag_run_id.is_not(None), pending.c.created_at < before]
-    if dag_id is not None:
-        conditions.append(pending.c.target_dag_id == dag_id)
-    query = select(pending.c.target_dag_id, func.count(), func.sum(logged)).where(*conditions)
+    query = select(pending.c.target_dag_id, func.count(), func.sum(logged)).where(*_fired(before, dag_id))
     return {
         dag: [n, int(logs or 0)] for dag, n, logs in session.execute(query.group_by(pending.c.target_dag_id))
     }
@@ -115,9 +112,10 @@ def clean(
     :returns: What was removed, with ``removed=True``.
     :raises UnknownDag: as :func:`fired_rows`, before anything is removed.
     """
-    from airflow.models.asset import AssetPartitionDagRun
     from airflow.utils.session import create_session
     from sqlalchemy import select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending
 
     if dag_id is not None:
         fired_rows(before, dag_id=dag_id)  # an unknown Dag is named, as in the dry run
@@ -127,39 +125,42 @@ def clean(
     while True:
         with create_session() as session:
             rows = session.execute(
-                select(AssetPartitionDagRun.id, AssetPartitionDagRun.target_dag_id).where(*fired).limit(batch)
+                select(pending.c.id, pending.c.target_dag_id).where(*fired).limit(batch)
             ).all()
             if not rows:
                 break
             ids = [row_id for row_id, _ in rows]
             for _, dag in rows:
                 by_dag.setdefault(dag, [0, 0])[0] += 1
-            for dag, n in _logged_by_dag(session, AssetPartitionDagRun.id.in_(ids)):
+            for dag, n in _logged_by_dag(session, pending.c.id.in_(ids)):
                 by_dag[dag][1] += n
             remove_pending_rows(session, ids)
     found = _tally(before, by_dag, removed=True)
     with create_session() as session:
-        for dag, (pending, logged_rows) in found.by_dag.items():
-            what = {"before": found.before.isoformat(), "pending_rows": pending, "key_log_rows": logged_rows}
+        for dag, (pending_rows, logged_rows) in found.by_dag.items():
+            what = {
+                "before": found.before.isoformat(),
+                "pending_rows": pending_rows,
+                "key_log_rows": logged_rows,
+            }
             audit(session, CLEANED_EVENT, dag, user, what)
     return found
 
 
 def _logged_by_dag(session: Any, *conditions: Any) -> list[tuple[str, int]]:
     """Return ``(dag_id, key-log rows)`` of the pending-run rows *conditions* select, per Dag."""
-    from airflow.models.asset import AssetPartitionDagRun, PartitionedAssetKeyLog
     from sqlalchemy import func, select
+
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending
+    from airflow_partitions.tools.state.tables import partitioned_asset_key_log as key_log
 
     return [
         (dag, n)
         for dag, n in session.execute(
-            select(AssetPartitionDagRun.target_dag_id, func.count())
-            .join(
-                PartitionedAssetKeyLog,
-                PartitionedAssetKeyLog.asset_partition_dag_run_id == AssetPartitionDagRun.id,
-            )
+            select(pending.c.target_dag_id, func.count())
+            .join(key_log, key_log.c.asset_partition_dag_run_id == pending.c.id)
             .where(*conditions)
-            .group_by(AssetPartitionDagRun.target_dag_id)
+            .group_by(pending.c.target_dag_id)
         )
     ]
 
@@ -177,14 +178,11 @@ def _tally(before: datetime, by_dag: dict[str, list[int]], *, removed: bool = Fa
 
 def _fired(before: datetime, dag_id: str | None) -> list[Any]:
     """Return SQL conditions: a pending-run row of a run that fired, opened before *before*."""
-    from airflow.models.asset import AssetPartitionDagRun
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run as pending
 
-    conditions = [
-        AssetPartitionDagRun.created_dag_run_id.is_not(None),
-        AssetPartitionDagRun.created_at < _utc(before),
-    ]
+    conditions = [pending.c.created_dag_run_id.is_not(None), pending.c.created_at < _utc(before)]
     if dag_id is not None:
-        conditions.append(AssetPartitionDagRun.target_dag_id == dag_id)
+        conditions.append(pending.c.target_dag_id == dag_id)
     return conditions
 
 

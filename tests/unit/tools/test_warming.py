@@ -100,17 +100,13 @@ def test_every_dag_is_warming_while_the_pending_runs_are_copied() -> None:
 @pytest.fixture
 def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Session]:
     """A session on an SQLite database with the reader's tables; the store in *tmp_path*."""
+    monkeypatch.setattr(cache, "STORES", {})
+    monkeypatch.setattr(cache, "MIRRORS", {})
     monkeypatch.setenv(store_file.STORE_VARIABLE, str(tmp_path / "store.sqlite"))
-    saved = (dict(cache.STORES), dict(cache.MIRRORS))
-    cache.STORES.clear()
-    cache.MIRRORS.clear()
     engine = create_engine(f"sqlite:///{tmp_path / 'airflow.db'}")
     metadata.create_all(engine)
     with Session(engine) as new:
         yield new
-    for kept, before in zip((cache.STORES, cache.MIRRORS), saved, strict=True):
-        kept.clear()
-        kept.update(before)
     engine.dispose()
 
 

@@ -78,7 +78,10 @@ class KeyStamps:
             self.gaps.clear()
             since, touched = max(top - MAX_GAPS, 0), open_ids(None)
         else:
-            since, touched = mark[0], set(opened) | self._rerouted(session, (rerouted[0] or 0, rerouted[1]))
+            since, touched = (
+                mark[0],
+                set(opened) | self._rerouted(session, (rerouted[0] or 0, rerouted[1]), open_ids),
+            )
         self.connection.execute(
             "INSERT OR REPLACE INTO key_reroutes VALUES (?, ?, ?)", (self.db, rerouted[0] or 0, rerouted[1])
         )
@@ -94,7 +97,9 @@ class KeyStamps:
             )
         return ((top or None), None if not top else created(session, key_log, top)), touched
 
-    def _rerouted(self, session: Any, now: tuple[int, int]) -> set[int]:
+    def _rerouted(
+        self, session: Any, now: tuple[int, int], open_ids: Callable[[set[int] | None], set[int]]
+    ) -> set[int]:
         """
         Return the open runs (held by the mirror) of the Dags ``reroute`` changed since the last sync.
 
@@ -114,7 +119,6 @@ class KeyStamps:
         held = self.connection.execute("SELECT top, n FROM key_reroutes WHERE db = ?", (self.db,)).fetchone()
         if held is not None and tuple(held) == now:
             return set()
-        open_runs = "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL"
         found = (
             []
             if held is None
@@ -123,9 +127,9 @@ class KeyStamps:
             ).all()
         )
         if held is None or len(found) < now[1] - held[1]:
-            return {apdr_id for (apdr_id,) in self.connection.execute(open_runs, (self.db,))}
+            return open_ids(None)
         dags = {dag for _, dag in found if dag is not None}
-        query = open_runs + " AND dag IN ({})"
+        query = "SELECT id FROM pending_runs WHERE db = ? AND fired IS NULL AND dag IN ({})"
         return {apdr_id for (apdr_id,) in rows_among(self.connection, query, (self.db,), dags)}
 
     def stamps(self, apdr_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
