@@ -162,7 +162,7 @@ def ready_or_not(dag_ids: Collection[str], session: Any) -> tuple[dict[str, str]
     from sqlalchemy import func, select
 
     from airflow_partitions.tools.state.kept.cache import mirror_copied, store_for
-    from airflow_partitions.tools.state.tables import asset_partition_dag_run, latest_serialized
+    from airflow_partitions.tools.state.tables import asset_partition_dag_run
 
     store = store_for(session)
     if store is None:
@@ -171,9 +171,16 @@ def ready_or_not(dag_ids: Collection[str], session: Any) -> tuple[dict[str, str]
         top = session.scalar(select(func.max(asset_partition_dag_run.c.id))) or 0
         if top > INLINE_AT_MOST:
             return dict.fromkeys(dag_ids, ""), True
-    versions = session.execute(latest_serialized(list(dag_ids))).all()
-    keys = {dag_id: store.dag_key(dag_id, str(version)) for dag_id, _, version in versions}
+    keys = _dag_keys(store, dag_ids, session)
     return {dag_id: key for dag_id, key in keys.items() if store.fetch(key, MARK) is None}, False
+
+
+def _dag_keys(store: Any, dag_ids: Collection[str], session: Any) -> dict[str, str]:
+    """Return each Dag's key in *store* (its latest serialized version and the environment), by Dag id."""
+    from airflow_partitions.tools.state.tables import latest_serialized
+
+    versions = session.execute(latest_serialized(list(dag_ids))).all()
+    return {dag_id: store.dag_key(dag_id, str(version)) for dag_id, _, version in versions}
 
 
 def run_counts(dag_ids: Collection[str], session: Any) -> dict[str, int]:
@@ -276,7 +283,6 @@ def first_read(names: list[str], read_page: Callable[[str, Any], None]) -> None:
 
     from airflow_partitions.tools.state.consumers import consumer_dags
     from airflow_partitions.tools.state.kept.cache import mirror_for, store_for
-    from airflow_partitions.tools.state.tables import latest_serialized
 
     with create_session(scoped=False) as session:
         if MIRROR in names:
@@ -285,8 +291,7 @@ def first_read(names: list[str], read_page: Callable[[str, Any], None]) -> None:
         if not dag_ids:
             return
         store = store_for(session)
-        versions = session.execute(latest_serialized(dag_ids)).all()
-        keys = [store.dag_key(dag_id, str(version)) for dag_id, _, version in versions] if store else []
+        keys = list(_dag_keys(store, dag_ids, session).values()) if store else []
         large = [dag_id for dag_id, n in run_counts(dag_ids, session).items() if n > INLINE_AT_MOST]
         consumer_dags(session, summary=True, only=set(dag_ids))
     for dag_id in large:
