@@ -12,11 +12,10 @@ resumes or cancels one (``--pause``, ``--resume``, ``--cancel``).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from airflow_partitions.tools.commands.backfill_text import (
     format_backfills,
@@ -33,12 +32,11 @@ from airflow_partitions.tools.commands.base import (
     Request,
     UsageError,
     quiet,
+    session_for,
     show,
 )
 from airflow_partitions.tools.commands.status import MAX_ROWS
 from airflow_partitions.tools.errors import Forbidden, NotFound
-
-T = TypeVar("T")
 
 #: How many of a backfill's runs may be queued or running at once, unless ``--max-active`` says.
 MAX_ACTIVE = 4
@@ -130,7 +128,8 @@ class BackfillRequest(Request):
         """
         from airflow_partitions.tools.write.planning import plan
 
-        return in_session(session, lambda own: plan(self.selection(), own))
+        with session_for(session, scoped=False) as own:
+            return plan(self.selection(), own)
 
     def write(self, session: Any, user: str | None, may_run: Any = None) -> Any:
         """
@@ -140,12 +139,10 @@ class BackfillRequest(Request):
         """
         from airflow_partitions.tools.write.planning import carry_out
 
-        return in_session(
-            session,
-            lambda own: carry_out(
+        with session_for(session, scoped=False) as own:
+            return carry_out(
                 self.selection(), own, user, max_active=self.max_active, order=self.order, may_run=may_run
-            ),
-        )
+            )
 
 
 @dataclass(frozen=True)
@@ -191,7 +188,8 @@ class BackfillsRequest(Request):
         """
         from airflow_partitions.tools.write.paced import backfills
 
-        found = in_session(session, lambda own: backfills(own, self.dag_id, self.name))
+        with session_for(session, scoped=False) as own:
+            found = backfills(own, self.dag_id, self.name)
         if self.name is not None and self.dag_id is not None and found.backfills[0].dag_id != self.dag_id:
             raise NotFound(f"no backfill {self.name!r} of {self.dag_id!r} (it backfills another Dag).")
         return found
@@ -207,32 +205,13 @@ class BackfillsRequest(Request):
 
         if self.name is None or self.action is None:
             raise UsageError("an action on a backfill needs its name and the action.")
-        name, action = self.name, self.action
-
-        def controlled(own: Any) -> Any:  # one session for the check and the action
+        with session_for(session, scoped=False) as own:  # one session for the check and the action
             dag_id = self.read(own).backfills[0].dag_id
             if may_run is not None and not may_run(dag_id):
                 raise Forbidden(
                     f"you may not trigger and clear the runs of {dag_id!r} (Airflow's Dag run permissions)."
                 )
-            return Backfills((control(own, name, action, user),))
-
-        return in_session(session, controlled)
-
-
-def in_session(session: Any, call: Callable[[Any], T]) -> T:
-    """
-    Return *call* (session): on *session*, else on a new one of Airflow's, committed at its end.
-
-    Not the thread's scoped session: Airflow's helpers that open their own (``provide_session``)
-    get that one, and commit it.
-    """
-    if session is not None:
-        return call(session)
-    from airflow.utils.session import create_session
-
-    with create_session(scoped=False) as own:
-        return call(own)
+            return Backfills((control(own, self.name, self.action, user),))
 
 
 def _rows(text: str) -> int:

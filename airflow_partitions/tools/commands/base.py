@@ -149,19 +149,21 @@ def quiet() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def session_for(session: Any) -> Iterator[Any]:
+def session_for(session: Any, *, scoped: bool = True) -> Iterator[Any]:
     """
     Yield *session*, or without one (``None``) an Airflow ORM session of its own, committed and closed after.
 
     What a request's ``read`` and ``write`` answer on: the api-server's session, or the command
-    line's own.
+    line's own: the thread's scoped session (Airflow's helpers that open their own with
+    ``provide_session`` share it), or with *scoped* false one apart from it (those helpers then
+    get the scoped one, and commit it: ``backfill``'s).
     """
     if session is not None:
         yield session
         return
     from airflow.utils.session import create_session
 
-    with create_session() as new:
+    with create_session(scoped=scoped) as new:
         yield new
 
 
